@@ -1,0 +1,79 @@
+/*
+ * Small shared pieces: allocation, the error slot, a growable byte buffer
+ * and a typed vector. Used everywhere; nothing here prints or exits except
+ * the x*alloc family on out-of-memory.
+ */
+#ifndef PREEMPTIFY_UTIL_H
+#define PREEMPTIFY_UTIL_H
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+
+#if defined(__GNUC__)
+#define PRINTF_LIKE(f, a) __attribute__((format(printf, f, a)))
+#else
+#define PRINTF_LIKE(f, a)
+#endif
+
+/* Allocation that aborts with a message on out-of-memory. */
+void *xmalloc(size_t n);
+void *xcalloc(size_t n, size_t size);
+void *xrealloc(void *p, size_t n);
+char *xstrdup(const char *s);
+char *xstrndup(const char *s, size_t n);
+char *xasprintf(const char *fmt, ...) PRINTF_LIKE(1, 2);
+
+/*
+ * The error slot: one per thread. Library functions that fail return a
+ * negative int and leave a message here; the CLI decides what to print.
+ */
+int error_set(const char *fmt, ...) PRINTF_LIKE(1, 2); /* returns -1 */
+const char *error_last(void);                           /* "" if none */
+void error_clear(void);
+
+/* A growable NUL-terminated byte buffer. BUF_INIT is a valid empty buffer. */
+struct buf {
+	char *ptr;
+	size_t len, cap;
+};
+#define BUF_INIT {NULL, 0, 0}
+
+void buf_grow(struct buf *b, size_t extra);
+void buf_add(struct buf *b, const void *data, size_t n);
+void buf_puts(struct buf *b, const char *s);
+void buf_putc(struct buf *b, char c);
+void buf_printf(struct buf *b, const char *fmt, ...) PRINTF_LIKE(2, 3);
+void buf_vprintf(struct buf *b, const char *fmt, va_list ap);
+/* Appends S as the body of a JSON string (no quotes). */
+void buf_json_str(struct buf *b, const char *s);
+/* Never NULL: "" for an empty buffer. */
+const char *buf_cstr(const struct buf *b);
+/* Hands the storage to the caller (NUL-terminated, never NULL) and resets B. */
+char *buf_detach(struct buf *b);
+void buf_clear(struct buf *b); /* len = 0, keeps storage */
+void buf_free(struct buf *b);
+
+/*
+ * A typed vector: VEC(int) v = VEC_INIT; vec_push(&v, 3); v.items[0].
+ * Elements move on growth: do not keep pointers into items across a push.
+ */
+#define VEC(T) struct { T *items; size_t len, cap; }
+#define VEC_INIT {NULL, 0, 0}
+#define vec_reserve(v, n) \
+	vec_reserve_((void **)&(v)->items, &(v)->cap, (v)->len + (n), sizeof(*(v)->items))
+#define vec_push(v, x) \
+	(vec_reserve((v), 1), (v)->items[(v)->len++] = (x))
+#define vec_free(v) (free((v)->items), (v)->items = NULL, (v)->len = (v)->cap = 0)
+void vec_reserve_(void **items, size_t *cap, size_t need, size_t elem);
+
+/* Reads a whole file. 0 ok, -1 with the error slot set (names PATH). */
+int read_file(const char *path, char **out, size_t *out_len);
+
+/* fnmatch-style glob over a path: matches the whole path or any suffix after a '/'. */
+bool path_glob_match(const char *glob, const char *path);
+
+#endif
