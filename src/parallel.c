@@ -1,0 +1,52 @@
+#include "parallel.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <unistd.h>
+
+int parallel_default_jobs(void)
+{
+	long n = sysconf(_SC_NPROCESSORS_ONLN);
+	return n > 0 ? (int)n : 1;
+}
+
+struct pool {
+	size_t n;
+	atomic_size_t next;
+	void (*fn)(size_t, void *);
+	void *ctx;
+};
+
+static void *worker(void *arg)
+{
+	struct pool *p = arg;
+	for (;;) {
+		size_t i = atomic_fetch_add(&p->next, 1);
+		if (i >= p->n)
+			return NULL;
+		p->fn(i, p->ctx);
+	}
+}
+
+void parallel_for(size_t n, int jobs, void (*fn)(size_t i, void *ctx), void *ctx)
+{
+	if (jobs <= 0)
+		jobs = parallel_default_jobs();
+	if ((size_t)jobs > n)
+		jobs = (int)n;
+	struct pool p = {n, 0, fn, ctx};
+	if (jobs <= 1) {
+		worker(&p);
+		return;
+	}
+	pthread_t tids[256];
+	if (jobs > 256)
+		jobs = 256;
+	int started = 0;
+	for (int i = 0; i < jobs; i++)
+		if (pthread_create(&tids[started], NULL, worker, &p) == 0)
+			started++;
+	worker(&p); /* the calling thread works too; also covers thread creation failure */
+	for (int i = 0; i < started; i++)
+		pthread_join(tids[i], NULL);
+}

@@ -1,0 +1,3 @@
+# Analysis test tools and unit tests (CFG, data-flow, rules).
+add_executable(scan_dump ${CMAKE_CURRENT_SOURCE_DIR}/tools/scan_dump.c)
+target_link_libraries(scan_dump PRIVATE preemptify_core)
