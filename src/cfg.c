@@ -361,7 +361,8 @@ void cfg_build(struct cfg *out, TSNode body, const char *src)
 		if (!ts_node_is_null(out->nodes.items[i].ast))
 			vec_push(&out->by_pos, i);
 	sort_graph = out;
-	qsort(out->by_pos.items, out->by_pos.len, sizeof(uint32_t), by_start);
+	if (out->by_pos.len > 1)
+		qsort(out->by_pos.items, out->by_pos.len, sizeof(uint32_t), by_start);
 	vec_free(&b.labels);
 	vec_free(&b.break_to);
 	vec_free(&b.continue_to);

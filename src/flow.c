@@ -322,7 +322,8 @@ static void collect_events(struct file_analysis *fa, struct fn *f)
 		if (!ts_node_is_null(node->ast)) {
 			struct event_collect ec = {VEC_INIT};
 			ts_walk(node->ast, event_visit, &ec);
-			qsort(ec.calls.items, ec.calls.len, sizeof(TSNode), by_end);
+			if (ec.calls.len > 1)
+				qsort(ec.calls.items, ec.calls.len, sizeof(TSNode), by_end);
 			for (size_t k = 0; k < ec.calls.len; k++) {
 				TSNode call = ec.calls.items[k];
 				const char *name;
@@ -563,6 +564,10 @@ static const struct registration registrations[] = {
 	{".function", 0, CTX_SOFTIRQ, "timer function (assigned to a timer's .function at line %u)"},
 	{".hard_start_xmit", 0, CTX_SOFTIRQ,
 	 "net_device hard_start_xmit (set at line %u): the network core calls it with bottom halves disabled"},
+	{"smp_call_function", 0, CTX_HARDIRQ,
+	 "run on other CPUs by smp_call_function() at line %u (IPI handler)"},
+	{"=pm_idle", 0, CTX_CALLERS,
+	 "the idle loop (installed as pm_idle at line %u) runs with preemption disabled"},
 	{".tx_timeout", 0, CTX_SOFTIRQ,
 	 "net_device tx_timeout (set at line %u): called from the netdev watchdog timer"},
 };
@@ -638,12 +643,18 @@ static bool ident_visit(TSNode n, void *ctx)
 			if (ts_node_eq(ts_node_named_child(p, i), child))
 				argi = i;
 		for (size_t r = 0; r < ARRAY_SIZE(registrations); r++)
-			if (registrations[r].what[0] != '.' && name_is(name, len, registrations[r].what) &&
+			if (registrations[r].what[0] != '.' && registrations[r].what[0] != '=' &&
+			    name_is(name, len, registrations[r].what) &&
 			    registrations[r].arg == argi)
 				set_context(f, registrations[r].ctx, registrations[r].fmt, line);
 	}
 	if (ts_type_is(p, "assignment_expression") && ts_node_eq(ts_field(p, "right"), child)) {
 		TSNode left = ts_field(p, "left");
+		if (ts_type_is(left, "identifier")) {
+			for (size_t r = 0; r < ARRAY_SIZE(registrations); r++)
+				if (registrations[r].what[0] == '=' && ts_text_is(left, src, registrations[r].what + 1))
+					set_context(f, registrations[r].ctx, registrations[r].fmt, line);
+		}
 		if (ts_type_is(left, "field_expression")) {
 			TSNode fld = ts_field(left, "field");
 			for (size_t r = 0; r < ARRAY_SIZE(registrations); r++)
@@ -899,4 +910,31 @@ bool fn_releases(const struct fn *f, const char *key)
 			}
 		}
 	return false;
+}
+
+bool fn_drops_caller_lock(const struct fn *f, const char *key)
+{
+	TSNode first;
+	memset(&first, 0, sizeof first);
+	bool first_is_release = false;
+	for (size_t n = 0; n < f->events.len; n++)
+		for (size_t e = 0; e < f->events.items[n].len; e++) {
+			const struct event *ev = &f->events.items[n].items[e];
+			if (!ev->api || ev->api->op == API_NONE)
+				continue;
+			bool match = false;
+			for (unsigned k = 1; k <= KEY_PREEMPT && !match; k <<= 1) {
+				if (!(ev->api->keys & k))
+					continue;
+				char *kt = k == KEY_LOCK ? lock_key(ev->call, f->src) : xstrdup(key_class_name(k));
+				match = strcmp(kt, key) == 0;
+				free(kt);
+			}
+			if (match && (ts_node_is_null(first) ||
+				      ts_node_start_byte(ev->call) < ts_node_start_byte(first))) {
+				first = ev->call;
+				first_is_release = ev->api->op == API_RELEASE;
+			}
+		}
+	return first_is_release;
 }

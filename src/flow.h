@@ -117,6 +117,13 @@ void point_explain(const struct fn *f, const struct point_state *s, struct buf *
 /* True if F releases an acquisition keyed KEY somewhere. */
 bool fn_releases(const struct fn *f, const char *key);
 
+/*
+ * True if the first use of KEY in F (source order) is a release: F drops a
+ * lock its caller holds and takes it again (spin_unlock(); schedule();
+ * spin_lock();), so holding it at the end restores the caller's state.
+ */
+bool fn_drops_caller_lock(const struct fn *f, const char *key);
+
 /* Names of context kinds, e.g. "hard-IRQ context". */
 const char *fn_context_name(enum fn_context c);
 

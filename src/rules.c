@@ -637,6 +637,9 @@ static bool only_printed(const struct ctx *c, TSNode n)
 {
 	TSNode child;
 	TSNode p = up(n, &child);
+	/* dprintk((KERN_DEBUG "...", cpu)): through the comma list and the extra parentheses */
+	while (ts_type_is(p, "comma_expression") || ts_type_is(p, "parenthesized_expression"))
+		p = ts_node_parent(p);
 	return ts_type_is(p, "argument_list") && is_print_call(c, ts_node_parent(p));
 }
 
@@ -860,7 +863,7 @@ static void check_cpu_read(struct ctx *c, const struct fn *f, TSNode call)
 
 	if (ts_node_is_null(var)) {
 		/* used directly: an argument, a comparison, an index of another array */
-		bool printed = ts_type_is(p, "argument_list") && is_print_call(c, ts_node_parent(p));
+		bool printed = only_printed(c, call);
 		if (prot) {
 			add_protected(c, RULE_P003, call, f, xstrdup("smp_processor_id() with preemption off"), why);
 			return;
@@ -946,7 +949,7 @@ static void check_cpu_read(struct ctx *c, const struct fn *f, TSNode call)
 
 	if (all_prot) {
 		add_protected(c, RULE_P003, call, f,
-			      xasprintf("CPU number %s read and used with preemption off", name), why);
+			      xasprintf("CPU number %s read and used with preemption off", name), xstrdup(why));
 		goto done;
 	}
 	struct buf ev = BUF_INIT;
@@ -1426,8 +1429,10 @@ static void check_sleep(struct ctx *c, const struct fn *f, TSNode call)
 	const char *name;
 	size_t len = ts_call_name(call, c->text, &name);
 	int idx = len ? analysis_fn_index(c->fa, name, len) : -1;
+	bool via_callee = false;
 	if (k != SLEEP_YES && idx >= 0 && c->fa->fns.items[idx].sleeps == SLEEP_YES) {
 		const struct fn *g = &c->fa->fns.items[idx];
+		via_callee = true;
 		buf_clear(&why);
 		buf_printf(&why, "%s() (which %s)", g->name, g->sleep_reason);
 		k = SLEEP_YES;
@@ -1445,7 +1450,7 @@ static void check_sleep(struct ctx *c, const struct fn *f, TSNode call)
 	bool irq_only = !ps.atomic_ctx && !ps.entry_held && ps.must_acq >= 0 &&
 			strcmp(f->acqs.items[ps.must_acq].key, "irq") == 0;
 	add_finding(c, RULE_P006, call, f, irq_only ? SEV_WARNING : SEV_ERROR,
-		    irq_only || ps.entry_held ? CONF_MEDIUM : CONF_HIGH, FIX_NONE,
+		    irq_only || ps.entry_held || via_callee ? CONF_MEDIUM : CONF_HIGH, FIX_NONE,
 		    xasprintf("%s may sleep, but preemption is off here", buf_cstr(&why)),
 		    explain_state(f, &ps));
 	buf_free(&why);
@@ -1468,7 +1473,7 @@ static void check_balance(struct ctx *c, const struct fn *f)
 		if (i > 0 && ts_node_eq(f->acqs.items[i - 1].call, a->call))
 			continue; /* one report per call (spin_lock_irqsave: lock + irq) */
 		/* only when this function also releases it somewhere */
-		bool releases = fn_releases(f, a->key);
+		bool releases = fn_releases(f, a->key) && !fn_drops_caller_lock(f, a->key);
 		if (!releases)
 			continue;
 		/* find the return that leaks it */

@@ -180,8 +180,10 @@ int scan_files(char *const *paths, size_t n, const struct scan_options *opts, st
 		if (rcs[i] < 0)
 			failed++;
 	}
-	qsort(out->findings.items, out->findings.len, sizeof(struct finding), finding_cmp);
-	qsort(out->diagnostics.items, out->diagnostics.len, sizeof(struct diagnostic), diag_cmp);
+	if (out->findings.len > 1)
+		qsort(out->findings.items, out->findings.len, sizeof(struct finding), finding_cmp);
+	if (out->diagnostics.len > 1)
+		qsort(out->diagnostics.items, out->diagnostics.len, sizeof(struct diagnostic), diag_cmp);
 	free(results);
 	free(rcs);
 	return failed;
