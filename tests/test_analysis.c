@@ -1,0 +1,283 @@
+/*
+ * Unit tests for the CFG and the preemption-state data-flow, on small
+ * source strings. A statement `mark_X();` marks a point whose state is
+ * checked: protected (preemption off on every path) or not.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <tree_sitter/api.h>
+
+#include "cfg.h"
+#include "flow.h"
+#include "source.h"
+
+const TSLanguage *tree_sitter_c(void);
+
+static int passed, failed;
+
+#define CHECK(cond, ...) do { \
+	if (cond) { passed++; } else { failed++; \
+		fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__); \
+		fprintf(stderr, __VA_ARGS__); fputc('\n', stderr); } \
+} while (0)
+
+struct parsed {
+	struct source src;
+	TSParser *parser;
+	TSTree *tree;
+	struct file_analysis fa;
+};
+
+static void parse(struct parsed *p, const char *code)
+{
+	source_init(&p->src, "test.c", xstrdup(code), strlen(code));
+	p->parser = ts_parser_new();
+	ts_parser_set_language(p->parser, tree_sitter_c());
+	p->tree = ts_parser_parse_string(p->parser, NULL, p->src.parse_text, (uint32_t)p->src.len);
+	analysis_run(&p->fa, &p->src, p->tree);
+}
+
+static void done(struct parsed *p)
+{
+	analysis_free(&p->fa);
+	ts_tree_delete(p->tree);
+	ts_parser_delete(p->parser);
+	source_free(&p->src);
+}
+
+/* Is preemption off at the n-th occurrence (from 0) of `mark_NAME` in the code? -1 if not found. */
+static int protected_at(struct parsed *p, const char *name, int nth)
+{
+	char needle[64];
+	snprintf(needle, sizeof needle, "mark_%s(", name);
+	const char *at = p->src.parse_text;
+	for (int i = 0; i <= nth; i++) {
+		at = strstr(i ? at + 1 : at, needle);
+		if (!at)
+			return -1;
+	}
+	uint32_t off = (uint32_t)(at - p->src.parse_text);
+	const struct fn *f = analysis_fn_at(&p->fa, off);
+	if (!f)
+		return -1;
+	struct point_state ps = flow_state_at(f, off);
+	return point_protected(&ps);
+}
+
+static const struct fn *fn_named(struct parsed *p, const char *name)
+{
+	int i = analysis_fn_index(&p->fa, name, strlen(name));
+	return i < 0 ? NULL : &p->fa.fns.items[i];
+}
+
+static void test_cfg_shapes(void)
+{
+	struct parsed p;
+	parse(&p, "void f(int x) {\n"
+		  "  switch (x) { case 1: a(); case 2: b(); break; default: c(); }\n"
+		  "  do { d(); } while (0);\n"
+		  "  for (;;) { if (x) break; }\n"
+		  "  goto out;\n"
+		  "  e();\n"
+		  "out:\n"
+		  "  return;\n"
+		  "}\n");
+	const struct fn *f = fn_named(&p, "f");
+	CHECK(f != NULL, "function f found");
+	struct buf dump = BUF_INIT;
+	cfg_dump(&f->cfg, p.src.parse_text, &dump);
+	/* case 1 falls through into case 2: the join of `b();` has two predecessors */
+	size_t preds_b = 0;
+	for (size_t i = 0; i < f->cfg.nodes.len; i++)
+		for (size_t k = 0; k < f->cfg.nodes.items[i].succ.len; k++) {
+			uint32_t to = f->cfg.nodes.items[i].succ.items[k].to;
+			const struct cfg_node *t = &f->cfg.nodes.items[to];
+			if (t->kind == CFG_JOIN && t->succ.len == 1) {
+				const struct cfg_node *after = &f->cfg.nodes.items[t->succ.items[0].to];
+				if (after->kind == CFG_STMT && ts_text_is(after->ast, p.src.parse_text, "b();"))
+					preds_b++;
+			}
+		}
+	CHECK(preds_b == 2, "case 2 has the switch and case 1's fall-through as predecessors (%zu)\n%s",
+	      preds_b, buf_cstr(&dump));
+	/* do { } while (0): the condition has no true edge back */
+	bool back = false;
+	for (size_t i = 0; i < f->cfg.nodes.len; i++) {
+		const struct cfg_node *n = &f->cfg.nodes.items[i];
+		if (n->kind == CFG_COND && ts_text_is(n->ast, p.src.parse_text, "(0)"))
+			for (size_t k = 0; k < n->succ.len; k++)
+				back |= n->succ.items[k].label == EDGE_TRUE;
+	}
+	CHECK(!back, "do-while(0) never loops");
+	/* e() after goto is unreachable */
+	uint32_t e = cfg_node_at(&f->cfg, (uint32_t)(strstr(p.src.parse_text, "e();") - p.src.parse_text));
+	CHECK(e != UINT32_MAX && !f->reached[e], "code after goto is unreachable");
+	buf_free(&dump);
+	done(&p);
+}
+
+static void test_lock_regions(void)
+{
+	struct parsed p;
+	parse(&p, "static spinlock_t l;\n"
+		  "void f(void) {\n"
+		  "  unsigned long flags;\n"
+		  "  mark_a();\n"
+		  "  spin_lock_irqsave(&l, flags);\n"
+		  "  mark_b();\n"
+		  "  spin_unlock(&l);\n"
+		  "  mark_c();\n" /* irqs still off */
+		  "  local_irq_restore(flags);\n"
+		  "  mark_d();\n"
+		  "  spin_lock(&l);\n"
+		  "  spin_unlock(&l);\n"
+		  "  schedule();\n"
+		  "  spin_lock(&l);\n"
+		  "  mark_e();\n"
+		  "  spin_unlock(&l);\n"
+		  "}\n");
+	CHECK(protected_at(&p, "a", 0) == 0, "before the lock");
+	CHECK(protected_at(&p, "b", 0) == 1, "under spin_lock_irqsave");
+	CHECK(protected_at(&p, "c", 0) == 1, "spin_unlock keeps irqs off");
+	CHECK(protected_at(&p, "d", 0) == 0, "after local_irq_restore");
+	CHECK(protected_at(&p, "e", 0) == 1, "lock retaken after schedule()");
+	done(&p);
+}
+
+static void test_paths(void)
+{
+	struct parsed p;
+	parse(&p, "static spinlock_t l;\n"
+		  "int f(int x) {\n"
+		  "  if (x)\n"
+		  "    spin_lock(&l);\n"
+		  "  mark_a();\n"            /* held on one path only */
+		  "  if (spin_trylock(&l)) {\n"
+		  "    mark_b();\n"
+		  "    spin_unlock(&l);\n"
+		  "  } else {\n"
+		  "    mark_c();\n"
+		  "  }\n"
+		  "  if (!spin_trylock(&l))\n"
+		  "    return 0;\n"
+		  "  mark_d();\n"
+		  "  spin_unlock(&l);\n"
+		  "  preempt_disable();\n"
+		  "  while (x--) {\n"
+		  "    mark_e();\n"
+		  "    if (x == 3) { preempt_enable(); goto out; }\n"
+		  "  }\n"
+		  "  preempt_enable();\n"
+		  "out:\n"
+		  "  mark_f();\n"
+		  "  return 1;\n"
+		  "}\n");
+	CHECK(protected_at(&p, "a", 0) == 0, "must-analysis: a lock on one path is no protection");
+	CHECK(protected_at(&p, "b", 0) == 1, "trylock success branch");
+	CHECK(protected_at(&p, "c", 0) == 0, "trylock failure branch");
+	CHECK(protected_at(&p, "d", 0) == 1, "!trylock -> return: locked after");
+	CHECK(protected_at(&p, "e", 0) == 1, "loop body under preempt_disable");
+	CHECK(protected_at(&p, "f", 0) == 0, "both exits released");
+	done(&p);
+}
+
+static void test_preproc_and_switch(void)
+{
+	struct parsed p;
+	parse(&p, "static spinlock_t l;\n"
+		  "void f(int x) {\n"
+		  "#ifdef CONFIG_SMP\n"
+		  "  spin_lock(&l);\n"
+		  "#endif\n"
+		  "  mark_a();\n"            /* the #ifdef arm may be absent */
+		  "#if 0\n"
+		  "  spin_unlock(&l);\n"
+		  "#endif\n"
+		  "  switch (x) {\n"
+		  "  case 0: spin_lock(&l);\n"
+		  "  case 1: mark_b(); break;\n" /* case 1 entered directly: unlocked */
+		  "  case 2: spin_lock(&l); mark_c(); spin_unlock(&l); break;\n"
+		  "  }\n"
+		  "}\n");
+	CHECK(protected_at(&p, "a", 0) == 0, "an #ifdef arm is optional");
+	CHECK(protected_at(&p, "b", 0) == 0, "case 1 reached with and without the lock");
+	CHECK(protected_at(&p, "c", 0) == 1, "case 2 under its own lock");
+	done(&p);
+}
+
+static void test_contexts(void)
+{
+	struct parsed p;
+	parse(&p, "static spinlock_t l;\n"
+		  "static struct timer_list t;\n"
+		  "static void helper(void) { mark_a(); }\n"
+		  "static void both(void) { mark_b(); }\n"
+		  "static void isr(int irq, void *dev, struct pt_regs *regs) { helper(); both(); }\n"
+		  "static void tick(unsigned long d) { mark_c(); }\n"
+		  "static void tl(unsigned long d) { mark_d(); }\n"
+		  "static void deep(void) { mark_e(); }\n"
+		  "static void mid(void) { deep(); }\n"
+		  "void api(void) {\n"
+		  "  both();\n"
+		  "  spin_lock(&l); mid(); spin_unlock(&l);\n"
+		  "  init_timer(&t); t.function = tick;\n"
+		  "  tasklet_init(&x, tl, 0);\n"
+		  "}\n");
+	CHECK(protected_at(&p, "a", 0) == 1, "helper called only from an IRQ handler");
+	CHECK(protected_at(&p, "b", 0) == 0, "helper also called from process context");
+	CHECK(protected_at(&p, "c", 0) == 1, "timer function");
+	CHECK(protected_at(&p, "d", 0) == 1, "tasklet function");
+	CHECK(protected_at(&p, "e", 0) == 1, "two levels of callers under a lock (fixed point)");
+	done(&p);
+}
+
+static void test_neutraliser(void)
+{
+	const char *code = "static int __init foo_init(void) { return 0; }\n"
+			   "EXPORT_SYMBOL(foo_init);\n"
+			   "static struct file_operations fops = {\n\towner:\tTHIS_MODULE,\n\tread:\tfoo_read,\n};\n";
+	struct source s;
+	source_init(&s, "n.c", xstrdup(code), strlen(code));
+	CHECK(strlen(s.parse_text) == strlen(code), "same length");
+	CHECK(strstr(s.parse_text, "__init") == NULL, "__init blanked");
+	CHECK(strstr(s.parse_text, "EXPORT_SYMBOL") == NULL, "EXPORT_SYMBOL blanked");
+	CHECK(strstr(s.parse_text, ".owner=") != NULL, "2.4 initialiser made C99: %s", s.parse_text);
+	CHECK(s.uses.len == 1 && strcmp(s.uses.items[0].args.items[0], "foo_init") == 0, "use recorded");
+	source_free(&s);
+}
+
+static void test_deep_nesting(void)
+{
+	/* 3000 nested blocks and a long expression chain: no recursion limit on the walk */
+	struct buf b = BUF_INIT;
+	buf_puts(&b, "void f(int x) {\n");
+	for (int i = 0; i < 3000; i++)
+		buf_puts(&b, "{");
+	buf_puts(&b, "x = 1");
+	for (int i = 0; i < 20000; i++)
+		buf_puts(&b, " + x");
+	buf_puts(&b, "; mark_a();");
+	for (int i = 0; i < 3000; i++)
+		buf_puts(&b, "}");
+	buf_puts(&b, "\n}\n");
+	struct parsed p;
+	parse(&p, buf_cstr(&b));
+	CHECK(fn_named(&p, "f") != NULL, "deeply nested function analysed");
+	CHECK(protected_at(&p, "a", 0) == 0, "state computed at depth 3000");
+	done(&p);
+	buf_free(&b);
+}
+
+int main(void)
+{
+	test_cfg_shapes();
+	test_lock_regions();
+	test_paths();
+	test_preproc_and_switch();
+	test_contexts();
+	test_neutraliser();
+	test_deep_nesting();
+	printf("%d passed, %d failed\n", passed, failed);
+	return failed ? 1 : 0;
+}
