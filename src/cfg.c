@@ -4,6 +4,8 @@
 #include <string.h>
 
 #define NONE UINT32_MAX
+/* Statement nesting the builder follows (it recurses once per level, on a
+ * PARALLEL_STACK_SIZE worker stack); deeper code is left out and reported. */
 #define MAX_NESTING 4000
 
 struct label {

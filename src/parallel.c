@@ -35,18 +35,20 @@ void parallel_for(size_t n, int jobs, void (*fn)(size_t i, void *ctx), void *ctx
 	if ((size_t)jobs > n)
 		jobs = (int)n;
 	struct pool p = {n, 0, fn, ctx};
-	if (jobs <= 1) {
-		worker(&p);
-		return;
-	}
 	pthread_t tids[256];
 	if (jobs > 256)
 		jobs = 256;
+	/* Workers get a large stack: the CFG builder recurses once per nesting level. */
+	pthread_attr_t attr;
+	pthread_attr_init(&attr);
+	pthread_attr_setstacksize(&attr, PARALLEL_STACK_SIZE);
 	int started = 0;
 	for (int i = 0; i < jobs; i++)
-		if (pthread_create(&tids[started], NULL, worker, &p) == 0)
+		if (pthread_create(&tids[started], &attr, worker, &p) == 0)
 			started++;
-	worker(&p); /* the calling thread works too; also covers thread creation failure */
+	pthread_attr_destroy(&attr);
+	if (started == 0)
+		worker(&p); /* no thread could be made: work on the caller's stack */
 	for (int i = 0; i < started; i++)
 		pthread_join(tids[i], NULL);
 }

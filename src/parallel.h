@@ -4,12 +4,16 @@
 
 #include <stddef.h>
 
+/* Stack size of worker threads. */
+#define PARALLEL_STACK_SIZE ((size_t)64 << 20)
+
 /* Online CPUs, at least 1. */
 int parallel_default_jobs(void);
 
 /*
  * Calls fn for every index, in no particular order, from up to JOBS threads
- * (<= 0: parallel_default_jobs()). Returns when all calls have returned.
+ * (<= 0: parallel_default_jobs()), always on worker threads with
+ * PARALLEL_STACK_SIZE stacks. Returns when all calls have returned.
  * Callers write results into slot i of their own array, so the output order
  * never depends on scheduling.
  */

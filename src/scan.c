@@ -105,6 +105,14 @@ int scan_buffer(const char *path, const char *text, size_t len, const struct sca
 		if (!out->findings.items[i].protected_site)
 			out->stats.per_rule[out->findings.items[i].rule]++;
 	report_unparsed(&src, ts_tree_root_node(tree), out);
+	for (size_t i = 0; i < fa.fns.len; i++)
+		if (fa.fns.items[i].cfg.truncated) {
+			struct diagnostic dg = {DIAG_UNPARSED, xstrdup(path), fa.fns.items[i].pos.line,
+				fa.fns.items[i].pos.column,
+				xasprintf("unparsed: %s() nests statements deeper than the analysis follows; "
+					  "its innermost code was not analysed", fa.fns.items[i].name)};
+			vec_push(&out->diagnostics, dg);
+		}
 	analysis_free(&fa);
 	ts_tree_delete(tree);
 	ts_parser_delete(parser);

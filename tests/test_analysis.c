@@ -10,6 +10,7 @@
 
 #include "cfg.h"
 #include "flow.h"
+#include "parallel.h"
 #include "source.h"
 
 const TSLanguage *tree_sitter_c(void);
@@ -247,8 +248,10 @@ static void test_neutraliser(void)
 	source_free(&s);
 }
 
-static void test_deep_nesting(void)
+static void deep_nesting(size_t i, void *ctx)
 {
+	(void)i;
+	(void)ctx;
 	/* 3000 nested blocks and a long expression chain: no recursion limit on the walk */
 	struct buf b = BUF_INIT;
 	buf_puts(&b, "void f(int x) {\n");
@@ -277,7 +280,8 @@ int main(void)
 	test_preproc_and_switch();
 	test_contexts();
 	test_neutraliser();
-	test_deep_nesting();
+	/* like the scanner, on a worker thread's stack */
+	parallel_for(1, 1, deep_nesting, NULL);
 	printf("%d passed, %d failed\n", passed, failed);
 	return failed ? 1 : 0;
 }
