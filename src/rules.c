@@ -868,15 +868,10 @@ static void check_cpu_read(struct ctx *c, const struct fn *f, TSNode call)
 			add_protected(c, RULE_P003, call, f, xstrdup("smp_processor_id() with preemption off"), why);
 			return;
 		}
-		if (printed) {
-			struct finding *fd = add_finding(c, RULE_P003, call, f, SEV_NOTE, CONF_HIGH, FIX_NONE,
-				xstrdup("smp_processor_id() in preemptible code, only printed"), why);
-			if (fd)
-				fd->fix_note = xstrdup("a stale CPU number in a message is harmless; left as is");
-			return;
-		}
-		struct finding *fd = add_finding(c, RULE_P003, call, f, SEV_WARNING, CONF_HIGH, FIX_GET_CPU,
-			xstrdup("smp_processor_id() used in preemptible code"), why);
+		struct finding *fd = add_finding(c, RULE_P003, call, f, printed ? SEV_NOTE : SEV_WARNING,
+			CONF_HIGH, FIX_GET_CPU,
+			xstrdup(printed ? "smp_processor_id() in preemptible code, only printed"
+					: "smp_processor_id() used in preemptible code"), why);
 		if (!fd)
 			return;
 		add_edit(c, fd, EDIT_REPLACE, call, "get_cpu()");
@@ -912,7 +907,7 @@ static void check_cpu_read(struct ctx *c, const struct fn *f, TSNode call)
 		if (!only_printed(c, u))
 			all_printed = false;
 	}
-	/* Subscripts x[cpu] of per-CPU arrays are P001/P002 sites of their own. */
+	/* Unprotected subscripts x[cpu] of per-CPU arrays are P001/P002 sites of their own. */
 	for (size_t i = 0; i < vu.uses.len; i++) {
 		TSNode u = vu.uses.items[i];
 		TSNode uc;
@@ -922,10 +917,9 @@ static void check_cpu_read(struct ctx *c, const struct fn *f, TSNode call)
 		if (!pa)
 			continue;
 		struct point_state us = flow_state_at(f, ts_node_start_byte(u));
-		bool uprot = prot && point_protected(&us);
 		char *uwhy = explain_state(f, &us);
 		enum rule_id r = pa->is_static ? RULE_P001 : RULE_P002;
-		if (uprot) {
+		if (point_protected(&us)) {
 			add_protected(c, r, up_, f, xasprintf("%s[%s] with preemption off", pa->name, name), uwhy);
 			continue;
 		}
@@ -963,13 +957,6 @@ static void check_cpu_read(struct ctx *c, const struct fn *f, TSNode call)
 		point_explain(f, &us, &ev);
 	} else {
 		buf_puts(&ev, why);
-	}
-	if (all_printed) {
-		struct finding *fd = add_finding(c, RULE_P003, call, f, SEV_NOTE, CONF_HIGH, FIX_NONE,
-			xasprintf("CPU number %s from smp_processor_id() is only printed", name), buf_detach(&ev));
-		if (fd)
-			fd->fix_note = xstrdup("a stale CPU number in a message is harmless; left as is");
-		goto done;
 	}
 	/* a sleeping call between the read and a use: the value is stale, and no get_cpu() region may cover it */
 	TSNode last_use = vu.uses.len ? vu.uses.items[vu.uses.len - 1] : call;
@@ -1023,8 +1010,10 @@ static void check_cpu_read(struct ctx *c, const struct fn *f, TSNode call)
 		}
 		goto done;
 	}
-	struct finding *fd = add_finding(c, RULE_P003, call, f, SEV_WARNING, CONF_HIGH, FIX_GET_CPU,
-		xasprintf("CPU number %s from smp_processor_id() used in preemptible code", name),
+	struct finding *fd = add_finding(c, RULE_P003, call, f, all_printed ? SEV_NOTE : SEV_WARNING,
+		CONF_HIGH, FIX_GET_CPU,
+		xasprintf(all_printed ? "CPU number %s from smp_processor_id() is only printed, in preemptible code"
+				      : "CPU number %s from smp_processor_id() used in preemptible code", name),
 		buf_detach(&ev));
 	if (fd) {
 		/* the region: from the read's statement to the statement of the last use in the same block */
@@ -1288,36 +1277,6 @@ static void check_yield(struct ctx *c, const struct fn *f, TSNode stmt)
 	}
 }
 
-/* A #define body that tests current->need_resched: reported, rewritten by hand. */
-static void check_macro_bodies(struct ctx *c)
-{
-	for (size_t i = 0; i < c->src->defs.len; i++) {
-		const struct macro_def *d = &c->src->defs.items[i];
-		const char *t = c->src->text + d->offset;
-		const char *m = memmem(t, d->end - d->offset, "->need_resched", 14);
-		if (!m)
-			continue;
-		size_t off = (size_t)(m - c->src->text);
-		while (off > d->offset && is_ident_char(c->src->text[off - 1]))
-			off--;
-		unsigned line = source_pos(c->src, off).line;
-		if (!(c->opts->rules & (1u << RULE_P004)) || suppressed(c, line, RULE_P004))
-			continue;
-		struct finding fd;
-		memset(&fd, 0, sizeof fd);
-		fd.rule = RULE_P004;
-		fd.file = xstrdup(c->src->path);
-		fd.pos = source_pos(c->src, off);
-		fd.message = xasprintf("macro %s tests the 2.4 field need_resched", d->name);
-		fd.evidence = xstrdup("2.6 has no need_resched task field; the macro must use need_resched()");
-		fd.fix_note = xstrdup("inside a #define body: rewrite the macro by hand "
-				      "(spatch rewrites macro bodies unreliably)");
-		fd.severity = SEV_WARNING;
-		fd.confidence = CONF_HIGH;
-		vec_push(&c->out->findings, fd);
-	}
-}
-
 /* ---- P005: preempt_enable_no_resched() ------------------------------------------ */
 
 static bool p005_good_call(const struct ctx *c, TSNode call)
@@ -1515,6 +1474,38 @@ static bool macro_tests_resched(const struct ctx *c, const char *name, size_t le
 	return false;
 }
 
+/* The #define called NAME (function-like or not) whose body tests need_resched, or NULL. */
+static const struct macro_def *resched_macro(const struct ctx *c, TSNode ident, bool function_like)
+{
+	for (size_t i = 0; i < c->src->defs.len; i++) {
+		const struct macro_def *d = &c->src->defs.items[i];
+		if (d->function_like == function_like && ts_text_is(ident, c->text, d->name))
+			return strstr(d->body, "need_resched") ? d : NULL;
+	}
+	return NULL;
+}
+
+/* `RESCHED_CHECK();` where the macro is `if (<test>) schedule()`: the whole check. */
+static bool check_macro_stmt(struct ctx *c, const struct fn *f, TSNode call, const struct macro_def *d)
+{
+	TSNode st = ts_node_parent(call);
+	if (!ts_type_is(st, "expression_statement") || strncmp(d->body, "if", 2) != 0 ||
+	    !strstr(d->body, "schedule()") || strstr(d->body, "else"))
+		return false;
+	if (version_guarded(c, call))
+		return true;
+	struct finding *fd = add_finding(c, RULE_P004, call, f, SEV_WARNING, CONF_HIGH, FIX_COND_RESCHED,
+		xasprintf("2.4 reschedule check in macro %s(): use cond_resched()", d->name),
+		xasprintf("%s() expands to `%s`, the 2.4 spelling of cond_resched()", d->name, d->body));
+	struct point_state ps = flow_state_at(f, ts_node_start_byte(call));
+	if (fd && point_protected(&ps))
+		unfixable(fd, xstrdup("not rewritten: preemption is off here, so the schedule() in the macro "
+				      "already sleeps in atomic context (P006)"));
+	else
+		add_edit(c, fd, EDIT_REPLACE, st, "cond_resched();");
+	return true;
+}
+
 static bool site_visit(TSNode n, void *ctx)
 {
 	struct site_scan *ss = ctx;
@@ -1547,10 +1538,22 @@ static bool site_visit(TSNode n, void *ctx)
 			check_noresched(c, f, n, false);
 		else if (name_eq(name, len, "preempt_enable_noresched"))
 			check_noresched(c, f, n, true);
-		else if (name_eq(name, len, "need_resched") || macro_tests_resched(c, name, len))
+		else if (name_eq(name, len, "need_resched"))
 			check_resched(c, f, n, false);
+		else if (macro_tests_resched(c, name, len)) {
+			const struct macro_def *d = resched_macro(c, ts_field(n, "function"), true);
+			if (!d || !check_macro_stmt(c, f, n, d))
+				check_resched(c, f, n, false);
+		}
 		check_sleep(c, f, n);
 		return true;
+	}
+	if (strcmp(t, "identifier") == 0) {
+		TSNode p = ts_node_parent(n);
+		if (!(ts_type_is(p, "call_expression") && ts_node_eq(ts_field(p, "function"), n)) &&
+		    resched_macro(c, n, false))
+			check_resched(c, f, n, false);
+		return false;
 	}
 	if (strcmp(t, "field_expression") == 0) {
 		if (ts_text_is(ts_field(n, "field"), c->text, "need_resched") &&
@@ -1591,7 +1594,8 @@ void rules_run(const struct file_analysis *fa, const struct scan_options *opts, 
 		if (opts->rules & (1u << RULE_P007))
 			check_balance(&c, f);
 	}
-	check_macro_bodies(&c);
+	/* #define bodies are not sites: each use of a macro that tests need_resched is
+	 * reported and fixed where it is used (check_macro_stmt, check_resched). */
 	for (size_t i = 0; i < c.arrays.len; i++) {
 		struct percpu_array *pa = c.arrays.items[i];
 		free(pa->name);

@@ -1,11 +1,54 @@
 /* test-tool: scan files and print findings in a stable, compact form (analysis tests). */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "scan.h"
 
+/*
+ * --check: compares each FILE.c's findings (not protected sites) with
+ * FILE.expect, lines "LINE:COL RULE FIX"; prints the differences.
+ */
+static int check_expect(char **files, int n)
+{
+	int bad = 0;
+	for (int i = 0; i < n; i++) {
+		struct scan_options opts = SCAN_OPTIONS_INIT;
+		opts.jobs = 1;
+		struct scan_result r = SCAN_RESULT_INIT;
+		scan_files(&files[i], 1, &opts, &r);
+		struct buf got = BUF_INIT;
+		for (size_t k = 0; k < r.findings.len; k++) {
+			const struct finding *f = &r.findings.items[k];
+			buf_printf(&got, "%u:%u %s %s\n", f->pos.line, f->pos.column, rule_code(f->rule), fix_name(f->fix));
+		}
+		for (size_t k = 0; k < r.diagnostics.len; k++)
+			buf_printf(&got, "%u:%u diag %s\n", r.diagnostics.items[k].line, r.diagnostics.items[k].column,
+				   r.diagnostics.items[k].message);
+		size_t len = strlen(files[i]);
+		char *exp_path = xasprintf("%.*s.expect", (int)(len > 2 ? len - 2 : len), files[i]);
+		char *want = NULL;
+		size_t want_len = 0;
+		if (read_file(exp_path, &want, &want_len) < 0) {
+			printf("%s: %s\n", files[i], error_last());
+			bad++;
+		} else if (strcmp(want, buf_cstr(&got)) != 0) {
+			printf("MISMATCH %s\n--- expected\n%s--- got\n%s", files[i], want, buf_cstr(&got));
+			bad++;
+		}
+		free(want);
+		free(exp_path);
+		buf_free(&got);
+		scan_result_free(&r);
+	}
+	printf("%d passed, %d failed\n", n - bad, bad);
+	return bad ? 1 : 0;
+}
+
 int main(int argc, char **argv)
 {
+	if (argc > 1 && strcmp(argv[1], "--check") == 0)
+		return check_expect(argv + 2, argc - 2);
 	struct scan_options opts = SCAN_OPTIONS_INIT;
 	int first = 1;
 	if (argc > 1 && strcmp(argv[1], "-v") == 0) {
