@@ -9,7 +9,10 @@ mode=${1:-demo}
 build=${BUILD_DIR:-build}
 
 need=()
-for pkg in cmake gcc make pkg-config npm python3 libtree-sitter-dev libgit2-dev coccinelle; do
+for tool in cmake gcc make pkg-config npm python3; do
+	command -v "$tool" >/dev/null 2>&1 || need+=("$tool")
+done
+for pkg in libtree-sitter-dev libgit2-dev coccinelle; do
 	dpkg -s "$pkg" >/dev/null 2>&1 || need+=("$pkg")
 done
 if [ ${#need[@]} -gt 0 ]; then
