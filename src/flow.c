@@ -363,16 +363,28 @@ static bool bit_get(const uint64_t *s, size_t i) { return (s[i / 64] >> (i % 64)
 static void bit_set(uint64_t *s, size_t i) { s[i / 64] |= (uint64_t)1 << (i % 64); }
 static void bit_clear(uint64_t *s, size_t i) { s[i / 64] &= ~((uint64_t)1 << (i % 64)); }
 
-static void release_key(const struct fn *f, uint64_t *set, const char *key)
+/*
+ * Releases KEY in SET. In the must-set only the latest acquisition of a
+ * nestable key (irq, bh, preempt) goes, so nested sections stay protected;
+ * a lock cannot be held twice, so all its acquisitions go. In the may-set
+ * every acquisition of KEY goes: after the release none of them is held on
+ * this path, whichever one it was (the loop `lock; while () { unlock; lock; }`
+ * joins two acquisitions of one lock).
+ */
+static void release_key(const struct fn *f, uint64_t *set, const char *key, bool all)
 {
+	bool found = false;
 	for (size_t i = f->acqs.len; i-- > 0; ) {
 		if (bit_get(set, i + 1) && strcmp(f->acqs.items[i].key, key) == 0) {
 			bit_clear(set, i + 1);
-			return;
+			found = true;
+			if (!all)
+				return;
 		}
 	}
 	/* Releasing what this function did not take: the caller's protection. */
-	bit_clear(set, 0);
+	if (!found)
+		bit_clear(set, 0);
 }
 
 static void apply_event(const struct fn *f, const struct event *e, uint64_t *must, uint64_t *may,
@@ -401,8 +413,8 @@ static void apply_event(const struct fn *f, const struct event *e, uint64_t *mus
 			if (!(e->api->keys & key))
 				continue;
 			char *k = key == KEY_LOCK ? lock_key(e->call, src) : xstrdup(key_class_name(key));
-			release_key(f, must, k);
-			release_key(f, may, k);
+			release_key(f, must, k, key == KEY_LOCK);
+			release_key(f, may, k, true);
 			free(k);
 		}
 	}

@@ -144,6 +144,19 @@ static void test_lock_regions(void)
 	CHECK(protected_at(&p, "d", 0) == 0, "after local_irq_restore");
 	CHECK(protected_at(&p, "e", 0) == 1, "lock retaken after schedule()");
 	done(&p);
+	/* a lock dropped and retaken in a loop, released once after it: nothing held at the end */
+	parse(&p, "static spinlock_t l;\n"
+		  "void g(int x) {\n"
+		  "  spin_lock(&l);\n"
+		  "  while (x--) { mark_a(); spin_unlock(&l); schedule(); spin_lock(&l); }\n"
+		  "  spin_unlock(&l);\n"
+		  "  mark_b();\n"
+		  "}\n");
+	CHECK(protected_at(&p, "a", 0) == 1, "loop head: one of the two acquisitions held on every path");
+	const char *b = strstr(p.src.parse_text, "mark_b");
+	struct point_state ps = flow_state_at(fn_named(&p, "g"), (uint32_t)(b - p.src.parse_text));
+	CHECK(ps.may_acq < 0 && ps.must_acq < 0, "after the last unlock no path holds the lock");
+	done(&p);
 }
 
 static void test_paths(void)
