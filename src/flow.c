@@ -634,6 +634,8 @@ static const struct registration registrations[] = {
 	 "run on other CPUs by smp_call_function() at line %u (IPI handler)"},
 	{"=pm_idle", 0, CTX_CALLERS,
 	 "the idle loop (installed as pm_idle at line %u) runs with preemption disabled"},
+	{"->poll", 0, CTX_SOFTIRQ,
+	 "NAPI poll function (assigned to ->poll at line %u): run by the NET_RX softirq"},
 	{".tx_timeout", 0, CTX_SOFTIRQ,
 	 "net_device tx_timeout (set at line %u): called from the netdev watchdog timer"},
 };
@@ -723,9 +725,15 @@ static bool ident_visit(TSNode n, void *ctx)
 		}
 		if (ts_type_is(left, "field_expression")) {
 			TSNode fld = ts_field(left, "field");
-			for (size_t r = 0; r < ARRAY_SIZE(registrations); r++)
-				if (registrations[r].what[0] == '.' && ts_text_is(fld, src, registrations[r].what + 1))
+			bool arrow = ts_text_is(ts_field(left, "operator"), src, "->");
+			for (size_t r = 0; r < ARRAY_SIZE(registrations); r++) {
+				const char *w = registrations[r].what;
+				/* "->poll": only a runtime assignment through a pointer (dev->poll =);
+				 * file_operations' .poll runs in process context */
+				if ((w[0] == '.' && ts_text_is(fld, src, w + 1)) ||
+				    (w[0] == '-' && arrow && ts_text_is(fld, src, w + 2)))
 					set_context(f, registrations[r].ctx, registrations[r].fmt, line);
+			}
 		}
 	} else if (ts_type_is(p, "initializer_pair")) {
 		TSNode des = ts_field(p, "designator");
@@ -740,19 +748,35 @@ static bool ident_visit(TSNode n, void *ctx)
 	return false;
 }
 
-/* The 2.4 interrupt handler signature: void f(int, void *, struct pt_regs *). */
-static bool irq_signature(const struct fn *f, const char *src)
+/*
+ * The 2.4 interrupt handler signature, void f(int, void *, struct pt_regs *),
+ * or an architecture's interrupt entry point: a struct pt_regs * parameter
+ * and a name like smp_apic_timer_interrupt or do_IRQ.
+ */
+static const char *irq_signature(const struct fn *f, const char *src)
 {
 	TSNode fd = function_declarator(ts_field(f->def, "declarator"));
 	TSNode params = ts_field(fd, "parameters");
-	if (ts_node_named_child_count(params) != 3)
-		return false;
-	TSNode p2 = ts_node_named_child(params, 2);
-	TSNode p1 = ts_node_named_child(params, 1);
-	uint32_t s = ts_node_start_byte(p2), e = ts_node_end_byte(p2);
-	uint32_t s1 = ts_node_start_byte(p1), e1 = ts_node_end_byte(p1);
-	return memmem(src + s, e - s, "pt_regs", 7) && memmem(src + s1, e1 - s1, "void", 4) &&
-	       memchr(src + s1, '*', e1 - s1);
+	uint32_t np = ts_node_named_child_count(params);
+	bool regs = false;
+	for (uint32_t i = 0; i < np; i++) {
+		TSNode p = ts_node_named_child(params, i);
+		uint32_t s = ts_node_start_byte(p), e = ts_node_end_byte(p);
+		if (memmem(src + s, e - s, "pt_regs", 7))
+			regs = true;
+	}
+	if (!regs)
+		return NULL;
+	if (np == 3) {
+		TSNode p1 = ts_node_named_child(params, 1);
+		uint32_t s1 = ts_node_start_byte(p1), e1 = ts_node_end_byte(p1);
+		if (memmem(src + s1, e1 - s1, "void", 4) && memchr(src + s1, '*', e1 - s1))
+			return "interrupt handler (2.4 handler signature, line %u)";
+	}
+	size_t n = strlen(f->name);
+	if ((n > 10 && strcmp(f->name + n - 10, "_interrupt") == 0) || strcmp(f->name, "do_IRQ") == 0)
+		return "interrupt entry point (named like one and given struct pt_regs *, line %u)";
+	return NULL;
 }
 
 static void find_contexts(struct file_analysis *fa)
@@ -777,9 +801,9 @@ static void find_contexts(struct file_analysis *fa)
 	}
 	for (size_t i = 0; i < fa->fns.len; i++) {
 		struct fn *f = &fa->fns.items[i];
-		if (irq_signature(f, src))
-			set_context(f, CTX_HARDIRQ,
-				    "interrupt handler (2.4 handler signature, line %u)", f->pos.line);
+		const char *sig = irq_signature(f, src);
+		if (sig)
+			set_context(f, CTX_HARDIRQ, sig, f->pos.line);
 		for (size_t n = 0; n < f->events.len; n++)
 			for (size_t e = 0; e < f->events.items[n].len; e++) {
 				TSNode call = f->events.items[n].items[e].call;
