@@ -1,5 +1,6 @@
 #define _GNU_SOURCE /* memmem */
 #include "rules.h"
+#include "query.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -1499,77 +1500,61 @@ static bool check_macro_stmt(struct ctx *c, const struct fn *f, TSNode call, con
 	return true;
 }
 
-static bool site_visit(TSNode n, void *ctx)
+/* Host predicates of grammars/sites.scm. */
+static bool site_host_pred(const char *name, TSNode n, void *ctx)
+{
+	const struct ctx *c = ((struct site_scan *)ctx)->c;
+	uint32_t s = ts_node_start_byte(n), e = ts_node_end_byte(n);
+	if (strcmp(name, "resched-test?") == 0)
+		return name_eq(c->text + s, e - s, "need_resched") || macro_tests_resched(c, c->text + s, e - s);
+	if (strcmp(name, "resched-macro?") == 0) {
+		TSNode p = ts_node_parent(n);
+		if (ts_type_is(p, "call_expression") && ts_node_eq(ts_field(p, "function"), n))
+			return false;
+		return resched_macro(c, n, false) != NULL;
+	}
+	return false;
+}
+
+static void site_match(const struct query_match *m, void *ctx)
 {
 	struct site_scan *ss = ctx;
 	struct ctx *c = ss->c;
 	const struct fn *f = ss->f;
-	const char *t = ts_node_type(n);
-	if (strcmp(t, "preproc_if") == 0 || strcmp(t, "preproc_elif") == 0) {
-		/* `#if 0` arms are dead: walk only the alternative */
-		TSNode cond = ts_field(n, "condition");
-		if (ts_text_is(cond, c->text, "0")) {
-			TSNode alt = ts_field(n, "alternative");
-			if (!ts_node_is_null(alt))
-				ts_walk(alt, site_visit, ss);
-			return false;
-		}
-		return true;
-	}
-	if (strcmp(t, "call_expression") == 0) {
-		const char *name;
-		size_t len = ts_call_name(n, c->text, &name);
-		if (!len)
-			return true;
-		if (name_eq(name, len, "smp_processor_id"))
-			check_cpu_read(c, f, n);
-		else if (name_eq(name, len, "__get_cpu_var"))
-			check_cpu_var(c, f, n, false);
-		else if (name_eq(name, len, "per_cpu"))
-			check_cpu_var(c, f, n, true);
-		else if (name_eq(name, len, "preempt_enable_no_resched"))
-			check_noresched(c, f, n, false);
-		else if (name_eq(name, len, "preempt_enable_noresched"))
-			check_noresched(c, f, n, true);
-		else if (name_eq(name, len, "need_resched"))
+	TSNode n;
+	const char *kind = query_site(m, &n);
+	if (!kind || in_dead_code(c, n))
+		return;
+	if (strcmp(kind, "cpu_read") == 0) {
+		check_cpu_read(c, f, n);
+	} else if (strcmp(kind, "get_cpu_var") == 0) {
+		check_cpu_var(c, f, n, false);
+	} else if (strcmp(kind, "per_cpu") == 0) {
+		check_cpu_var(c, f, n, true);
+	} else if (strcmp(kind, "noresched") == 0) {
+		check_noresched(c, f, n, false);
+	} else if (strcmp(kind, "noresched_misspelt") == 0) {
+		check_noresched(c, f, n, true);
+	} else if (strcmp(kind, "resched_field") == 0) {
+		check_resched(c, f, n, true);
+	} else if (strcmp(kind, "resched_call") == 0) {
+		const struct macro_def *d = resched_macro(c, ts_field(n, "function"), true);
+		if (!d || !check_macro_stmt(c, f, n, d))
 			check_resched(c, f, n, false);
-		else if (macro_tests_resched(c, name, len)) {
-			const struct macro_def *d = resched_macro(c, ts_field(n, "function"), true);
-			if (!d || !check_macro_stmt(c, f, n, d))
-				check_resched(c, f, n, false);
-		}
+	} else if (strcmp(kind, "resched_macro") == 0) {
+		check_resched(c, f, n, false);
+	} else if (strcmp(kind, "yield") == 0) {
+		check_yield(c, f, n);
+	} else if (strcmp(kind, "call") == 0) {
 		check_sleep(c, f, n);
-		return true;
 	}
-	if (strcmp(t, "identifier") == 0) {
-		TSNode p = ts_node_parent(n);
-		if (!(ts_type_is(p, "call_expression") && ts_node_eq(ts_field(p, "function"), n)) &&
-		    resched_macro(c, n, false))
-			check_resched(c, f, n, false);
-		return false;
-	}
-	if (strcmp(t, "field_expression") == 0) {
-		if (ts_text_is(ts_field(n, "field"), c->text, "need_resched") &&
-		    ts_text_is(ts_field(n, "argument"), c->text, "current"))
-			check_resched(c, f, n, true);
-		return true;
-	}
-	if (strcmp(t, "expression_statement") == 0) {
-		TSNode e = ts_node_named_child(n, 0);
-		if (ts_type_is(e, "assignment_expression") &&
-		    ts_text_is(ts_field(e, "left"), c->text, "current->policy")) {
-			TSNode r = ts_field(e, "right");
-			uint32_t s = ts_node_start_byte(r), en = ts_node_end_byte(r);
-			if (memmem(c->text + s, en - s, "SCHED_YIELD", 11))
-				check_yield(c, f, n);
-		}
-		return true;
-	}
-	return true;
 }
 
-void rules_run(const struct file_analysis *fa, const struct scan_options *opts, struct scan_result *out)
+int rules_run(const struct file_analysis *fa, const struct scan_options *opts, struct scan_result *out)
 {
+	const struct query *sites = query_get("sites.scm");
+	if (!sites)
+		return -1;
 	struct ctx c;
 	memset(&c, 0, sizeof c);
 	c.fa = fa;
@@ -1583,7 +1568,7 @@ void rules_run(const struct file_analysis *fa, const struct scan_options *opts, 
 		if (in_dead_code(&c, f->def))
 			continue;
 		struct site_scan ss = {&c, f};
-		ts_walk(f->body, site_visit, &ss);
+		query_run(sites, f->body, c.text, site_host_pred, &ss, site_match, &ss);
 		if (opts->rules & (1u << RULE_P007))
 			check_balance(&c, f);
 	}
@@ -1599,4 +1584,5 @@ void rules_run(const struct file_analysis *fa, const struct scan_options *opts, 
 		free(pa);
 	}
 	vec_free(&c.arrays);
+	return 0;
 }

@@ -107,7 +107,11 @@ int scan_buffer(const char *path, const char *text, size_t len, const struct sca
 	struct file_analysis fa;
 	analysis_run(&fa, &src, tree);
 	size_t before = out->findings.len;
-	rules_run(&fa, opts, out);
+	int rc = rules_run(&fa, opts, out);
+	if (rc < 0) {
+		struct diagnostic dg = {DIAG_TOOL, xstrdup(path), 0, 0, xstrdup(error_last())};
+		vec_push(&out->diagnostics, dg);
+	}
 	for (size_t i = before; i < out->findings.len; i++)
 		if (!out->findings.items[i].protected_site)
 			out->stats.per_rule[out->findings.items[i].rule]++;
@@ -124,7 +128,7 @@ int scan_buffer(const char *path, const char *text, size_t len, const struct sca
 	ts_tree_delete(tree);
 	ts_parser_delete(parser);
 	source_free(&src);
-	return 0;
+	return rc;
 }
 
 int scan_file(const char *path, const struct scan_options *opts, struct scan_result *out)
