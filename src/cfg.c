@@ -30,6 +30,8 @@ bool ts_type_is(TSNode n, const char *type)
 
 TSNode ts_field(TSNode n, const char *field)
 {
+	if (ts_node_is_null(n))
+		return n;
 	return ts_node_child_by_field_name(n, field, (uint32_t)strlen(field));
 }
 

@@ -58,6 +58,7 @@ void cfg_dump(const struct cfg *g, const char *src, struct buf *out);
 
 /* Helpers over tree-sitter nodes shared by the analysis. */
 bool ts_type_is(TSNode n, const char *type);
+/* The child in FIELD; a null node when N is null or has no such child. */
 TSNode ts_field(TSNode n, const char *field);
 /* Strips parentheses (and likely()/unlikely()) around an expression. */
 TSNode ts_strip_parens(TSNode n, const char *src);

@@ -11,7 +11,7 @@
 struct scan_args {
 	const char *format;
 	int jobs;
-	bool verbose;
+	bool verbose, no_prefilter;
 	struct cli_list exclude, ignore;
 };
 
@@ -40,13 +40,15 @@ static const struct cli_command scan_cmd = {"scan", "[options] PATH...",
 
 int cmd_scan(int argc, char **argv)
 {
-	struct scan_args a = {"text", 0, false, {0}, {0}};
+	struct scan_args a = {"text", 0, false, false, {0}, {0}};
 	const struct cli_option opts[] = {
 		{"format", 'f', OPT_STRING, &a.format, "FMT", "output format: text (default), json, sarif"},
 		{"jobs", 'j', OPT_INT, &a.jobs, "N", "files analysed in parallel (default: online CPUs)"},
 		{"exclude", 0, OPT_LIST, &a.exclude, "GLOB", "skip paths matching GLOB (repeatable)"},
 		{"ignore", 0, OPT_LIST, &a.ignore, "RULES", "skip rules, e.g. P006,P007 (repeatable)"},
 		{"verbose", 'v', OPT_FLAG, &a.verbose, NULL, "also list protected sites, with the reason"},
+		{"no-prefilter", 0, OPT_FLAG, &a.no_prefilter, NULL,
+		 "analyse files without preemption tokens too (P006/P007 everywhere; slower)"},
 		{NULL, 0, 0, NULL, NULL, NULL},
 	};
 	struct cli_list paths = {0};
@@ -72,6 +74,7 @@ int cmd_scan(int argc, char **argv)
 		goto done;
 	so.verbose = a.verbose;
 	so.jobs = a.jobs;
+	so.no_prefilter = a.no_prefilter;
 	struct walk_options wo = {a.exclude.items, a.exclude.len};
 	int walk_failed = walk_paths(paths.items, paths.len, &wo, &files, &r.diagnostics) < 0;
 	int failed = scan_files(files.items, files.len, &so, &r);

@@ -757,6 +757,8 @@ static const char *irq_signature(const struct fn *f, const char *src)
 {
 	TSNode fd = function_declarator(ts_field(f->def, "declarator"));
 	TSNode params = ts_field(fd, "parameters");
+	if (ts_node_is_null(params))
+		return NULL;
 	uint32_t np = ts_node_named_child_count(params);
 	bool regs = false;
 	for (uint32_t i = 0; i < np; i++) {

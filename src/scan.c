@@ -89,7 +89,7 @@ int scan_buffer(const char *path, const char *text, size_t len, const struct sca
 {
 	out->stats.files++;
 	out->stats.bytes += len;
-	if (!scan_prefilter(text, len))
+	if (!opts->no_prefilter && !scan_prefilter(text, len))
 		return 0;
 	out->stats.parsed++;
 	struct source src;

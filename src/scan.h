@@ -11,8 +11,9 @@ struct scan_options {
 	unsigned rules;   /* bit (1u << rule_id) set = rule enabled */
 	bool verbose;     /* also keep protected sites (finding.protected_site) */
 	int jobs;         /* worker threads; <= 0 means online CPUs */
+	bool no_prefilter; /* analyse files without any trigger token too */
 };
-#define SCAN_OPTIONS_INIT {((1u << RULE_COUNT) - 1), false, 0}
+#define SCAN_OPTIONS_INIT {((1u << RULE_COUNT) - 1), false, 0, false}
 
 struct scan_stats {
 	size_t files;      /* files walked */
