@@ -313,6 +313,38 @@ static int key_index(unsigned key)
 	return key == KEY_LOCK ? 0 : key == KEY_IRQ ? 1 : key == KEY_BH ? 2 : 3;
 }
 
+static uint32_t key_intern(struct fn *f, const char *key)
+{
+	for (size_t i = 0; i < f->keys.len; i++)
+		if (strcmp(f->keys.items[i], key) == 0)
+			return (uint32_t)i;
+	vec_push(&f->keys, xstrdup(key));
+	return (uint32_t)(f->keys.len - 1);
+}
+
+/* After all acquisitions are known: the key ids each release event releases. */
+static void resolve_releases(struct fn *f)
+{
+	for (size_t n = 0; n < f->events.len; n++)
+		for (size_t e = 0; e < f->events.items[n].len; e++) {
+			struct event *ev = &f->events.items[n].items[e];
+			if (!ev->api || ev->api->op != API_RELEASE)
+				continue;
+			int r = 0;
+			for (unsigned key = 1; key <= KEY_PREEMPT && r < 2; key <<= 1) {
+				if (!(ev->api->keys & key))
+					continue;
+				char *k = key == KEY_LOCK ? lock_key(ev->call, f->src) : xstrdup(key_class_name(key));
+				int32_t id = -2;
+				for (size_t i = 0; i < f->keys.len; i++)
+					if (strcmp(f->keys.items[i], k) == 0)
+						id = (int32_t)i;
+				ev->rel[r++] = id;
+				free(k);
+			}
+		}
+}
+
 static void collect_events(struct file_analysis *fa, struct fn *f)
 {
 	const char *src = fa->src->parse_text;
@@ -328,7 +360,7 @@ static void collect_events(struct file_analysis *fa, struct fn *f)
 				TSNode call = ec.calls.items[k];
 				const char *name;
 				size_t len = ts_call_name(call, src, &name);
-				struct event e = {call, len ? api_lookup(name, len) : NULL, 0, -1};
+				struct event e = {call, len ? api_lookup(name, len) : NULL, 0, -1, {-1, -1}};
 				if (e.api && (e.api->op == API_ACQUIRE || e.api->op == API_TRYLOCK)) {
 					e.acq = (uint32_t)f->acqs.len;
 					for (unsigned key = 1; key <= KEY_PREEMPT; key <<= 1) {
@@ -336,6 +368,7 @@ static void collect_events(struct file_analysis *fa, struct fn *f)
 							continue;
 						struct acq a;
 						a.key = key == KEY_LOCK ? lock_key(call, src) : xstrdup(key_class_name(key));
+						a.key_id = key_intern(f, a.key);
 						a.call = call;
 						a.api = xstrndup(name, len);
 						a.line = source_pos(fa->src, ts_node_start_byte(call)).line;
@@ -349,6 +382,7 @@ static void collect_events(struct file_analysis *fa, struct fn *f)
 					for (unsigned key = 1; key <= KEY_PREEMPT; key <<= 1)
 						if (e.api->keys & key)
 							f->has_release[key_index(key)] = true;
+				e.rel[0] = e.rel[1] = -1;
 				vec_push(&ev, e);
 			}
 			vec_free(&ec.calls);
@@ -359,119 +393,122 @@ static void collect_events(struct file_analysis *fa, struct fn *f)
 
 /* ---- data-flow ----------------------------------------------------------- */
 
+#define DEPTH_MAX 15 /* depths saturate: loops that only acquire still terminate */
+
 static bool bit_get(const uint64_t *s, size_t i) { return (s[i / 64] >> (i % 64)) & 1; }
 static void bit_set(uint64_t *s, size_t i) { s[i / 64] |= (uint64_t)1 << (i % 64); }
 static void bit_clear(uint64_t *s, size_t i) { s[i / 64] &= ~((uint64_t)1 << (i % 64)); }
 
-/*
- * Releases KEY in SET. In the must-set only the latest acquisition of a
- * nestable key (irq, bh, preempt) goes, so nested sections stay protected;
- * a lock cannot be held twice, so all its acquisitions go. In the may-set
- * every acquisition of KEY goes: after the release none of them is held on
- * this path, whichever one it was (the loop `lock; while () { unlock; lock; }`
- * joins two acquisitions of one lock).
- */
-static void release_key(const struct fn *f, uint64_t *set, const char *key, bool all)
+static void acquire(const struct fn *f, uint8_t *must, uint64_t *may, uint32_t acq, bool certain)
 {
-	bool found = false;
-	for (size_t i = f->acqs.len; i-- > 0; ) {
-		if (bit_get(set, i + 1) && strcmp(f->acqs.items[i].key, key) == 0) {
-			bit_clear(set, i + 1);
-			found = true;
-			if (!all)
-				return;
-		}
-	}
-	/* Releasing what this function did not take: the caller's protection. */
-	if (!found)
-		bit_clear(set, 0);
+	uint32_t k = f->acqs.items[acq].key_id + 1;
+	if (certain && must[k] < DEPTH_MAX)
+		must[k]++;
+	bit_set(may, acq + 1);
 }
 
-static void apply_event(const struct fn *f, const struct event *e, uint64_t *must, uint64_t *may,
-			int edge, const char *src)
+/*
+ * Releases key id K (-2: a key this function never takes). The must depth
+ * drops by one (a lock to zero: it cannot be held twice); releasing what
+ * this function did not take on every path drops the caller's protection.
+ * In the may-set every site of the key goes: after the release none of them
+ * is held on this path (`lock; while () { unlock; lock; }` joins two sites).
+ */
+static void release(const struct fn *f, uint8_t *must, uint64_t *may, int32_t k, bool is_lock)
+{
+	if (k < 0 || must[k + 1] == 0)
+		must[0] = 0;
+	else
+		must[k + 1] = is_lock ? 0 : (uint8_t)(must[k + 1] - 1);
+	bool found = false;
+	for (size_t i = 0; k >= 0 && i < f->acqs.len; i++)
+		if (f->acqs.items[i].key_id == (uint32_t)k && bit_get(may, i + 1)) {
+			bit_clear(may, i + 1);
+			found = true;
+		}
+	if (!found)
+		bit_clear(may, 0);
+}
+
+static void apply_event(const struct fn *f, const struct event *e, uint8_t *must, uint64_t *may, int edge)
 {
 	if (!e->api)
 		return;
-	if (e->api->op == API_ACQUIRE || (e->api->op == API_TRYLOCK && e->polarity >= 0 && e->polarity == edge)) {
+	if (e->api->op == API_ACQUIRE || e->api->op == API_TRYLOCK) {
+		/* a trylock is certain only on its success edge; elsewhere it may hold */
+		bool certain = e->api->op == API_ACQUIRE || (e->polarity >= 0 && e->polarity == edge);
+		if (e->api->op == API_TRYLOCK && !certain && e->polarity >= 0)
+			return; /* the failure edge, or the condition before branching */
 		unsigned k = 0;
 		for (unsigned key = 1; key <= KEY_PREEMPT; key <<= 1)
-			if (e->api->keys & key) {
-				bit_set(must, e->acq + k + 1);
-				bit_set(may, e->acq + k + 1);
-				k++;
-			}
-	} else if (e->api->op == API_TRYLOCK) {
-		unsigned k = 0;
-		for (unsigned key = 1; key <= KEY_PREEMPT; key <<= 1)
-			if (e->api->keys & key) {
-				if (e->polarity < 0)
-					bit_set(may, e->acq + k + 1); /* may hold it, not must */
-				k++;
-			}
+			if (e->api->keys & key)
+				acquire(f, must, may, e->acq + k++, certain);
 	} else if (e->api->op == API_RELEASE) {
-		for (unsigned key = 1; key <= KEY_PREEMPT; key <<= 1) {
-			if (!(e->api->keys & key))
-				continue;
-			char *k = key == KEY_LOCK ? lock_key(e->call, src) : xstrdup(key_class_name(key));
-			release_key(f, must, k, key == KEY_LOCK);
-			release_key(f, may, k, true);
-			free(k);
-		}
+		int r = 0;
+		for (unsigned key = 1; key <= KEY_PREEMPT && r < 2; key <<= 1)
+			if (e->api->keys & key)
+				release(f, must, may, e->rel[r++], key == KEY_LOCK);
 	}
 }
 
 static void run_flow(struct file_analysis *fa, struct fn *f)
 {
-	const char *src = fa->src->parse_text;
-	size_t n = f->cfg.nodes.len, w = f->words;
-	memset(f->must, 0, n * w * sizeof(uint64_t));
+	(void)fa;
+	size_t n = f->cfg.nodes.len, w = f->words, nk = f->keys.len + 1;
+	memset(f->must, 0, n * nk);
 	memset(f->may, 0, n * w * sizeof(uint64_t));
 	memset(f->reached, 0, n);
 	f->reached[CFG_ENTRY_ID] = 1;
 	if (f->ctx == CTX_CALLERS) {
-		bit_set(f->must, 0);
+		f->must[0] = 1;
 		bit_set(f->may, 0);
 	}
 	VEC(uint32_t) work = VEC_INIT;
 	uint8_t *queued = xcalloc(n, 1);
 	vec_push(&work, CFG_ENTRY_ID);
 	queued[CFG_ENTRY_ID] = 1;
-	uint64_t *m = xmalloc(2 * w * sizeof(uint64_t)), *y = m + w;
-	uint64_t *m2 = xmalloc(2 * w * sizeof(uint64_t)), *y2 = m2 + w;
+	uint8_t *m = xmalloc(2 * nk);
+	uint8_t *m2 = m + nk;
+	uint64_t *y = xmalloc(2 * w * sizeof(uint64_t)), *y2 = y + w;
 	while (work.len) {
 		uint32_t id = work.items[--work.len];
 		queued[id] = 0;
 		const struct cfg_node *node = &f->cfg.nodes.items[id];
-		memcpy(m, f->must + id * w, w * sizeof(uint64_t));
+		memcpy(m, f->must + id * nk, nk);
 		memcpy(y, f->may + id * w, w * sizeof(uint64_t));
 		const struct event *ev = f->events.items[id].items;
 		size_t nev = f->events.items[id].len;
 		for (size_t e = 0; e < nev; e++)
 			if (!(ev[e].api && ev[e].api->op == API_TRYLOCK && node->kind == CFG_COND))
-				apply_event(f, &ev[e], m, y, -1, src);
+				apply_event(f, &ev[e], m, y, -1);
 		for (size_t s = 0; s < node->succ.len; s++) {
 			const struct cfg_edge *edge = &node->succ.items[s];
-			memcpy(m2, m, w * sizeof(uint64_t));
+			memcpy(m2, m, nk);
 			memcpy(y2, y, w * sizeof(uint64_t));
 			if (node->kind == CFG_COND) {
 				int pol = edge->label == EDGE_TRUE ? 1 : edge->label == EDGE_FALSE ? 0 : -2;
 				for (size_t e = 0; e < nev; e++)
 					if (ev[e].api && ev[e].api->op == API_TRYLOCK)
-						apply_event(f, &ev[e], m2, y2, pol, src);
+						apply_event(f, &ev[e], m2, y2, pol);
 			}
-			uint64_t *tm = f->must + edge->to * w, *ty = f->may + edge->to * w;
+			uint8_t *tm = f->must + edge->to * nk;
+			uint64_t *ty = f->may + edge->to * w;
 			bool changed = false;
 			if (!f->reached[edge->to]) {
-				memcpy(tm, m2, w * sizeof(uint64_t));
+				memcpy(tm, m2, nk);
 				memcpy(ty, y2, w * sizeof(uint64_t));
 				f->reached[edge->to] = 1;
 				changed = true;
 			} else {
-				for (size_t k = 0; k < w; k++) {
-					uint64_t nm = tm[k] & m2[k], ny = ty[k] | y2[k];
-					if (nm != tm[k] || ny != ty[k])
+				for (size_t k = 0; k < nk; k++)
+					if (m2[k] < tm[k]) {
+						tm[k] = m2[k];
 						changed = true;
-					tm[k] = nm;
+					}
+				for (size_t k = 0; k < w; k++) {
+					uint64_t ny = ty[k] | y2[k];
+					if (ny != ty[k])
+						changed = true;
 					ty[k] = ny;
 				}
 			}
@@ -482,7 +519,7 @@ static void run_flow(struct file_analysis *fa, struct fn *f)
 		}
 	}
 	free(m);
-	free(m2);
+	free(y);
 	free(queued);
 	vec_free(&work);
 }
@@ -497,9 +534,10 @@ struct point_state flow_state_at(const struct fn *f, uint32_t offset)
 		return ps;
 	}
 	ps.reached = true;
-	size_t w = f->words;
-	uint64_t *m = xmalloc(2 * w * sizeof(uint64_t)), *y = m + w;
-	memcpy(m, f->must + id * w, w * sizeof(uint64_t));
+	size_t w = f->words, nk = f->keys.len + 1;
+	uint8_t *m = xmalloc(nk);
+	uint64_t *y = xmalloc(w * sizeof(uint64_t));
+	memcpy(m, f->must + id * nk, nk);
 	memcpy(y, f->may + id * w, w * sizeof(uint64_t));
 	const struct cfg_node *node = &f->cfg.nodes.items[id];
 	const struct event *ev = f->events.items[id].items;
@@ -507,17 +545,33 @@ struct point_state flow_state_at(const struct fn *f, uint32_t offset)
 		if (ts_node_end_byte(ev[e].call) > offset)
 			break;
 		if (!(ev[e].api && ev[e].api->op == API_TRYLOCK && node->kind == CFG_COND))
-			apply_event(f, &ev[e], m, y, -1, f->src);
+			apply_event(f, &ev[e], m, y, -1);
 	}
-	ps.entry_held = bit_get(m, 0);
+	ps.entry_held = m[0] > 0;
+	/* explain with the latest site of a key held on every path */
 	for (size_t i = f->acqs.len; i-- > 0; ) {
-		if (bit_get(m, i + 1) && ps.must_acq < 0)
+		bool held = m[f->acqs.items[i].key_id + 1] > 0;
+		if (held && ps.must_acq < 0 && bit_get(y, i + 1))
 			ps.must_acq = (int)i;
-		if (bit_get(y, i + 1) && !bit_get(m, i + 1) && ps.may_acq < 0)
+		if (!held && ps.may_acq < 0 && bit_get(y, i + 1))
 			ps.may_acq = (int)i;
 	}
+	for (size_t i = f->acqs.len; ps.must_acq < 0 && i-- > 0; )
+		if (m[f->acqs.items[i].key_id + 1] > 0)
+			ps.must_acq = (int)i;
 	free(m);
+	free(y);
 	return ps;
+}
+
+bool flow_exit_state(const struct fn *f, uint32_t acq, bool *must_held, bool *may_held)
+{
+	if (!f->reached[CFG_EXIT_ID])
+		return false;
+	size_t nk = f->keys.len + 1;
+	*must_held = f->must[CFG_EXIT_ID * nk + f->acqs.items[acq].key_id + 1] > 0;
+	*may_held = bit_get(f->may + CFG_EXIT_ID * f->words, acq + 1);
+	return true;
 }
 
 bool point_protected(const struct point_state *s)
@@ -580,6 +634,8 @@ static const struct registration registrations[] = {
 	 "run on other CPUs by smp_call_function() at line %u (IPI handler)"},
 	{"=pm_idle", 0, CTX_CALLERS,
 	 "the idle loop (installed as pm_idle at line %u) runs with preemption disabled"},
+	{"->poll", 0, CTX_SOFTIRQ,
+	 "NAPI poll function (assigned to ->poll at line %u): run by the NET_RX softirq"},
 	{".tx_timeout", 0, CTX_SOFTIRQ,
 	 "net_device tx_timeout (set at line %u): called from the netdev watchdog timer"},
 };
@@ -669,9 +725,15 @@ static bool ident_visit(TSNode n, void *ctx)
 		}
 		if (ts_type_is(left, "field_expression")) {
 			TSNode fld = ts_field(left, "field");
-			for (size_t r = 0; r < ARRAY_SIZE(registrations); r++)
-				if (registrations[r].what[0] == '.' && ts_text_is(fld, src, registrations[r].what + 1))
+			bool arrow = ts_text_is(ts_field(left, "operator"), src, "->");
+			for (size_t r = 0; r < ARRAY_SIZE(registrations); r++) {
+				const char *w = registrations[r].what;
+				/* "->poll": only a runtime assignment through a pointer (dev->poll =);
+				 * file_operations' .poll runs in process context */
+				if ((w[0] == '.' && ts_text_is(fld, src, w + 1)) ||
+				    (w[0] == '-' && arrow && ts_text_is(fld, src, w + 2)))
 					set_context(f, registrations[r].ctx, registrations[r].fmt, line);
+			}
 		}
 	} else if (ts_type_is(p, "initializer_pair")) {
 		TSNode des = ts_field(p, "designator");
@@ -686,19 +748,35 @@ static bool ident_visit(TSNode n, void *ctx)
 	return false;
 }
 
-/* The 2.4 interrupt handler signature: void f(int, void *, struct pt_regs *). */
-static bool irq_signature(const struct fn *f, const char *src)
+/*
+ * The 2.4 interrupt handler signature, void f(int, void *, struct pt_regs *),
+ * or an architecture's interrupt entry point: a struct pt_regs * parameter
+ * and a name like smp_apic_timer_interrupt or do_IRQ.
+ */
+static const char *irq_signature(const struct fn *f, const char *src)
 {
 	TSNode fd = function_declarator(ts_field(f->def, "declarator"));
 	TSNode params = ts_field(fd, "parameters");
-	if (ts_node_named_child_count(params) != 3)
-		return false;
-	TSNode p2 = ts_node_named_child(params, 2);
-	TSNode p1 = ts_node_named_child(params, 1);
-	uint32_t s = ts_node_start_byte(p2), e = ts_node_end_byte(p2);
-	uint32_t s1 = ts_node_start_byte(p1), e1 = ts_node_end_byte(p1);
-	return memmem(src + s, e - s, "pt_regs", 7) && memmem(src + s1, e1 - s1, "void", 4) &&
-	       memchr(src + s1, '*', e1 - s1);
+	uint32_t np = ts_node_named_child_count(params);
+	bool regs = false;
+	for (uint32_t i = 0; i < np; i++) {
+		TSNode p = ts_node_named_child(params, i);
+		uint32_t s = ts_node_start_byte(p), e = ts_node_end_byte(p);
+		if (memmem(src + s, e - s, "pt_regs", 7))
+			regs = true;
+	}
+	if (!regs)
+		return NULL;
+	if (np == 3) {
+		TSNode p1 = ts_node_named_child(params, 1);
+		uint32_t s1 = ts_node_start_byte(p1), e1 = ts_node_end_byte(p1);
+		if (memmem(src + s1, e1 - s1, "void", 4) && memchr(src + s1, '*', e1 - s1))
+			return "interrupt handler (2.4 handler signature, line %u)";
+	}
+	size_t n = strlen(f->name);
+	if ((n > 10 && strcmp(f->name + n - 10, "_interrupt") == 0) || strcmp(f->name, "do_IRQ") == 0)
+		return "interrupt entry point (named like one and given struct pt_regs *, line %u)";
+	return NULL;
 }
 
 static void find_contexts(struct file_analysis *fa)
@@ -723,9 +801,9 @@ static void find_contexts(struct file_analysis *fa)
 	}
 	for (size_t i = 0; i < fa->fns.len; i++) {
 		struct fn *f = &fa->fns.items[i];
-		if (irq_signature(f, src))
-			set_context(f, CTX_HARDIRQ,
-				    "interrupt handler (2.4 handler signature, line %u)", f->pos.line);
+		const char *sig = irq_signature(f, src);
+		if (sig)
+			set_context(f, CTX_HARDIRQ, sig, f->pos.line);
 		for (size_t n = 0; n < f->events.len; n++)
 			for (size_t e = 0; e < f->events.items[n].len; e++) {
 				TSNode call = f->events.items[n].items[e].call;
@@ -869,9 +947,10 @@ void analysis_run(struct file_analysis *out, const struct source *src, TSTree *t
 		f->src = src->parse_text;
 		cfg_build(&f->cfg, f->body, src->parse_text);
 		collect_events(out, f);
+		resolve_releases(f);
 		f->words = (f->acqs.len + 1 + 63) / 64;
 		size_t n = f->cfg.nodes.len;
-		f->must = xcalloc(n * f->words, sizeof(uint64_t));
+		f->must = xcalloc(n * (f->keys.len + 1), 1);
 		f->may = xcalloc(n * f->words, sizeof(uint64_t));
 		f->reached = xcalloc(n, 1);
 	}
@@ -893,6 +972,9 @@ void analysis_free(struct file_analysis *fa)
 			free(f->acqs.items[k].api);
 		}
 		vec_free(&f->acqs);
+		for (size_t k = 0; k < f->keys.len; k++)
+			free(f->keys.items[k]);
+		vec_free(&f->keys);
 		for (size_t k = 0; k < f->events.len; k++)
 			vec_free(&f->events.items[k]);
 		vec_free(&f->events);

@@ -38,7 +38,8 @@ enum sleep_kind api_may_sleep(TSNode call, const char *src, struct buf *why);
 
 /* One acquisition site; a call may make two (spin_lock_irqsave: lock + irq). */
 struct acq {
-	char *key;       /* "&dev->lock", "irq", "bh", "preempt" */
+	char *key;       /* "dev->lock", "irq", "bh", "preempt" */
+	uint32_t key_id; /* index in fn.keys */
 	TSNode call;
 	char *api;       /* callee name */
 	unsigned line;
@@ -49,6 +50,7 @@ struct event {
 	const struct api *api;
 	uint32_t acq;    /* first acquisition index (acquire/trylock) */
 	int polarity;    /* trylock in a condition: 1 true edge, 0 false edge, -1 neither */
+	int32_t rel[2];  /* release: key ids released (-1 unused, -2 a key this function never takes) */
 };
 
 typedef VEC(struct event) event_vec;
@@ -72,10 +74,17 @@ struct fn {
 	enum sleep_kind sleeps;
 	char *sleep_reason; /* "calls kmalloc(GFP_KERNEL) at line 40"; owned */
 	struct cfg cfg;
-	VEC(struct acq) acqs;     /* bit i+1 of a state; bit 0 = held by the caller */
+	VEC(struct acq) acqs;     /* may-set bit i+1; bit 0 = held by the caller */
+	VEC(char *) keys;         /* distinct keys of acqs */
 	VEC(event_vec) events;    /* per CFG node */
-	size_t words;             /* uint64_t words per bitset */
-	uint64_t *must, *may;     /* per node in-state: node * words */
+	/*
+	 * Per node in-state. must: (keys.len + 1) depths, the minimum over all
+	 * paths of how often each key is held ([0] = the caller's protection);
+	 * may: bitset of the acquisition sites held on some path.
+	 */
+	size_t words;             /* uint64_t words per may-set */
+	uint8_t *must;
+	uint64_t *may;
 	uint8_t *reached;         /* per node */
 	VEC(struct call_site) calls;
 	bool has_release[4];      /* per key class: a release of that class exists */
@@ -107,6 +116,13 @@ struct point_state {
 };
 
 struct point_state flow_state_at(const struct fn *f, uint32_t offset);
+
+/*
+ * At the function's exit: is acquisition ACQ's key held on every path
+ * (MUST_HELD), and is the site itself held on some path (MAY_HELD)? False
+ * if the exit is unreachable.
+ */
+bool flow_exit_state(const struct fn *f, uint32_t acq, bool *must_held, bool *may_held);
 
 /* True when preemption is off in S. */
 bool point_protected(const struct point_state *s);

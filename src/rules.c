@@ -1,5 +1,6 @@
 #define _GNU_SOURCE /* memmem */
 #include "rules.h"
+#include "query.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -1419,34 +1420,27 @@ static void check_sleep(struct ctx *c, const struct fn *f, TSNode call)
 
 static void check_balance(struct ctx *c, const struct fn *f)
 {
-	size_t w = f->words;
-	if (!f->reached[CFG_EXIT_ID])
-		return;
-	const uint64_t *must = f->must + CFG_EXIT_ID * w, *may = f->may + CFG_EXIT_ID * w;
 	for (size_t i = 0; i < f->acqs.len; i++) {
 		const struct acq *a = &f->acqs.items[i];
-		size_t bit = i + 1;
-		bool m = (must[bit / 64] >> (bit % 64)) & 1, y = (may[bit / 64] >> (bit % 64)) & 1;
+		bool m, y;
+		if (!flow_exit_state(f, (uint32_t)i, &m, &y))
+			return;
 		if (m || !y)
 			continue; /* released everywhere, or held on every exit by design */
 		if (i > 0 && ts_node_eq(f->acqs.items[i - 1].call, a->call))
 			continue; /* one report per call (spin_lock_irqsave: lock + irq) */
-		/* only when this function also releases it somewhere */
-		bool releases = fn_releases(f, a->key) && !fn_drops_caller_lock(f, a->key);
-		if (!releases)
+		/* only when this function also releases it, and not a caller's lock it retakes */
+		if (!fn_releases(f, a->key) || fn_drops_caller_lock(f, a->key))
 			continue;
-		/* find the return that leaks it */
+		/* the return that leaks it */
 		unsigned leak_line = 0;
-		for (size_t n = 0; n < f->cfg.nodes.len; n++) {
+		for (size_t n = 0; n < f->cfg.nodes.len && !leak_line; n++) {
 			const struct cfg_node *node = &f->cfg.nodes.items[n];
 			if (node->kind != CFG_RETURN || !f->reached[n])
 				continue;
 			struct point_state ps = flow_state_at(f, ts_node_end_byte(node->ast) - 1);
-			if (ps.must_acq == (int)i || ps.may_acq == (int)i ||
-			    (f->may[n * w + bit / 64] >> (bit % 64) & 1)) {
+			if (ps.must_acq == (int)i || ps.may_acq == (int)i)
 				leak_line = line_of(c, node->ast);
-				break;
-			}
 		}
 		char *ev = leak_line ? xasprintf("%s(%s) at line %u is still held at the return at line %u, "
 						 "but released on other paths", a->api, a->key, a->line, leak_line)
@@ -1506,77 +1500,61 @@ static bool check_macro_stmt(struct ctx *c, const struct fn *f, TSNode call, con
 	return true;
 }
 
-static bool site_visit(TSNode n, void *ctx)
+/* Host predicates of grammars/sites.scm. */
+static bool site_host_pred(const char *name, TSNode n, void *ctx)
+{
+	const struct ctx *c = ((struct site_scan *)ctx)->c;
+	uint32_t s = ts_node_start_byte(n), e = ts_node_end_byte(n);
+	if (strcmp(name, "resched-test?") == 0)
+		return name_eq(c->text + s, e - s, "need_resched") || macro_tests_resched(c, c->text + s, e - s);
+	if (strcmp(name, "resched-macro?") == 0) {
+		TSNode p = ts_node_parent(n);
+		if (ts_type_is(p, "call_expression") && ts_node_eq(ts_field(p, "function"), n))
+			return false;
+		return resched_macro(c, n, false) != NULL;
+	}
+	return false;
+}
+
+static void site_match(const struct query_match *m, void *ctx)
 {
 	struct site_scan *ss = ctx;
 	struct ctx *c = ss->c;
 	const struct fn *f = ss->f;
-	const char *t = ts_node_type(n);
-	if (strcmp(t, "preproc_if") == 0 || strcmp(t, "preproc_elif") == 0) {
-		/* `#if 0` arms are dead: walk only the alternative */
-		TSNode cond = ts_field(n, "condition");
-		if (ts_text_is(cond, c->text, "0")) {
-			TSNode alt = ts_field(n, "alternative");
-			if (!ts_node_is_null(alt))
-				ts_walk(alt, site_visit, ss);
-			return false;
-		}
-		return true;
-	}
-	if (strcmp(t, "call_expression") == 0) {
-		const char *name;
-		size_t len = ts_call_name(n, c->text, &name);
-		if (!len)
-			return true;
-		if (name_eq(name, len, "smp_processor_id"))
-			check_cpu_read(c, f, n);
-		else if (name_eq(name, len, "__get_cpu_var"))
-			check_cpu_var(c, f, n, false);
-		else if (name_eq(name, len, "per_cpu"))
-			check_cpu_var(c, f, n, true);
-		else if (name_eq(name, len, "preempt_enable_no_resched"))
-			check_noresched(c, f, n, false);
-		else if (name_eq(name, len, "preempt_enable_noresched"))
-			check_noresched(c, f, n, true);
-		else if (name_eq(name, len, "need_resched"))
+	TSNode n;
+	const char *kind = query_site(m, &n);
+	if (!kind || in_dead_code(c, n))
+		return;
+	if (strcmp(kind, "cpu_read") == 0) {
+		check_cpu_read(c, f, n);
+	} else if (strcmp(kind, "get_cpu_var") == 0) {
+		check_cpu_var(c, f, n, false);
+	} else if (strcmp(kind, "per_cpu") == 0) {
+		check_cpu_var(c, f, n, true);
+	} else if (strcmp(kind, "noresched") == 0) {
+		check_noresched(c, f, n, false);
+	} else if (strcmp(kind, "noresched_misspelt") == 0) {
+		check_noresched(c, f, n, true);
+	} else if (strcmp(kind, "resched_field") == 0) {
+		check_resched(c, f, n, true);
+	} else if (strcmp(kind, "resched_call") == 0) {
+		const struct macro_def *d = resched_macro(c, ts_field(n, "function"), true);
+		if (!d || !check_macro_stmt(c, f, n, d))
 			check_resched(c, f, n, false);
-		else if (macro_tests_resched(c, name, len)) {
-			const struct macro_def *d = resched_macro(c, ts_field(n, "function"), true);
-			if (!d || !check_macro_stmt(c, f, n, d))
-				check_resched(c, f, n, false);
-		}
+	} else if (strcmp(kind, "resched_macro") == 0) {
+		check_resched(c, f, n, false);
+	} else if (strcmp(kind, "yield") == 0) {
+		check_yield(c, f, n);
+	} else if (strcmp(kind, "call") == 0) {
 		check_sleep(c, f, n);
-		return true;
 	}
-	if (strcmp(t, "identifier") == 0) {
-		TSNode p = ts_node_parent(n);
-		if (!(ts_type_is(p, "call_expression") && ts_node_eq(ts_field(p, "function"), n)) &&
-		    resched_macro(c, n, false))
-			check_resched(c, f, n, false);
-		return false;
-	}
-	if (strcmp(t, "field_expression") == 0) {
-		if (ts_text_is(ts_field(n, "field"), c->text, "need_resched") &&
-		    ts_text_is(ts_field(n, "argument"), c->text, "current"))
-			check_resched(c, f, n, true);
-		return true;
-	}
-	if (strcmp(t, "expression_statement") == 0) {
-		TSNode e = ts_node_named_child(n, 0);
-		if (ts_type_is(e, "assignment_expression") &&
-		    ts_text_is(ts_field(e, "left"), c->text, "current->policy")) {
-			TSNode r = ts_field(e, "right");
-			uint32_t s = ts_node_start_byte(r), en = ts_node_end_byte(r);
-			if (memmem(c->text + s, en - s, "SCHED_YIELD", 11))
-				check_yield(c, f, n);
-		}
-		return true;
-	}
-	return true;
 }
 
-void rules_run(const struct file_analysis *fa, const struct scan_options *opts, struct scan_result *out)
+int rules_run(const struct file_analysis *fa, const struct scan_options *opts, struct scan_result *out)
 {
+	const struct query *sites = query_get("sites.scm");
+	if (!sites)
+		return -1;
 	struct ctx c;
 	memset(&c, 0, sizeof c);
 	c.fa = fa;
@@ -1590,7 +1568,7 @@ void rules_run(const struct file_analysis *fa, const struct scan_options *opts, 
 		if (in_dead_code(&c, f->def))
 			continue;
 		struct site_scan ss = {&c, f};
-		ts_walk(f->body, site_visit, &ss);
+		query_run(sites, f->body, c.text, site_host_pred, &ss, site_match, &ss);
 		if (opts->rules & (1u << RULE_P007))
 			check_balance(&c, f);
 	}
@@ -1606,4 +1584,5 @@ void rules_run(const struct file_analysis *fa, const struct scan_options *opts, 
 		free(pa);
 	}
 	vec_free(&c.arrays);
+	return 0;
 }

@@ -8,8 +8,11 @@
 #include "flow.h"
 #include "scan.h"
 
-/* Appends the findings for FA (one file) to OUT. */
-void rules_run(const struct file_analysis *fa, const struct scan_options *opts,
+/*
+ * Appends the findings for FA (one file) to OUT. Returns 0, or -1 with the
+ * error slot set when the site query (grammars/sites.scm) cannot be used.
+ */
+int rules_run(const struct file_analysis *fa, const struct scan_options *opts,
 	       struct scan_result *out);
 
 #endif

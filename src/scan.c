@@ -39,6 +39,12 @@ bool scan_prefilter(const char *src, size_t len)
 	return false;
 }
 
+/* Identifiers that make a site (whole words), for the unparsed check. */
+static const char *const site_words[] = {
+	"smp_processor_id", "need_resched", "NR_CPUS", "SCHED_YIELD", "__get_cpu_var",
+	"per_cpu", "preempt_enable_no_resched", "preempt_enable_noresched",
+};
+
 /* Candidate sites that fell in an ERROR region: say so instead of skipping silently. */
 static void report_unparsed(const struct source *src, TSNode root, struct scan_result *out)
 {
@@ -46,11 +52,12 @@ static void report_unparsed(const struct source *src, TSNode root, struct scan_r
 		return;
 	const char *t = src->parse_text;
 	unsigned last_line = 0;
-	for (size_t i = 0; i < ARRAY_SIZE(triggers); i++) {
-		size_t n = strlen(triggers[i]);
-		for (const char *p = strstr(t, triggers[i]); p; p = strstr(p + 1, triggers[i])) {
+	for (size_t i = 0; i < ARRAY_SIZE(site_words); i++) {
+		size_t n = strlen(site_words[i]);
+		for (const char *p = strstr(t, site_words[i]); p; p = strstr(p + 1, site_words[i])) {
 			size_t off = (size_t)(p - t);
-			if ((off > 0 && is_ident_char(t[off - 1])) || source_in_directive(src, off))
+			if ((off > 0 && is_ident_char(t[off - 1])) || is_ident_char(t[off + n]) ||
+			    source_in_directive(src, off))
 				continue;
 			TSNode d = ts_node_descendant_for_byte_range(root, (uint32_t)off, (uint32_t)(off + n));
 			bool in_error = false;
@@ -71,7 +78,7 @@ static void report_unparsed(const struct source *src, TSNode root, struct scan_r
 			last_line = pos.line;
 			struct diagnostic dg = {DIAG_UNPARSED, xstrdup(src->path), pos.line, pos.column,
 				xasprintf("unparsed: `%s` lies in code the C grammar could not parse; "
-					  "not analysed", triggers[i])};
+					  "not analysed", site_words[i])};
 			vec_push(&out->diagnostics, dg);
 		}
 	}
@@ -100,7 +107,11 @@ int scan_buffer(const char *path, const char *text, size_t len, const struct sca
 	struct file_analysis fa;
 	analysis_run(&fa, &src, tree);
 	size_t before = out->findings.len;
-	rules_run(&fa, opts, out);
+	int rc = rules_run(&fa, opts, out);
+	if (rc < 0) {
+		struct diagnostic dg = {DIAG_TOOL, xstrdup(path), 0, 0, xstrdup(error_last())};
+		vec_push(&out->diagnostics, dg);
+	}
 	for (size_t i = before; i < out->findings.len; i++)
 		if (!out->findings.items[i].protected_site)
 			out->stats.per_rule[out->findings.items[i].rule]++;
@@ -117,7 +128,7 @@ int scan_buffer(const char *path, const char *text, size_t len, const struct sca
 	ts_tree_delete(tree);
 	ts_parser_delete(parser);
 	source_free(&src);
-	return 0;
+	return rc;
 }
 
 int scan_file(const char *path, const struct scan_options *opts, struct scan_result *out)
