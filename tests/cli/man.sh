@@ -12,7 +12,7 @@ if [ -n "$warnings" ]; then
 	echo "0 passed, 1 failed"
 	exit 1
 fi
-text=$(groff -man -Tutf8 "$page" 2>/dev/null)
+text=$(groff -man -Tutf8 "$page" 2>/dev/null | sed "s/.\x08//g")
 missing=0
 for section in NAME SYNOPSIS DESCRIPTION COMMANDS OPTIONS RULES "EXIT STATUS" EXAMPLES FILES; do
 	printf '%s\n' "$text" | grep -q "^$section" || { echo "missing section $section"; missing=1; }
