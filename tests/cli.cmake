@@ -1,0 +1,20 @@
+# CLI plumbing: unit tests (emit, option parsing, walk, thread pool) and
+# end-to-end tests of the real binary (tests/cli/*.sh).
+add_executable(test_emit ${CMAKE_CURRENT_SOURCE_DIR}/test_emit.c)
+target_compile_options(test_emit PRIVATE ${PREEMPTIFY_WARNINGS})
+target_link_libraries(test_emit PRIVATE preemptify_core)
+add_test(NAME cli_unit COMMAND test_emit)
+
+# The official SARIF 2.1.0 schema, fetched from npm (checksum-pinned) once.
+add_test(NAME cli_sarif_schema_fetch
+  COMMAND bash ${CMAKE_SOURCE_DIR}/scripts/fetch-sarif-schema.sh ${CMAKE_BINARY_DIR}/sarif)
+set_tests_properties(cli_sarif_schema_fetch PROPERTIES FIXTURES_SETUP sarif_schema)
+
+foreach(t usage scan formats explain_rules)
+  add_test(NAME cli_${t}
+    COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/cli/${t}.sh $<TARGET_FILE:preemptify> ${CMAKE_SOURCE_DIR}
+            ${CMAKE_BINARY_DIR}/sarif/sarif-schema-2.1.0.json)
+endforeach()
+set_tests_properties(cli_formats PROPERTIES FIXTURES_REQUIRED sarif_schema)
+
+add_test(NAME cli_man_page COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/cli/man.sh ${CMAKE_SOURCE_DIR}/docs/preemptify.1)

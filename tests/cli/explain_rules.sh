@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# explain FILE:LINE and rules.
+. "$(dirname "$0")/lib.sh"
+
+run rules; expect_rc 0 "rules"
+for n in 1 2 3 4 5 6 7; do expect_out "^P00$n [a-z-]+$" "rules lists P00$n"; done
+expect_out '^    fixes: define-per-cpu, get-cpu$' "P001 fix kinds"
+expect_out '^    fixes: cond-resched, need-resched-call, yield$' "P004 fix kinds"
+expect_out '^    fixes: none \(report only\)$' "report-only rules say so"
+run rules cpu-id P005; expect_rc 0 "rules by name and code"
+expect_out '^P003 cpu-id$' "rules P003 by name"; expect_out '^P005 noresched$' "rules P005 by code"
+expect_no_out '^P001 ' "only the rules asked for"
+
+clean_c ok.c
+run explain ok.c:2; expect_rc 0 "explain of a line without sites"
+expect_out '^ok\.c:2: no candidate site on this line$' "explain says there is nothing"
+run explain ok.c:2:1:; expect_rc 0 "explain accepts FILE:LINE:COL: as printed by scan"
+run explain missing.c:3; expect_rc 3 "explain of a missing file"; expect_err 'missing\.c' "explain names it"
+finish

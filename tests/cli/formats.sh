@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# JSON and SARIF output: well-formed, stable, and SARIF valid against the
+# official SARIF 2.1.0 schema (scripts/validate-sarif.py). Runs on the
+# fixture tree so the documents are not trivially empty, but checks only
+# structure, never which findings there are.
+. "$(dirname "$0")/lib.sh"
+if [ -z "$SCHEMA" ] || [ ! -f "$SCHEMA" ]; then
+	echo "formats.sh: SARIF schema not found ($SCHEMA); run scripts/fetch-sarif-schema.sh" >&2
+	exit 1
+fi
+mkdir -p src && cp -r "$SRC/fixtures/drivers" src/ && clean_c 'src/with space.c'
+
+for fmt in json sarif; do
+	for v in "" -v; do
+		"$BIN" scan --format "$fmt" $v src missing.c >"out$v.$fmt" 2>/dev/null
+		rc=$?; out=; err=
+		expect_rc 3 "$fmt$v: exit 3 with a missing file"
+		if python3 -m json.tool "out$v.$fmt" >/dev/null; then ok; else bad "$fmt$v output parses as JSON"; fi
+	done
+done
+
+# JSON: the documented top level and finding fields (docs/json-schema.md)
+check_json() {
+	python3 - "$1" "$2" <<'PY'
+import json, sys
+doc = json.load(open(sys.argv[1])); verbose = sys.argv[2] == "1"
+assert doc["version"] == 1 and doc["tool"]["name"] == "preemptify", doc.get("tool")
+assert list(doc) == ["version", "tool", "findings", "diagnostics", "stats"], list(doc)
+keys = ["file", "line", "column", "function", "rule", "rule_name", "severity", "confidence",
+        "fixable", "fix", "message", "evidence", "fix_note"] + (["protected"] if verbose else []) + ["edits"]
+for f in doc["findings"]:
+    assert list(f) == keys, list(f)
+    assert f["fixable"] == (f["fix"] != "none"), f
+    assert f["fixable"] == bool(f["edits"]) or not f["fixable"], f
+    for e in f["edits"]:
+        assert list(e) == ["op", "line", "column", "end_line", "end_column", "node", "text"], e
+        assert e["op"] in ("replace", "insert-before", "insert-after"), e
+flagged = [f for f in doc["findings"] if not f.get("protected")]
+assert doc["stats"]["findings"] == len(flagged)
+assert sum(doc["stats"]["per_rule"].values()) == len(flagged)
+assert any(d["kind"] == "io" and d["file"] == "missing.c" and d["line"] is None for d in doc["diagnostics"])
+if verbose:
+    assert doc["stats"]["protected"] == len(doc["findings"]) - len(flagged)
+PY
+}
+if check_json out.json 0; then ok; else bad "JSON fields"; fi
+if check_json out-v.json 1; then ok; else bad "JSON fields (verbose)"; fi
+
+# SARIF: official schema + the checks the schema cannot express
+if python3 "$SRC/scripts/validate-sarif.py" "$SCHEMA" out.sarif out-v.sarif; then ok; else bad "SARIF validates"; fi
+if grep -q '"kind": "pass"' out-v.sarif && ! grep -q '"kind": "pass"' out.sarif; then ok; else
+	bad "protected sites are kind pass only with --verbose"; fi
+
+# Same tree, different thread counts: byte-identical output
+for j in 1 2 8; do "$BIN" scan -j $j --format json -v src >"j$j.json" 2>/dev/null; done
+if cmp -s j1.json j2.json && cmp -s j1.json j8.json; then ok; else bad "JSON identical for -j 1, 2, 8"; fi
+"$BIN" scan -j 1 src >t1.txt 2>/dev/null; "$BIN" scan -j 8 src >t8.txt 2>/dev/null
+if cmp -s t1.txt t8.txt; then ok; else bad "text identical for -j 1 and -j 8"; fi
+finish

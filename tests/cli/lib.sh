@@ -1,0 +1,49 @@
+# Helpers for the end-to-end CLI tests: each test script sources this file,
+# runs the real binary in a throwaway directory and checks exit codes and
+# output. Usage: script.sh BIN SRC_DIR [SARIF_SCHEMA]
+set -u
+BIN=$1
+SRC=$2
+SCHEMA=${3:-}
+WORK=$(mktemp -d "${TMPDIR:-/tmp}/preemptify-cli-XXXXXX")
+trap 'rm -rf "$WORK"' EXIT
+cd "$WORK" || exit 1
+n_pass=0
+n_fail=0
+
+# run ARGS...: runs the binary; sets $rc, $out (stdout), $err (stderr)
+run() {
+	"$BIN" "$@" >"$WORK/.out" 2>"$WORK/.err"
+	rc=$?
+	out=$(cat "$WORK/.out")
+	err=$(cat "$WORK/.err")
+}
+
+ok() { n_pass=$((n_pass + 1)); }
+bad() {
+	n_fail=$((n_fail + 1))
+	printf 'FAIL: %s\n  rc=%s\n  stdout: %s\n  stderr: %s\n' "$1" "$rc" "$out" "$err"
+}
+
+# expect_rc N DESCRIPTION
+expect_rc() { if [ "$rc" -eq "$1" ]; then ok; else bad "$2 (expected exit $1)"; fi; }
+# expect_out REGEX DESCRIPTION / expect_err REGEX DESCRIPTION (grep -E on the whole stream)
+expect_out() { if printf '%s\n' "$out" | grep -Eq -- "$1"; then ok; else bad "$2 (stdout !~ $1)"; fi; }
+expect_err() { if printf '%s\n' "$err" | grep -Eq -- "$1"; then ok; else bad "$2 (stderr !~ $1)"; fi; }
+expect_no_out() { if printf '%s\n' "$out" | grep -Eq -- "$1"; then bad "$2 (stdout =~ $1)"; else ok; fi; }
+# expect_lines N STREAM DESCRIPTION
+expect_err_lines() {
+	local n
+	n=$(printf '%s' "$err" | grep -c '')
+	if [ "$n" -eq "$1" ]; then ok; else bad "$2 (stderr has $n lines, expected $1)"; fi
+}
+
+finish() {
+	echo "$n_pass passed, $n_fail failed"
+	[ "$n_fail" -eq 0 ]
+}
+
+# A file with no trigger token at all: never a finding, whatever the rules do.
+clean_c() {
+	printf 'int add(int a, int b)\n{\n\treturn a + b;\n}\n' >"$1"
+}

@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# scan: exit codes, walking (excludes, symlinks, sorted order), diagnostics,
+# -o, summary line. Uses only trigger-free files, so it does not depend on
+# what the analysis finds.
+. "$(dirname "$0")/lib.sh"
+
+mkdir -p tree/sub tree/skip outside
+clean_c tree/b.c; clean_c tree/a.h; clean_c tree/sub/c.c; clean_c tree/skip/d.c
+clean_c outside/evil.c; echo 'not C' >tree/notes.txt
+ln -s "$WORK/outside" tree/link
+ln -s "$WORK/outside/evil.c" tree/evil.c
+
+run scan tree; expect_rc 0 "clean tree exits 0"
+expect_err '^preemptify: 0 findings in 4 files$' "summary counts the walked .c/.h files (symlinks not followed)"
+expect_err_lines 1 "summary is one line"
+if [ -z "$out" ]; then ok; else bad "no output for a clean tree"; fi
+
+run scan --exclude 'skip' --exclude '*.h' tree; expect_rc 0 "excludes"
+expect_err 'in 2 files$' "excludes drop a directory and a glob"
+run scan --exclude skip,'*.h' tree; expect_err 'in 2 files$' "comma-separated excludes"
+
+run scan -j 1 tree/notes.txt; expect_rc 0 "a file named directly is taken whatever its suffix"
+expect_err 'in 1 file$' "named file counted"
+
+ln -s "$WORK/tree" treelink
+run scan treelink; expect_rc 0 "symlink root followed"; expect_err 'in 4 files$' "symlink root walked"
+
+run scan tree/b.c missing.c tree/sub; expect_rc 3 "missing file exits 3"
+expect_out '^missing\.c: error: cannot access: No such file or directory$' "missing file named on stdout"
+expect_err 'in 2 files, 1 diagnostic$' "the other paths are still scanned"
+
+printf 'bin\0ary smp_processor_id\n' >tree/bin.c
+run scan tree/bin.c; expect_rc 3 "binary file exits 3"; expect_out '^tree/bin\.c: error: ' "binary file reported"
+rm tree/bin.c
+
+mkdir noread && clean_c noread/x.c && chmod 000 noread
+if [ "$(id -u)" -ne 0 ]; then
+	run scan noread; expect_rc 3 "unreadable directory exits 3"; expect_out '^noread: error: cannot open directory' "unreadable dir named"
+fi
+chmod 755 noread
+
+run scan -o report.txt tree/b.c missing.c; expect_rc 3 "-o with a failure"
+if grep -q '^missing\.c: error:' report.txt; then ok; else bad "-o FILE receives the report"; fi
+if [ -z "$out" ]; then ok; else bad "-o leaves stdout empty"; fi
+run scan -o nodir/report.txt tree/b.c; expect_rc 3 "-o into a missing directory"; expect_err "cannot write 'nodir/report.txt'" "-o failure named"
+
+run scan -- tree/b.c; expect_rc 0 "-- before paths"
+finish

@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# Command dispatch, --help/--version, usage errors (exit 2, one line naming the option).
+. "$(dirname "$0")/lib.sh"
+
+run; expect_rc 2 "no command"; expect_err '^usage: preemptify COMMAND' "no command prints usage"
+run --help; expect_rc 0 "--help"; expect_out '^  scan +' "--help lists scan"
+expect_out '^  explain +' "--help lists explain"; expect_out '^  rules +' "--help lists rules"
+run help; expect_rc 0 "help alone"; expect_out '^usage:' "help alone prints usage"
+run --version; expect_rc 0 "--version"; expect_out '^preemptify [0-9]+\.[0-9]+\.[0-9]+$' "--version format"
+
+for cmd in scan explain rules; do
+	run "$cmd" --help; expect_rc 0 "$cmd --help"; expect_out "^usage: preemptify $cmd " "$cmd --help usage line"
+	expect_out '^  -h, --help' "$cmd --help lists -h"
+	help1=$out
+	run help "$cmd"; expect_rc 0 "help $cmd"
+	if [ "$out" = "$help1" ]; then ok; else bad "help $cmd equals $cmd --help"; fi
+done
+run scan --help
+expect_out '^  -f, --format FMT' "scan --help lists --format"
+expect_out '^  -j, --jobs N' "scan --help lists -j"
+expect_out '^      --exclude GLOB\[,\.\.\.\]' "scan --help lists --exclude"
+expect_out '^      --ignore RULES\[,\.\.\.\]' "scan --help lists --ignore"
+expect_out '^  -v, --verbose' "scan --help lists --verbose"
+expect_out '^  -o, --output FILE' "scan --help lists --output"
+
+run frobnicate; expect_rc 2 "unknown command"
+expect_err "unknown command 'frobnicate'" "unknown command named"; expect_err_lines 1 "unknown command: one line"
+run scna x.c; expect_rc 2 "misspelt command"; expect_err "did you mean 'scan'" "misspelling hint"
+run help nosuch; expect_rc 2 "help of an unknown command"
+run --frob; expect_rc 2 "unknown global option"
+
+clean_c ok.c
+run scan --bogus ok.c; expect_rc 2 "unknown option"
+expect_err "^preemptify scan: unknown option '--bogus'" "unknown option named"; expect_err_lines 1 "one line"
+run scan --format xml ok.c; expect_rc 2 "bad --format"
+expect_err "option '--format': unknown format 'xml'" "bad format named"; expect_err_lines 1 "one line"
+run scan -j; expect_rc 2 "-j without N"; expect_err "option '-j' needs an argument" "-j named"
+run scan --jobs=lots ok.c; expect_rc 2 "non-integer -j"; expect_err "option '--jobs' expects an integer, got 'lots'" "--jobs named"
+run scan -j -3 ok.c; expect_rc 2 "negative -j"; expect_err "option '--jobs' must be between" "range named"
+run scan --verbose=1 ok.c; expect_rc 2 "flag with a value"; expect_err "option '--verbose' takes no argument" "flag named"
+run scan --ignore P009 ok.c; expect_rc 2 "unknown rule"; expect_err "option '--ignore': unknown rule 'P009'" "rule named"
+run scan; expect_rc 2 "scan without PATH"; expect_err "no PATH given" "no PATH"
+run explain; expect_rc 2 "explain without FILE:LINE"
+run explain ok.c; expect_rc 2 "explain without a line"; expect_err "expected one FILE:LINE" "explain usage"
+run explain ok.c:0; expect_rc 2 "explain line 0"
+run rules P042; expect_rc 2 "rules with an unknown rule"; expect_err "unknown rule 'P042'" "rules names it"
+finish
