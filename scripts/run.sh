@@ -9,7 +9,7 @@ mode=${1:-demo}
 build=${BUILD_DIR:-build}
 
 need=()
-for tool in cmake gcc make pkg-config npm python3; do
+for tool in cmake gcc make pkg-config npm python3 groff; do
 	command -v "$tool" >/dev/null 2>&1 || need+=("$tool")
 done
 for pkg in libtree-sitter-dev libgit2-dev coccinelle; do

@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# Benchmark preemptify scan on a tree: wall time (median of RUNS), peak memory,
+# throughput, and the ratios that matter: parallel speed-up, what the
+# prefilter saves, and the cost relative to a plain grep for the trigger tokens.
+#
+#   bench/bench.sh [TREE] [RUNS]      (default: fixtures/drivers, 5 runs)
+#   PREEMPTIFY=path/to/preemptify bench/bench.sh /path/to/linux-2.4
+set -euo pipefail
+cd "$(dirname "$0")/.."
+tree=${1:-fixtures/drivers}
+runs=${2:-5}
+bin=${PREEMPTIFY:-build/preemptify}
+command -v /usr/bin/time >/dev/null || { echo "bench: needs GNU time (apt-get install time)" >&2; exit 2; }
+[ -x "$bin" ] || { echo "bench: $bin not built (cmake --build build)" >&2; exit 2; }
+[ -d "$tree" ] || { echo "bench: $tree: not a directory" >&2; exit 2; }
+cpus=$(nproc)
+
+# median wall seconds and max RSS (KiB) of a command over $runs runs
+measure() {
+	local times=() rss=0 t m out tf
+	tf=$(mktemp)
+	for _ in $(seq "$runs"); do
+		/usr/bin/time -o "$tf" -f '%e %M' "$@" >/dev/null 2>&1 || true
+		out=$(tail -1 "$tf")
+		t=${out% *}; m=${out#* }
+		times+=("$t")
+		[ "$m" -gt "$rss" ] && rss=$m
+	done
+	rm -f "$tf"
+	printf '%s %s\n' "$(printf '%s\n' "${times[@]}" | sort -n | sed -n "$(( (runs + 1) / 2 ))p")" "$rss"
+}
+
+files=$(find "$tree" -name '*.[ch]' -type f | wc -l)
+bytes=$(find "$tree" -name '*.[ch]' -type f -print0 | du -cb --files0-from=- | tail -1 | cut -f1)
+read -r findings < <("$bin" scan "$tree" 2>&1 >/dev/null | sed -E 's/^preemptify: ([0-9]+) finding.*/\1/')
+
+read -r t1 m1 < <(measure "$bin" scan -j 1 "$tree")
+read -r tn mn < <(measure "$bin" scan -j "$cpus" "$tree")
+read -r tall mall < <(measure "$bin" scan -j "$cpus" --no-prefilter "$tree")
+read -r tg _ < <(measure grep -rlE --include='*.[ch]' 'smp_processor_id|need_resched|NR_CPUS|preempt_|cpu_var|per_cpu|SCHED_YIELD' "$tree")
+
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "n/a" }'; }
+mbps() { awk -v b="$bytes" -v t="$1" 'BEGIN { if (t > 0) printf "%.1f", b / t / 1048576; else print "n/a" }'; }
+
+printf 'tree            %s\n' "$tree"
+printf 'files           %s (.c/.h), %s bytes, %s findings\n' "$files" "$bytes" "$findings"
+printf 'runs            %s (median wall time), %s CPUs\n\n' "$runs" "$cpus"
+printf '%-28s %8s %10s %12s\n' "run" "seconds" "MiB/s" "peak RSS KiB"
+printf '%-28s %8s %10s %12s\n' "scan -j 1" "$t1" "$(mbps "$t1")" "$m1"
+printf '%-28s %8s %10s %12s\n' "scan -j $cpus" "$tn" "$(mbps "$tn")" "$mn"
+printf '%-28s %8s %10s %12s\n' "scan -j $cpus --no-prefilter" "$tall" "$(mbps "$tall")" "$mall"
+printf '%-28s %8s %10s\n\n' "grep -rlE (trigger tokens)" "$tg" "$(mbps "$tg")"
+printf 'parallel speed-up (-j 1 / -j %s)        %s\n' "$cpus" "$(ratio "$t1" "$tn")"
+printf 'prefilter saving (no-prefilter / default) %s\n' "$(ratio "$tall" "$tn")"
+printf 'cost over grep (scan -j %s / grep)       %s\n' "$cpus" "$(ratio "$tn" "$tg")"
