@@ -45,6 +45,15 @@ def site(p, op, prefix=''):
     t = SITES.get(site_key(p, op))
     return t is not None and t.startswith(prefix)
 
+def site_line(p, op, prefix=''):
+    # For anchors spatch cannot position at their first token (a
+    # declaration's storage class): any listed site on the same line.
+    if SITES is None:
+        return False
+    line = int(p[0].line)
+    return any(k[0] == op and k[1] == line and t.startswith(prefix)
+               for k, t in SITES.items())
+
 def site_text(p, op):
     return SITES[site_key(p, op)].strip().rstrip(';').strip()
 
@@ -59,7 +68,7 @@ sites_load(s)
 @@
 declarer name DEFINE_PER_CPU;
 type T; identifier x; expression N;
-position p : script:python () { site(p, "R", "static DEFINE_PER_CPU") };
+position p : script:python () { site_line(p, "R", "static DEFINE_PER_CPU") };
 @@
 - static T@p x[N];
 + static DEFINE_PER_CPU(T, x);

@@ -40,6 +40,15 @@ def site(p, op, prefix=''):
     t = SITES.get(site_key(p, op))
     return t is not None and t.startswith(prefix)
 
+def site_line(p, op, prefix=''):
+    # For anchors spatch cannot position at their first token (a
+    # declaration's storage class): any listed site on the same line.
+    if SITES is None:
+        return False
+    line = int(p[0].line)
+    return any(k[0] == op and k[1] == line and t.startswith(prefix)
+               for k, t in SITES.items())
+
 def site_text(p, op):
     return SITES[site_key(p, op)].strip().rstrip(';').strip()
 
