@@ -1,24 +1,24 @@
 /// 2.4 reschedule check -> cond_resched().
 ///
 /// Sidecar: R sites are the whole if statement (-> cond_resched();).
-/// Standalone: `if (current->need_resched) schedule();` and the
+/// Standalone: if (current->need_resched) schedule(); and the
 /// need_resched() / unlikely() / braced / set_current_state(TASK_RUNNING)
 /// variants become cond_resched();.
 //
 // Rules: P004
 // Confidence: High
 // Options: --no-includes --include-headers
-// Modes: `-D sites=FILE` (preemptify: only the listed sites, see below);
+// Modes: -D sites=FILE (preemptify: only the listed sites, see below);
 //        none (standalone: every site matching the standalone rules).
 // Usage: spatch --sp-file THIS.cocci [-D sites=FILE] file.c
 
 @initialize:python@
 @@
-# Sidecar mode: `-D sites=FILE` names a file written by preemptify, one site
+# Sidecar mode: -D sites=FILE names a file written by preemptify, one site
 # per line, tab-separated: OP LINE COL END_LINE END_COL NODE TEXT
 # (OP: R replace, A insert after, B insert before; LINE/COL 1-based, COL in
 # bytes; TEXT with \n, \t, \\ escaped). Only listed sites change.
-# Standalone mode (no -D sites): only the rules marked "standalone" run.
+# Standalone mode (no -D sites): only the rules marked standalone run.
 SITES = None
 
 def sites_load(path):
@@ -44,7 +44,7 @@ def site(p, op, prefix=''):
 
 def site_line(p, op, prefix=''):
     # For anchors spatch cannot position at their first token (a
-    # declaration's storage class): any listed site on the same line.
+    # declarations storage class): any listed site on the same line.
     if SITES is None:
         return False
     line = int(p[0].line)
@@ -70,8 +70,8 @@ position p : script:python () { site(p, "R", "") };
 + cond_resched();
 
 // Standalone. (need_resched is written need_resched(...):
-// spatch 1.1.1 rejects `if (need_resched()) schedule();`
-// with "index already used".)
+// spatch 1.1.1 rejects if (need_resched()) schedule();
+// with index already used.)
 
 @@
 symbol current;
@@ -134,7 +134,6 @@ position p : script:python () { standalone() };
 + cond_resched();
 
 @@
-symbol current;
 position p : script:python () { standalone() };
 @@
 - if@p (need_resched(...)) {
@@ -160,7 +159,6 @@ position p : script:python () { standalone() };
 + cond_resched();
 
 @@
-symbol current;
 position p : script:python () { standalone() };
 @@
 - if@p (unlikely(need_resched(...))) {

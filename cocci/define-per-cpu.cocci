@@ -1,8 +1,8 @@
-/// Turn a file-scope `static T x[NR_CPUS]` array into a per-CPU variable.
+/// Turn a file-scope static T x[NR_CPUS] array into a per-CPU variable.
 ///
 /// Sidecar: R sites are the declaration (-> static DEFINE_PER_CPU(T, x);),
-/// `x[smp_processor_id()]` (-> get_cpu_var(x) or __get_cpu_var(x), as the
-/// site's TEXT says) and other `x[i]` (-> per_cpu(x, i)); A sites insert
+/// x[smp_processor_id()] (-> get_cpu_var(x) or __get_cpu_var(x), as the
+/// sites TEXT says) and other x[i] (-> per_cpu(x, i)); A sites insert
 /// put_cpu_var(x); after the statement.
 /// Standalone: every static T x[NR_CPUS] becomes DEFINE_PER_CPU, every
 /// x[smp_processor_id()] becomes __get_cpu_var(x) (protection NOT added:
@@ -11,17 +11,17 @@
 // Rules: P001
 // Confidence: High
 // Options: --no-includes --include-headers
-// Modes: `-D sites=FILE` (preemptify: only the listed sites, see below);
+// Modes: -D sites=FILE (preemptify: only the listed sites, see below);
 //        none (standalone: every site matching the standalone rules).
 // Usage: spatch --sp-file THIS.cocci [-D sites=FILE] file.c
 
 @initialize:python@
 @@
-# Sidecar mode: `-D sites=FILE` names a file written by preemptify, one site
+# Sidecar mode: -D sites=FILE names a file written by preemptify, one site
 # per line, tab-separated: OP LINE COL END_LINE END_COL NODE TEXT
 # (OP: R replace, A insert after, B insert before; LINE/COL 1-based, COL in
 # bytes; TEXT with \n, \t, \\ escaped). Only listed sites change.
-# Standalone mode (no -D sites): only the rules marked "standalone" run.
+# Standalone mode (no -D sites): only the rules marked standalone run.
 SITES = None
 
 def sites_load(path):
@@ -47,7 +47,7 @@ def site(p, op, prefix=''):
 
 def site_line(p, op, prefix=''):
     # For anchors spatch cannot position at their first token (a
-    # declaration's storage class): any listed site on the same line.
+    # declarations storage class): any listed site on the same line.
     if SITES is None:
         return False
     line = int(p[0].line)
@@ -94,7 +94,7 @@ position p : script:python () { site(p, "R", "per_cpu") };
 - x@p[E]
 + per_cpu(x, E)
 
-// Sidecar: insert the site's TEXT after the anchor statement (expression
+// Sidecar: insert the sites TEXT after the anchor statement (expression
 // statement, if, while, for, declaration). switch and do-while are refused
 // by preemptify before they reach here.
 @ia@

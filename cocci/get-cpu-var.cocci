@@ -1,24 +1,24 @@
-/// Protect this CPU's per-CPU variable: __get_cpu_var(x) -> get_cpu_var(x) ... put_cpu_var(x).
+/// Protect this CPUs per-CPU variable: __get_cpu_var(x) -> get_cpu_var(x) ... put_cpu_var(x).
 ///
 /// Sidecar: R sites are __get_cpu_var(x) calls; A sites insert
 /// put_cpu_var(x); after the statement.
-/// Standalone: the statements `__get_cpu_var(x)++;` / `--;` / `op= E;` and
-/// `E = __get_cpu_var(x);` get get_cpu_var(x) and put_cpu_var(x); after.
+/// Standalone: the statements __get_cpu_var(x)++; / --; / op= E; and
+/// E = __get_cpu_var(x); get get_cpu_var(x) and put_cpu_var(x); after.
 //
 // Rules: P002
 // Confidence: Medium
 // Options: --no-includes --include-headers
-// Modes: `-D sites=FILE` (preemptify: only the listed sites, see below);
+// Modes: -D sites=FILE (preemptify: only the listed sites, see below);
 //        none (standalone: every site matching the standalone rules).
 // Usage: spatch --sp-file THIS.cocci [-D sites=FILE] file.c
 
 @initialize:python@
 @@
-# Sidecar mode: `-D sites=FILE` names a file written by preemptify, one site
+# Sidecar mode: -D sites=FILE names a file written by preemptify, one site
 # per line, tab-separated: OP LINE COL END_LINE END_COL NODE TEXT
 # (OP: R replace, A insert after, B insert before; LINE/COL 1-based, COL in
 # bytes; TEXT with \n, \t, \\ escaped). Only listed sites change.
-# Standalone mode (no -D sites): only the rules marked "standalone" run.
+# Standalone mode (no -D sites): only the rules marked standalone run.
 SITES = None
 
 def sites_load(path):
@@ -44,7 +44,7 @@ def site(p, op, prefix=''):
 
 def site_line(p, op, prefix=''):
     # For anchors spatch cannot position at their first token (a
-    # declaration's storage class): any listed site on the same line.
+    # declarations storage class): any listed site on the same line.
     if SITES is None:
         return False
     line = int(p[0].line)
@@ -69,7 +69,7 @@ position p : script:python () { site(p, "R", "get_cpu_var") };
 - __get_cpu_var@p(x)
 + get_cpu_var(x)
 
-// Sidecar: insert the site's TEXT after the anchor statement (expression
+// Sidecar: insert the sites TEXT after the anchor statement (expression
 // statement, if, while, for, declaration). switch and do-while are refused
 // by preemptify before they reach here.
 @ia@

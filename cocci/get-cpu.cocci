@@ -2,24 +2,24 @@
 ///
 /// Sidecar: R sites are smp_processor_id() calls; A/B sites insert put_cpu();
 /// after the last use / before each exit from the region.
-/// Standalone: `c = smp_processor_id();` gets get_cpu() and put_cpu();
+/// Standalone: c = smp_processor_id(); gets get_cpu() and put_cpu();
 /// after the NEXT statement only (extend the region by hand; exits are
 /// not handled standalone).
 //
 // Rules: P003, P002
 // Confidence: Medium
 // Options: --no-includes --include-headers
-// Modes: `-D sites=FILE` (preemptify: only the listed sites, see below);
+// Modes: -D sites=FILE (preemptify: only the listed sites, see below);
 //        none (standalone: every site matching the standalone rules).
 // Usage: spatch --sp-file THIS.cocci [-D sites=FILE] file.c
 
 @initialize:python@
 @@
-# Sidecar mode: `-D sites=FILE` names a file written by preemptify, one site
+# Sidecar mode: -D sites=FILE names a file written by preemptify, one site
 # per line, tab-separated: OP LINE COL END_LINE END_COL NODE TEXT
 # (OP: R replace, A insert after, B insert before; LINE/COL 1-based, COL in
 # bytes; TEXT with \n, \t, \\ escaped). Only listed sites change.
-# Standalone mode (no -D sites): only the rules marked "standalone" run.
+# Standalone mode (no -D sites): only the rules marked standalone run.
 SITES = None
 
 def sites_load(path):
@@ -45,7 +45,7 @@ def site(p, op, prefix=''):
 
 def site_line(p, op, prefix=''):
     # For anchors spatch cannot position at their first token (a
-    # declaration's storage class): any listed site on the same line.
+    # declarations storage class): any listed site on the same line.
     if SITES is None:
         return False
     line = int(p[0].line)
@@ -69,7 +69,7 @@ position p : script:python () { site(p, "R", "get_cpu") };
 - smp_processor_id@p()
 + get_cpu()
 
-// Sidecar: insert the site's TEXT after the anchor statement (expression
+// Sidecar: insert the sites TEXT after the anchor statement (expression
 // statement, if, while, for, declaration). switch and do-while are refused
 // by preemptify before they reach here.
 @ia@
@@ -125,7 +125,7 @@ expression E; statement S1, S2; type T; identifier x;
 + t;
 )
 
-// Sidecar: insert the site's TEXT before a return/goto/break/continue
+// Sidecar: insert the sites TEXT before a return/goto/break/continue
 // (or, for check-resched, an expression statement).
 @ib@
 position p : script:python () { site(p, "B") };

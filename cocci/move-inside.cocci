@@ -1,25 +1,25 @@
 /// Read the CPU number inside the lock instead of just before it.
 ///
-/// Sidecar: R sites are `cpu = smp_processor_id()` init declarators
+/// Sidecar: R sites are cpu = smp_processor_id() init declarators
 /// (-> cpu) or whole statements (-> removed); A sites insert
-/// `cpu = smp_processor_id();` after the lock statement.
-/// Standalone: `c = smp_processor_id();` immediately followed by a
+/// cpu = smp_processor_id(); after the lock statement.
+/// Standalone: c = smp_processor_id(); immediately followed by a
 /// spin_lock*/local_irq_* statement is swapped with it.
 //
 // Rules: P003
 // Confidence: High
 // Options: --no-includes --include-headers
-// Modes: `-D sites=FILE` (preemptify: only the listed sites, see below);
+// Modes: -D sites=FILE (preemptify: only the listed sites, see below);
 //        none (standalone: every site matching the standalone rules).
 // Usage: spatch --sp-file THIS.cocci [-D sites=FILE] file.c
 
 @initialize:python@
 @@
-# Sidecar mode: `-D sites=FILE` names a file written by preemptify, one site
+# Sidecar mode: -D sites=FILE names a file written by preemptify, one site
 # per line, tab-separated: OP LINE COL END_LINE END_COL NODE TEXT
 # (OP: R replace, A insert after, B insert before; LINE/COL 1-based, COL in
 # bytes; TEXT with \n, \t, \\ escaped). Only listed sites change.
-# Standalone mode (no -D sites): only the rules marked "standalone" run.
+# Standalone mode (no -D sites): only the rules marked standalone run.
 SITES = None
 
 def sites_load(path):
@@ -45,7 +45,7 @@ def site(p, op, prefix=''):
 
 def site_line(p, op, prefix=''):
     # For anchors spatch cannot position at their first token (a
-    # declaration's storage class): any listed site on the same line.
+    # declarations storage class): any listed site on the same line.
     if SITES is None:
         return False
     line = int(p[0].line)
@@ -78,7 +78,7 @@ position p : script:python () { site(p, "R", "") };
 @@
 - c@p = smp_processor_id();
 
-// Sidecar: insert the site's TEXT after the anchor statement (expression
+// Sidecar: insert the sites TEXT after the anchor statement (expression
 // statement, if, while, for, declaration). switch and do-while are refused
 // by preemptify before they reach here.
 @ia@

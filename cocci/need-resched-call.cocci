@@ -6,17 +6,17 @@
 // Rules: P004
 // Confidence: High
 // Options: --no-includes --include-headers
-// Modes: `-D sites=FILE` (preemptify: only the listed sites, see below);
+// Modes: -D sites=FILE (preemptify: only the listed sites, see below);
 //        none (standalone: every site matching the standalone rules).
 // Usage: spatch --sp-file THIS.cocci [-D sites=FILE] file.c
 
 @initialize:python@
 @@
-# Sidecar mode: `-D sites=FILE` names a file written by preemptify, one site
+# Sidecar mode: -D sites=FILE names a file written by preemptify, one site
 # per line, tab-separated: OP LINE COL END_LINE END_COL NODE TEXT
 # (OP: R replace, A insert after, B insert before; LINE/COL 1-based, COL in
 # bytes; TEXT with \n, \t, \\ escaped). Only listed sites change.
-# Standalone mode (no -D sites): only the rules marked "standalone" run.
+# Standalone mode (no -D sites): only the rules marked standalone run.
 SITES = None
 
 def sites_load(path):
@@ -42,7 +42,7 @@ def site(p, op, prefix=''):
 
 def site_line(p, op, prefix=''):
     # For anchors spatch cannot position at their first token (a
-    # declaration's storage class): any listed site on the same line.
+    # declarations storage class): any listed site on the same line.
     if SITES is None:
         return False
     line = int(p[0].line)
@@ -61,6 +61,7 @@ s << virtual.sites;
 sites_load(s)
 
 @@
+symbol current;
 position p : script:python () { site(p, "R", "need_resched()") };
 @@
 - current@p->need_resched
@@ -68,6 +69,7 @@ position p : script:python () { site(p, "R", "need_resched()") };
 
 // Standalone.
 @@
+symbol current;
 position p : script:python () { standalone() };
 @@
 - current@p->need_resched
