@@ -64,7 +64,7 @@ sites_load(s)
 
 @@
 expression E; statement S;
-position p : script:python () { site(p, "R", "") };
+position p : script:python () { site(p, "R") };
 @@
 - if@p (E) S
 + cond_resched();

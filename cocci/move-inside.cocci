@@ -74,7 +74,7 @@ position p : script:python () { site(p, "R") };
 
 @@
 expression c;
-position p : script:python () { site(p, "R", "") };
+position p : script:python () { site(p, "R") };
 @@
 - c@p = smp_processor_id();
 

@@ -62,17 +62,19 @@ s << virtual.sites;
 @@
 sites_load(s)
 
-@@
-symbol current;
-position p : script:python () { site(p, "R", "") };
-@@
-- current@p->policy |= SCHED_YIELD;
-
+// schedule() first: a rule that deletes a line would shift the
+// positions the next rule sees (spatch re-parses after each modifying rule).
 @@
 position p : script:python () { site(p, "R", "yield") };
 @@
 - schedule@p()
 + yield()
+
+@@
+symbol current;
+position p : script:python () { site(p, "R") };
+@@
+- current@p->policy |= SCHED_YIELD;
 
 // Standalone.
 @@

@@ -32,6 +32,7 @@ struct site {
 	const char *node, *text;
 	unsigned line, col, end_line; /* in the text of the current run, 1-based */
 	bool lost;                    /* could not be remapped */
+	char group[48];               /* sites of one group go to one spatch run */
 	VEC(size_t) owners;           /* indices into the job's findings */
 };
 typedef VEC(struct site) site_vec;
@@ -341,14 +342,15 @@ static void sidecar_escape(struct buf *b, const char *s)
 	}
 }
 
-static const char op_letter[] = {'R', 'A', 'B'};
+static const char op_letter[] = {
+	[EDIT_REPLACE] = 'R', [EDIT_INSERT_AFTER] = 'A', [EDIT_INSERT_BEFORE] = 'B'};
 
 /*
- * Runs spatch for KIND/OP on the sites so marked (IDX), from CUR to *OUT.
+ * Runs spatch for the sites of KIND/OP/GROUP not yet done, from CUR to *OUT.
  * Returns 0, or -1 with *ERR set (spatch failed: the file's error).
  */
 static int run_spatch(struct job *j, const char *dir, enum fix_kind kind, enum edit_op op,
-		      const site_vec *sites, const char *cur, size_t cur_len, char **out,
+		      const char *group, const site_vec *sites, const char *cur, size_t cur_len, char **out,
 		      size_t *out_len, char **err)
 {
 	int ret = -1;
@@ -364,7 +366,7 @@ static int run_spatch(struct job *j, const char *dir, enum fix_kind kind, enum e
 	buf_puts(&side, "# op line col end_line end_col node text\n");
 	for (size_t i = 0; i < sites->len; i++) {
 		const struct site *s = &sites->items[i];
-		if (s->kind != kind || s->op != op || s->lost)
+		if (s->kind != kind || s->op != op || s->lost || strcmp(s->group, group) != 0)
 			continue;
 		buf_printf(&side, "%c\t%u\t%u\t%u\t0\t%s\t", op_letter[op], s->line, s->col,
 			   s->end_line, s->node ? s->node : "-");
@@ -383,6 +385,14 @@ static int run_spatch(struct job *j, const char *dir, enum fix_kind kind, enum e
 	if (spawn_run(argv, dir, (j->opts->timeout_sec > 0 ? j->opts->timeout_sec : 60) + 5,
 		      &res) < 0) {
 		*err = xasprintf("spatch: %s", error_last());
+		goto done;
+	}
+	if (!res.timed_out && !res.signal && res.exit_code != 0 && res.output &&
+	    strstr(res.output, "no modified files")) {
+		/* spatch refuses -o when it changed nothing: the text is unchanged. */
+		*out = xstrndup(cur, cur_len);
+		*out_len = cur_len;
+		ret = 0;
 		goto done;
 	}
 	if (res.timed_out || res.signal || res.exit_code != 0) {
@@ -425,6 +435,25 @@ static void refuse(struct file_change *c, struct finding *f, char *reason)
 	vec_push(&c->refused, r);
 }
 
+/*
+ * spatch re-parses a function after a modifying rule changed it, and later
+ * rules see positions relative to that fragment: so a run may contain only
+ * sites that one rule of the .cocci changes. Replacements are grouped by
+ * node type and the replacement's leading word (get_cpu_var, per_cpu,
+ * static, ...); insertions are one rule per operation.
+ */
+static void site_group(struct site *s)
+{
+	size_t n = 0;
+	if (s->op == EDIT_REPLACE)
+		while (s->text[n] && (s->text[n] == '_' || (s->text[n] >= 'a' && s->text[n] <= 'z') ||
+				      (s->text[n] >= 'A' && s->text[n] <= 'Z') ||
+				      (s->text[n] >= '0' && s->text[n] <= '9')))
+			n++;
+	snprintf(s->group, sizeof s->group, "%s:%.*s", s->op == EDIT_REPLACE && s->node ? s->node : "",
+		 (int)(n > 24 ? 24 : n), s->text);
+}
+
 static void build_sites(struct job *j, const bool *active, const struct lines *l, site_vec *out)
 {
 	for (size_t fi = 0; fi < j->findings.len; fi++) {
@@ -451,6 +480,7 @@ static void build_sites(struct job *j, const bool *active, const struct lines *l
 				ns.end = e->end.offset;
 				ns.node = e->node;
 				ns.text = text;
+				site_group(&ns);
 				unsigned ec;
 				offset_to_pos(l, ns.start, &ns.line, &ns.col);
 				offset_to_pos(l, ns.end > ns.start ? ns.end - 1 : ns.end, &ns.end_line, &ec);
@@ -500,16 +530,24 @@ static int attempt(struct job *j, const char *dir, const bool *active, char **wh
 	vec_free(&orig.start);
 
 	for (int kind = 1; kind < FIX_COUNT; kind++) {
-		for (int op = EDIT_REPLACE; op <= EDIT_INSERT_BEFORE; op++) {
-			bool any = false;
+		static const enum edit_op order[] = {EDIT_REPLACE, EDIT_INSERT_AFTER,
+						     EDIT_INSERT_BEFORE};
+		for (size_t oi = 0; oi < ARRAY_SIZE(order); oi++) {
+			enum edit_op op = order[oi];
+			const char *group = NULL;
 			for (size_t i = 0; i < sites.len; i++)
-				any |= sites.items[i].kind == (enum fix_kind)kind &&
-				       sites.items[i].op == (enum edit_op)op && !sites.items[i].lost;
-			if (!any)
+				if (sites.items[i].kind == (enum fix_kind)kind &&
+				    sites.items[i].op == op && !sites.items[i].lost) {
+					group = sites.items[i].group;
+					break;
+				}
+			if (!group)
 				continue;
 			char *next = NULL;
 			size_t next_len = 0;
-			if (run_spatch(j, dir, (enum fix_kind)kind, (enum edit_op)op, &sites, cur,
+			char gkey[sizeof sites.items[0].group];
+			snprintf(gkey, sizeof gkey, "%s", group);
+			if (run_spatch(j, dir, (enum fix_kind)kind, op, gkey, &sites, cur,
 				       cur_len, &next, &next_len, err) < 0)
 				goto done;
 			textdiff_hunk_vec hunks = VEC_INIT;
@@ -525,7 +563,8 @@ static int attempt(struct job *j, const char *dir, const bool *active, char **wh
 				struct site *s = &sites.items[i];
 				if (s->lost)
 					continue;
-				if (s->kind == (enum fix_kind)kind && s->op == (enum edit_op)op) {
+				if (s->kind == (enum fix_kind)kind && s->op == op &&
+				    strcmp(s->group, gkey) == 0) {
 					if (!site_verified(s, &hunks, &newl))
 						mark_failed(why, s, "spatch did not change the %s at "
 								    "line %u (function not parsed, or "
@@ -537,7 +576,7 @@ static int attempt(struct job *j, const char *dir, const bool *active, char **wh
 				if (!map_pos(&hunks, &oldl, &newl, &line, &col)) {
 					s->lost = true;
 					mark_failed(why, s, "the %s at line %u was changed by an "
-							    "earlier fix kind's rewrite");
+							    "earlier rewrite of this file");
 					continue;
 				}
 				s->line = line;
@@ -550,6 +589,7 @@ static int attempt(struct job *j, const char *dir, const bool *active, char **wh
 			free(cur);
 			cur = next;
 			cur_len = next_len;
+			oi--; /* the same operation again, for its next group */
 		}
 	}
 	*out = cur;
@@ -676,8 +716,10 @@ int rewrite_plan(const struct scan_result *scan, const struct rewrite_options *o
 	if (!opts)
 		opts = &def;
 	if (spawn_find_program(opts->spatch ? opts->spatch : "spatch", &spatch) < 0) {
+		char *why = xstrdup(error_last());
 		error_set("spatch (Coccinelle) is needed to rewrite files: %s; install "
-			  "coccinelle", error_last());
+			  "coccinelle", why);
+		free(why);
 		goto done;
 	}
 	const char *tmp = getenv("TMPDIR");
@@ -740,7 +782,8 @@ done:
 	for (size_t k = 0; k < njobs; k++)
 		vec_free(&jobs[k].findings);
 	free(jobs);
-	if (tmpdir) {
+	/* PREEMPTIFY_KEEP_TMP=1 keeps the sidecars and spatch inputs for debugging. */
+	if (tmpdir && !getenv("PREEMPTIFY_KEEP_TMP")) {
 		nftw(tmpdir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
 		free(tmpdir);
 	}
