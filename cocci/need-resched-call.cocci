@@ -5,7 +5,7 @@
 //
 // Rules: P004
 // Confidence: High
-// Options: --no-includes --include-headers
+// Options: --no-includes (preemptify also passes --very-quiet --no-show-diff --timeout N -o OUT)
 // Modes: -D sites=FILE (preemptify: only the listed sites, see below);
 //        none (standalone: every site matching the standalone rules).
 // Usage: spatch --sp-file THIS.cocci [-D sites=FILE] file.c
