@@ -8,6 +8,7 @@
 #define PREEMPTIFY_COMMANDS_H
 
 #include "cli.h"
+#include "rewrite.h"
 #include "scan.h"
 
 int cmd_scan(int argc, char **argv);    /* cmd_scan.c */
@@ -66,5 +67,25 @@ int scan_cli_run(const struct cli_command *cmd, const struct scan_cli *a,
 		 const struct cli_list *paths, struct scan_result *out);
 
 void scan_cli_free(struct scan_cli *a);
+
+/* The options of every command that rewrites (diff, apply, commit). */
+struct rewrite_cli {
+	int timeout;        /* seconds per spatch process */
+	const char *target; /* "2.6" or "modern" */
+};
+#define REWRITE_CLI_INIT {60, "2.6"}
+#define REWRITE_CLI_OPTIONS(o) \
+	{"timeout", 0, OPT_INT, &(o)->timeout, "SEC", "time limit per spatch process (default 60)"}, \
+	{"target", 0, OPT_STRING, &(o)->target, "2.6|modern", "API generation to port to (default 2.6)"}
+
+/*
+ * Scans PATHS (scan_cli_run) and plans the rewrite (rewrite_plan) into SR
+ * and RR; prints diagnostics, sites not fixed and per-file failures on
+ * stderr. Returns EXIT_USAGE (one line printed), EXIT_FAILED when a file,
+ * the scan or spatch failed for some file (the others are still planned),
+ * else EXIT_OK. The caller frees SR and RR.
+ */
+int rewrite_cli_run(const struct cli_command *cmd, const struct scan_cli *a, const struct rewrite_cli *o,
+		    const struct cli_list *paths, struct scan_result *sr, struct rewrite_result *rr);
 
 #endif

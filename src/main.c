@@ -10,6 +10,8 @@ static const struct cli_command commands[] = {
 	{"scan", "[options] PATH...", "Report code that is not safe under 2.6 kernel preemption.", cmd_scan},
 	{"explain", "[options] FILE:LINE", "Show the reasoning and planned fix for the sites on one line.", cmd_explain},
 	{"rules", "[RULE...]", "Describe the rules and the fixes each may plan.", cmd_rules},
+	{"diff", "[options] PATH...", "Show the fixes as a unified diff; nothing is written.", cmd_diff},
+	{"apply", "[options] PATH...", "Write the fixes into the files, atomically.", cmd_apply},
 };
 
 static void usage(FILE *out)

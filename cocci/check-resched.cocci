@@ -1,0 +1,183 @@
+/// Add the missing preempt_check_resched() after preempt_enable_no_resched().
+///
+/// Sidecar: A sites insert preempt_check_resched(); after the statement,
+/// B sites before a return (or the sleeping statement).
+/// Standalone: preempt_enable_no_resched(); (or the 2.4-era misspelling
+/// preempt_enable_noresched();) directly followed by a return gets
+/// preempt_check_resched(); before the return.
+//
+// Rules: P005
+// Confidence: Medium
+// Options: --no-includes (preemptify also passes --very-quiet --no-show-diff --timeout N -o OUT)
+// Modes: -D sites=FILE (preemptify: only the listed sites, see below);
+//        none (standalone: every site matching the standalone rules).
+// Usage: spatch --sp-file THIS.cocci [-D sites=FILE] file.c
+
+@initialize:python@
+@@
+# Sidecar mode: -D sites=FILE names a file written by preemptify, one site
+# per line, tab-separated: OP LINE COL END_LINE END_COL NODE TEXT
+# (OP: R replace, A insert after, B insert before; LINE/COL 1-based, COL in
+# bytes; TEXT with \n, \t, \\ escaped). Only listed sites change.
+# Standalone mode (no -D sites): only the rules marked standalone run.
+SITES = None
+
+def sites_load(path):
+    global SITES
+    SITES = {}
+    with open(path) as f:
+        for ln in f:
+            ln = ln.rstrip('\n')
+            if not ln or ln[0] == '#':
+                continue
+            op, line, col, _el, _ec, _node, text = ln.split('\t', 6)
+            text = text.replace('\\\\', '\0').replace('\\n', '\n').replace('\\t', '\t').replace('\0', '\\')
+            SITES[(op, int(line), int(col))] = text
+
+def site_key(p, op):
+    return (op, int(p[0].line), int(p[0].column) + 1)
+
+def site(p, op, prefix=''):
+    if SITES is None:
+        return False
+    t = SITES.get(site_key(p, op))
+    return t is not None and t.startswith(prefix)
+
+def site_line(p, op, prefix=''):
+    # For anchors spatch cannot position at their first token (a
+    # declarations storage class): any listed site on the same line.
+    if SITES is None:
+        return False
+    line = int(p[0].line)
+    return any(k[0] == op and k[1] == line and t.startswith(prefix)
+               for k, t in SITES.items())
+
+def site_text(p, op):
+    return SITES[site_key(p, op)].strip().rstrip(';').strip()
+
+def standalone():
+    return SITES is None
+
+@initialize:python@
+s << virtual.sites;
+@@
+sites_load(s)
+
+# Sidecar: insert the sites TEXT after the anchor statement (expression
+# statement, if, while, for, declaration). switch and do-while are refused
+# by preemptify before they reach here.
+@ia@
+position p : script:python () { site(p, "A") };
+expression E; statement S1, S2; type T; identifier x;
+@@
+(
+  E@p;
+|
+  if@p (E) S1 else S2
+|
+  if@p (E) S1
+|
+  while@p (E) S1
+|
+  for@p (...;...;...) S1
+|
+  T@p x = E;
+|
+  T@p x;
+)
+
+@script:python ia_text@
+p << ia.p;
+t;
+@@
+coccinelle.t = cocci.make_ident(site_text(p, "A"))
+
+@depends on ia@
+position ia.p; identifier ia_text.t;
+expression E; statement S1, S2; type T; identifier x;
+@@
+(
+  E@p;
++ t;
+|
+  if@p (E) S1 else S2
++ t;
+|
+  if@p (E) S1
++ t;
+|
+  while@p (E) S1
++ t;
+|
+  for@p (...;...;...) S1
++ t;
+|
+  T@p x = E;
++ t;
+|
+  T@p x;
++ t;
+)
+
+// Sidecar: insert the sites TEXT before a return/goto/break/continue
+// (or, for check-resched, an expression statement).
+@ib@
+position p : script:python () { site(p, "B") };
+expression E; identifier l;
+@@
+(
+  return@p E;
+|
+  return@p;
+|
+  goto@p l;
+|
+  break@p;
+|
+  continue@p;
+|
+  E@p;
+)
+
+@script:python ib_text@
+p << ib.p;
+t;
+@@
+coccinelle.t = cocci.make_ident(site_text(p, "B"))
+
+@depends on ib@
+position ib.p; identifier ib_text.t; expression E; identifier l;
+@@
+(
++ t;
+  return@p E;
+|
++ t;
+  return@p;
+|
++ t;
+  goto@p l;
+|
++ t;
+  break@p;
+|
++ t;
+  continue@p;
+|
++ t;
+  E@p;
+)
+
+// Standalone.
+@@
+position p : script:python () { standalone() };
+@@
+(
+  preempt_enable_no_resched@p();
++ preempt_check_resched();
+  return ...;
+|
+  preempt_enable_noresched@p();
++ preempt_check_resched();
+  return ...;
+)

@@ -1,0 +1,44 @@
+/*
+ * Spawn: the one way preemptify runs another program. An argv array (never
+ * a shell), the program found in PATH before fork, exec failure reported
+ * through a close-on-exec pipe, stdout and stderr collected together with
+ * poll(), a timeout that kills the child's whole process group.
+ */
+#ifndef PREEMPTIFY_SPAWN_H
+#define PREEMPTIFY_SPAWN_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+struct spawn_result {
+	int exit_code;  /* exit status, or -1 when killed by a signal */
+	int signal;     /* terminating signal, 0 if it exited */
+	bool timed_out; /* killed by us after the timeout */
+	char *output;   /* stdout and stderr interleaved, NUL-terminated, owned */
+	size_t output_len;
+};
+#define SPAWN_RESULT_INIT {0, 0, false, NULL, 0}
+
+/*
+ * Looks NAME up the way execvp would (a name with a '/' is taken as is)
+ * and stores the malloc'ed path in *OUT. Returns 0, or -1 with the error
+ * slot set ("NAME: not found in PATH").
+ */
+int spawn_find_program(const char *name, char **out);
+
+/*
+ * Runs ARGV (argv[0] looked up in PATH) in directory CWD (NULL: ours) with
+ * stdin from /dev/null, waiting at most TIMEOUT_SEC seconds (<= 0: no
+ * limit). Returns 0 when the program ran (whatever its exit status: see
+ * OUT), or -1 with the error slot set when it could not be started (not
+ * found, exec failed). OUT is filled in either case and must be freed.
+ */
+int spawn_run(char *const *argv, const char *cwd, int timeout_sec,
+	      struct spawn_result *out);
+
+/* A one-line description: "exit 255", "killed by signal 11", "timed out". */
+char *spawn_describe(const struct spawn_result *r);
+
+void spawn_result_free(struct spawn_result *r);
+
+#endif

@@ -1,0 +1,5 @@
+void f(void)
+{
+	current->policy |= SCHED_YIELD;
+	schedule();
+}

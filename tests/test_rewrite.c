@@ -1,0 +1,453 @@
+/*
+ * Rewrite stage tests: hand-made findings on small sources in
+ * tests/rewrite/, rewrite_plan() output compared byte for byte with
+ * *.expected files; failure isolation with a fake spatch; writefile.
+ * Independent of the scan engine.
+ */
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "rewrite.h"
+#include "spawn.h"
+#include "textdiff.h"
+#include "writefile.h"
+
+static int failures, checks;
+
+#define CHECK(cond, ...)                                                   \
+	do {                                                               \
+		checks++;                                                  \
+		if (!(cond)) {                                             \
+			failures++;                                        \
+			fprintf(stderr, "%s:%d: FAIL: ", __FILE__, __LINE__); \
+			fprintf(stderr, __VA_ARGS__);                      \
+			fputc('\n', stderr);                               \
+		}                                                          \
+	} while (0)
+
+static char *slurp(const char *path)
+{
+	char *s = NULL;
+	size_t n;
+	if (read_file(path, &s, &n) < 0)
+		return xstrdup("<unreadable>");
+	return s;
+}
+
+static char *data_path(const char *name)
+{
+	return xasprintf("%s/%s", REWRITE_TEST_DIR, name);
+}
+
+/* ---- building findings by hand ---------------------------------------- */
+
+static struct finding *add_finding(struct scan_result *sr, const char *file, enum rule_id r,
+				   enum fix_kind k)
+{
+	struct finding f = {0};
+	f.rule = r;
+	f.file = xstrdup(file);
+	f.message = xstrdup("test");
+	f.fix = k;
+	vec_push(&sr->findings, f);
+	return &sr->findings.items[sr->findings.len - 1];
+}
+
+static struct srcpos pos_of(const char *src, size_t off)
+{
+	struct srcpos p = {1, 1, off};
+	for (size_t i = 0; i < off; i++) {
+		if (src[i] == '\n')
+			p.line++, p.column = 1;
+		else
+			p.column++;
+	}
+	return p;
+}
+
+/* An edit on the NTH (1-based) occurrence of NEEDLE in SRC. */
+static void add_edit(struct finding *f, const char *src, enum edit_op op, const char *needle,
+		     int nth, const char *node, const char *text)
+{
+	const char *p = src;
+	for (int i = 0; i < nth; i++) {
+		p = strstr(i ? p + 1 : p, needle);
+		if (!p) {
+			fprintf(stderr, "test setup: '%s' #%d not found\n", needle, nth);
+			exit(2);
+		}
+	}
+	struct edit e;
+	e.op = op;
+	e.start = pos_of(src, (size_t)(p - src));
+	e.end = pos_of(src, (size_t)(p - src) + strlen(needle));
+	e.node = node;
+	e.text = xstrdup(text);
+	vec_push(&f->edits, e);
+	if (f->edits.len == 1)
+		f->pos = e.start;
+}
+
+static const struct file_change *change_for(const struct rewrite_result *rr, const char *path)
+{
+	for (size_t i = 0; i < rr->files.len; i++)
+		if (strcmp(rr->files.items[i].path, path) == 0)
+			return &rr->files.items[i];
+	return NULL;
+}
+
+static void check_expected(const struct file_change *c, const char *expected_name)
+{
+	char *ep = data_path(expected_name);
+	char *want = slurp(ep);
+	CHECK(c != NULL, "%s: no file_change", expected_name);
+	if (c) {
+		bool same = c->new_len == strlen(want) && memcmp(c->new_text, want, c->new_len) == 0;
+		CHECK(same, "%s: output differs; got:\n%.*s", expected_name, (int)c->new_len,
+		      c->new_text);
+	}
+	free(ep);
+	free(want);
+}
+
+static bool has_refusal(const struct file_change *c, int line, const char *needle)
+{
+	for (size_t i = 0; c && i < c->refused.len; i++)
+		if ((line < 0 || c->refused.items[i].finding->pos.line == (unsigned)line) &&
+		    strstr(c->refused.items[i].reason, needle))
+			return true;
+	return false;
+}
+
+static void dump_refusals(const struct file_change *c)
+{
+	for (size_t i = 0; c && i < c->refused.len; i++)
+		fprintf(stderr, "  refused line %u: %s\n", c->refused.items[i].finding->pos.line,
+			c->refused.items[i].reason);
+	if (c && c->error)
+		fprintf(stderr, "  error: %s\n", c->error);
+}
+
+/* scan.c is not linked here (the test does not depend on the scan engine). */
+static void free_scan(struct scan_result *sr)
+{
+	for (size_t i = 0; i < sr->findings.len; i++)
+		finding_free(&sr->findings.items[i]);
+	vec_free(&sr->findings);
+}
+
+/* ---- the per-kind fixtures ---------------------------------------------- */
+
+static void build_get_cpu(struct scan_result *sr, const char *path, const char *src)
+{
+	struct finding *f = add_finding(sr, path, RULE_P003, FIX_GET_CPU);
+	add_edit(f, src, EDIT_REPLACE, "smp_processor_id()", 1, "call_expression", "get_cpu()");
+	add_edit(f, src, EDIT_INSERT_AFTER, "d->last = cpu;", 1, "expression_statement",
+		 "put_cpu();");
+	add_edit(f, src, EDIT_INSERT_BEFORE, "return -1;", 1, "return_statement", "put_cpu();");
+}
+
+static void build_multi(struct scan_result *sr, const char *path, const char *src)
+{
+	struct finding *f = add_finding(sr, path, RULE_P001, FIX_DEFINE_PER_CPU);
+	add_edit(f, src, EDIT_REPLACE, "pkts[smp_processor_id()]", 1, "subscript_expression",
+		 "get_cpu_var(pkts)");
+	add_edit(f, src, EDIT_REPLACE, "static int pkts[NR_CPUS];", 1, "declaration",
+		 "static DEFINE_PER_CPU(int, pkts);");
+	add_edit(f, src, EDIT_INSERT_AFTER, "pkts[smp_processor_id()]++;", 1,
+		 "expression_statement", "put_cpu_var(pkts);");
+	/* A second finding sharing the declaration edit: applied once. */
+	f = add_finding(sr, path, RULE_P001, FIX_DEFINE_PER_CPU);
+	add_edit(f, src, EDIT_REPLACE, "pkts[i]", 1, "subscript_expression", "per_cpu(pkts, i)");
+	add_edit(f, src, EDIT_REPLACE, "static int pkts[NR_CPUS];", 1, "declaration",
+		 "static DEFINE_PER_CPU(int, pkts);");
+
+	f = add_finding(sr, path, RULE_P002, FIX_GET_CPU_VAR);
+	add_edit(f, src, EDIT_REPLACE, "__get_cpu_var(rx_count)", 1, "call_expression",
+		 "get_cpu_var(rx_count)");
+	add_edit(f, src, EDIT_INSERT_AFTER, "__get_cpu_var(rx_count) += d->n;", 1,
+		 "expression_statement", "put_cpu_var(rx_count);");
+
+	f = add_finding(sr, path, RULE_P004, FIX_COND_RESCHED);
+	add_edit(f, src, EDIT_REPLACE, "if (current->need_resched)\n\t\t\tschedule();", 1,
+		 "if_statement", "cond_resched();");
+
+	f = add_finding(sr, path, RULE_P004, FIX_NEED_RESCHED_CALL);
+	add_edit(f, src, EDIT_REPLACE, "current->need_resched", 2, "field_expression",
+		 "need_resched()");
+
+	f = add_finding(sr, path, RULE_P004, FIX_YIELD);
+	add_edit(f, src, EDIT_REPLACE, "current->policy |= SCHED_YIELD;", 1,
+		 "expression_statement", "");
+	add_edit(f, src, EDIT_REPLACE, "schedule()", 2, "call_expression", "yield()");
+
+	f = add_finding(sr, path, RULE_P005, FIX_CHECK_RESCHED);
+	add_edit(f, src, EDIT_INSERT_AFTER, "preempt_enable_no_resched();", 1,
+		 "expression_statement", "preempt_check_resched();");
+}
+
+static void build_move(struct scan_result *sr, const char *path, const char *src)
+{
+	struct finding *f = add_finding(sr, path, RULE_P003, FIX_MOVE_INSIDE);
+	add_edit(f, src, EDIT_REPLACE, "cpu = smp_processor_id()", 1, "init_declarator", "cpu");
+	add_edit(f, src, EDIT_INSERT_AFTER, "spin_lock_irqsave(&d->lock, flags);", 1,
+		 "expression_statement", "cpu = smp_processor_id();");
+}
+
+static void build_refuse(struct scan_result *sr, const char *path, const char *src)
+{
+	/* Inside a #define body. */
+	struct finding *f = add_finding(sr, path, RULE_P003, FIX_GET_CPU);
+	add_edit(f, src, EDIT_REPLACE, "smp_processor_id()", 1, "call_expression", "get_cpu()");
+	/* Anchor split by #ifdef. */
+	f = add_finding(sr, path, RULE_P003, FIX_GET_CPU);
+	add_edit(f, src, EDIT_REPLACE, "smp_processor_id()", 2, "call_expression", "get_cpu()");
+	add_edit(f, src, EDIT_INSERT_AFTER,
+		 "if (d->foo)\n#else\n\tif (d->bar)\n#endif\n\t\td->last = cpu;", 1,
+		 "if_statement", "put_cpu();");
+	/* A site the semantic patch does not match: spatch leaves it alone. */
+	f = add_finding(sr, path, RULE_P004, FIX_NEED_RESCHED_CALL);
+	add_edit(f, src, EDIT_REPLACE, "smp_processor_id()", 3, "field_expression",
+		 "need_resched()");
+	/* A switch cannot anchor an insertion. */
+	f = add_finding(sr, path, RULE_P005, FIX_CHECK_RESCHED);
+	add_edit(f, src, EDIT_INSERT_AFTER, "d->n = cpu;", 1, "switch_statement",
+		 "preempt_check_resched();");
+}
+
+struct fixture {
+	const char *name, *expected;
+	void (*build)(struct scan_result *, const char *, const char *);
+};
+
+static const struct fixture fixtures[] = {
+	{"get-cpu.c", "get-cpu.expected", build_get_cpu},
+	{"multi.c", "multi.expected", build_multi},
+	{"move.c", "move.expected", build_move},
+	{"refuse.c", "refuse.c", build_refuse},
+};
+
+static void build_all(struct scan_result *sr, char **srcs)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(fixtures); i++) {
+		char *p = data_path(fixtures[i].name);
+		srcs[i] = slurp(p);
+		fixtures[i].build(sr, p, srcs[i]);
+		free(p);
+	}
+}
+
+static void test_fixtures(void)
+{
+	struct scan_result sr = SCAN_RESULT_INIT;
+	struct rewrite_result rr = REWRITE_RESULT_INIT;
+	struct rewrite_options o = REWRITE_OPTIONS_INIT;
+	char *srcs[ARRAY_SIZE(fixtures)];
+
+	o.jobs = 2;
+	build_all(&sr, srcs);
+	int r = rewrite_plan(&sr, &o, &rr);
+	CHECK(r == 0, "rewrite_plan returned %d (%s)", r, error_last());
+	CHECK(rr.files.len == ARRAY_SIZE(fixtures), "files: %zu", rr.files.len);
+	for (size_t i = 0; i < ARRAY_SIZE(fixtures); i++) {
+		char *p = data_path(fixtures[i].name);
+		const struct file_change *c = change_for(&rr, p);
+		check_expected(c, fixtures[i].expected);
+		if (c && strcmp(fixtures[i].name, "refuse.c") != 0) {
+			CHECK(c->refused.len == 0, "%s: unexpected refusals", fixtures[i].name);
+			dump_refusals(c);
+		}
+		if (c && strcmp(fixtures[i].name, "multi.c") == 0)
+			CHECK(c->fixed.len == 7, "multi.c: %zu fixed", c->fixed.len);
+		if (c && strcmp(fixtures[i].name, "refuse.c") == 0) {
+			CHECK(c->fixed.len == 0 && c->refused.len == 4, "refuse.c: %zu fixed %zu refused",
+			      c->fixed.len, c->refused.len);
+			CHECK(has_refusal(c, 1, "#define body"), "no #define refusal");
+			CHECK(has_refusal(c, 5, "preprocessor conditional"), "no #ifdef refusal");
+			CHECK(has_refusal(c, 17, "spatch did not change"), "no unchanged refusal");
+			CHECK(has_refusal(c, 12, "cannot insert after a switch_statement"),
+			      "no anchor refusal");
+			CHECK(c->error == NULL, "refuse.c: error %s", c->error);
+			if (failures)
+				dump_refusals(c);
+		}
+		free(p);
+	}
+	rewrite_result_free(&rr);
+	for (size_t i = 0; i < ARRAY_SIZE(fixtures); i++)
+		free(srcs[i]);
+	free_scan(&sr);
+}
+
+/* ---- failure isolation with a fake spatch ------------------------------- */
+
+static void with_fake(const char *mode, int timeout, const char *what)
+{
+	struct scan_result sr = SCAN_RESULT_INIT;
+	struct rewrite_result rr = REWRITE_RESULT_INIT;
+	struct rewrite_options o = REWRITE_OPTIONS_INIT;
+	char *srcs[ARRAY_SIZE(fixtures)];
+	char *fake = data_path("fake-spatch");
+
+	setenv("FAKE_SPATCH_MODE", mode, 1);
+	o.spatch = fake;
+	o.timeout_sec = timeout;
+	build_all(&sr, srcs);
+	int r = rewrite_plan(&sr, &o, &rr);
+	/* The fake fails on move.c only; every other file must come out right. */
+	CHECK(r == 1, "%s: rewrite_plan returned %d", mode, r);
+	for (size_t i = 0; i < ARRAY_SIZE(fixtures); i++) {
+		char *p = data_path(fixtures[i].name);
+		const struct file_change *c = change_for(&rr, p);
+		if (strcmp(fixtures[i].name, "move.c") == 0) {
+			CHECK(c && c->error && strstr(c->error, what), "%s: error '%s'", mode,
+			      c && c->error ? c->error : "(none)");
+			CHECK(c && c->fixed.len == 0 && c->refused.len == 1 &&
+				      strstr(c->refused.items[0].reason, what),
+			      "%s: move.c refusals", mode);
+			CHECK(c && c->new_len == c->old_len &&
+				      memcmp(c->new_text, c->old_text, c->old_len) == 0,
+			      "%s: failed file changed", mode);
+		} else {
+			check_expected(c, fixtures[i].expected);
+		}
+		free(p);
+	}
+	rewrite_result_free(&rr);
+	for (size_t i = 0; i < ARRAY_SIZE(fixtures); i++)
+		free(srcs[i]);
+	free_scan(&sr);
+	free(fake);
+	unsetenv("FAKE_SPATCH_MODE");
+}
+
+static void test_missing_spatch(void)
+{
+	struct scan_result sr = SCAN_RESULT_INIT;
+	struct rewrite_result rr = REWRITE_RESULT_INIT;
+	struct rewrite_options o = REWRITE_OPTIONS_INIT;
+	o.spatch = "preemptify-no-such-spatch";
+	int r = rewrite_plan(&sr, &o, &rr);
+	CHECK(r == -1 && strstr(error_last(), "not found"), "missing spatch: %d %s", r,
+	      error_last());
+	rewrite_result_free(&rr);
+}
+
+/* ---- spawn -------------------------------------------------------------- */
+
+static void test_spawn(void)
+{
+	struct spawn_result res;
+	char *echo_both[] = {"sh", "-c", "echo out; echo err >&2; exit 7", NULL};
+	CHECK(spawn_run(echo_both, NULL, 5, &res) == 0, "spawn sh");
+	CHECK(res.exit_code == 7 && strstr(res.output, "out") && strstr(res.output, "err"),
+	      "spawn: exit %d output '%s'", res.exit_code, res.output);
+	spawn_result_free(&res);
+
+	char *sleeper[] = {"sleep", "30", NULL};
+	CHECK(spawn_run(sleeper, NULL, 1, &res) == 0 && res.timed_out && res.signal == SIGKILL,
+	      "spawn timeout");
+	spawn_result_free(&res);
+
+	char *missing[] = {"preemptify-no-such-program", NULL};
+	CHECK(spawn_run(missing, NULL, 1, &res) < 0 && strstr(error_last(), "not found"),
+	      "spawn missing: %s", error_last());
+	spawn_result_free(&res);
+
+	char *notexec[] = {"/etc/passwd", NULL};
+	CHECK(spawn_run(notexec, NULL, 1, &res) < 0, "spawn non-executable");
+	spawn_result_free(&res);
+}
+
+/* ---- writefile and textdiff --------------------------------------------- */
+
+static void test_writefile(void)
+{
+	char dir[] = "/tmp/preemptify-wf-XXXXXX";
+	CHECK(mkdtemp(dir) != NULL, "mkdtemp");
+	char *path = xasprintf("%s/a.c", dir);
+	char *bak = xasprintf("%s/a.c.orig", dir);
+	FILE *f = fopen(path, "w");
+	fputs("old\n", f);
+	fclose(f);
+	chmod(path, 0640);
+
+	CHECK(writefile_replace(path, "old\n", 4, "new\n", 4, ".orig") == 0, "write: %s",
+	      error_last());
+	char *got = slurp(path), *gotbak = slurp(bak);
+	CHECK(strcmp(got, "new\n") == 0, "content '%s'", got);
+	CHECK(strcmp(gotbak, "old\n") == 0, "backup '%s'", gotbak);
+	struct stat st;
+	stat(path, &st);
+	CHECK((st.st_mode & 0777) == 0640, "mode %o", (unsigned)(st.st_mode & 0777));
+	free(got);
+	free(gotbak);
+
+	/* The file changed since it was read: refused, untouched. */
+	CHECK(writefile_replace(path, "old\n", 4, "newer\n", 6, NULL) < 0 &&
+		      strstr(error_last(), "changed since"),
+	      "changed-since-read not refused: %s", error_last());
+	got = slurp(path);
+	CHECK(strcmp(got, "new\n") == 0, "file touched after refusal: '%s'", got);
+	free(got);
+
+	/* No temp files left behind. */
+	char *cmd[] = {"sh", "-c", "ls \"$0\" | grep -c preemptify- || true", dir, NULL};
+	struct spawn_result res;
+	spawn_run(cmd, NULL, 5, &res);
+	CHECK(res.output && atoi(res.output) == 0, "temp files left: %s", res.output);
+	spawn_result_free(&res);
+
+	unlink(path);
+	unlink(bak);
+	rmdir(dir);
+	free(path);
+	free(bak);
+}
+
+static void test_textdiff(void)
+{
+	struct buf b = BUF_INIT;
+	struct textdiff_options o = TEXTDIFF_OPTIONS_INIT;
+	const char *a = "a\nb\nc\n", *c = "a\nB\nc\n";
+	CHECK(textdiff_unified(&b, "./x/y.c", a, strlen(a), c, strlen(c), &o) == 0, "diff");
+	const char *want = "diff --git a/x/y.c b/x/y.c\n--- a/x/y.c\n+++ b/x/y.c\n"
+			   "@@ -1,3 +1,3 @@\n a\n-b\n+B\n c\n";
+	CHECK(strcmp(buf_cstr(&b), want) == 0, "diff text:\n%s", buf_cstr(&b));
+	buf_clear(&b);
+	CHECK(textdiff_unified(&b, "x.c", a, strlen(a), a, strlen(a), &o) == 0 && b.len == 0,
+	      "equal texts give no diff");
+	const char *nonl = "a\nb";
+	CHECK(textdiff_unified(&b, "x.c", a, strlen(a), nonl, strlen(nonl), &o) == 0 &&
+		      strstr(buf_cstr(&b), "\\ No newline at end of file\n"),
+	      "no-newline marker:\n%s", buf_cstr(&b));
+	buf_free(&b);
+}
+
+int main(int argc, char **argv)
+{
+	const char *only = argc > 1 ? argv[1] : "all";
+	bool all = strcmp(only, "all") == 0;
+	if (all || strcmp(only, "spawn") == 0)
+		test_spawn();
+	if (all || strcmp(only, "writefile") == 0)
+		test_writefile();
+	if (all || strcmp(only, "textdiff") == 0)
+		test_textdiff();
+	if (all || strcmp(only, "fixtures") == 0)
+		test_fixtures();
+	if (all || strcmp(only, "missing") == 0)
+		test_missing_spatch();
+	if (all || strcmp(only, "fake-crash") == 0)
+		with_fake("crash", 30, "signal 11");
+	if (all || strcmp(only, "fake-exit255") == 0)
+		with_fake("exit255", 30, "exit 255");
+	if (all || strcmp(only, "fake-hang") == 0)
+		with_fake("hang", 1, "timed out");
+	printf("%d passed, %d failed\n", checks - failures, failures);
+	return failures ? 1 : 0;
+}
