@@ -1,7 +1,8 @@
 /// Add the missing preempt_check_resched() after preempt_enable_no_resched().
 ///
 /// Sidecar: A sites insert preempt_check_resched(); after the statement,
-/// B sites before a return (or the sleeping statement).
+/// B sites before a return (or the sleeping statement), R sites rename the
+/// 2.4-era misspelling preempt_enable_noresched() (reported by P005).
 /// Standalone: preempt_enable_no_resched(); (or the 2.4-era misspelling
 /// preempt_enable_noresched();) directly followed by a return gets
 /// preempt_check_resched(); before the return.
@@ -66,6 +67,12 @@ sites_load(s)
 # Sidecar: insert the sites TEXT after the anchor statement (expression
 # statement, if, while, for, declaration). switch and do-while are refused
 # by preemptify before they reach here.
+@@
+position p : script:python () { site(p, "R", "preempt_enable_no_resched") };
+@@
+- preempt_enable_noresched@p()
++ preempt_enable_no_resched()
+
 @ia@
 position p : script:python () { site(p, "A") };
 expression E; statement S1, S2; type T; identifier x;

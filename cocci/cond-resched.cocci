@@ -62,12 +62,35 @@ s << virtual.sites;
 @@
 sites_load(s)
 
-@@
+// Sidecar: replace the if (or a macro statement that expands to one) by the
+// sites TEXT: cond_resched(); preceded by the comments the if held.
+@cr@
 expression E; statement S;
 position p : script:python () { site(p, "R") };
 @@
+(
+  if@p (E) S
+|
+  E@p;
+)
+
+@script:python cr_text@
+p << cr.p;
+t;
+@@
+coccinelle.t = cocci.make_ident(site_text(p, "R"))
+
+@depends on cr@
+position cr.p; identifier cr_text.t;
+expression E; statement S;
+@@
+(
 - if@p (E) S
-+ cond_resched();
++ t;
+|
+- E@p;
++ t;
+)
 
 // Standalone. (need_resched is written need_resched(...):
 // spatch 1.1.1 rejects if (need_resched()) schedule();

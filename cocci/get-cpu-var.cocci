@@ -63,11 +63,16 @@ s << virtual.sites;
 sites_load(s)
 
 @@
-expression x;
+expression x, E;
 position p : script:python () { site(p, "R", "get_cpu_var") };
 @@
+(
 - __get_cpu_var@p(x)
 + get_cpu_var(x)
+|
+- per_cpu@p(x, E)
++ get_cpu_var(x)
+)
 
 // Sidecar: insert the sites TEXT after the anchor statement (expression
 // statement, if, while, for, declaration). switch and do-while are refused

@@ -646,24 +646,47 @@ static bool only_printed(const struct ctx *c, TSNode n)
 
 struct var_uses {
 	const struct ctx *c;
+	TSNode read;        /* the smp_processor_id() call */
 	const char *var;
 	uint32_t after;     /* uses start after this byte */
 	uint32_t stop;      /* first reassignment after `after`, or UINT32_MAX */
 	VEC(TSNode) uses;
 };
 
+/* True if A lies in an #else/#elif arm that does not hold B, of a conditional that does. */
+static bool in_other_arm_of(TSNode a, TSNode b)
+{
+	for (TSNode e = ts_node_parent(a); !ts_node_is_null(e); e = ts_node_parent(e)) {
+		if (!ts_type_is(e, "preproc_else") && !ts_type_is(e, "preproc_elif"))
+			continue;
+		if (node_within(b, e))
+			continue;
+		TSNode owner = ts_node_parent(e);
+		while (ts_type_is(owner, "preproc_elif"))
+			owner = ts_node_parent(owner);
+		if (!ts_node_is_null(owner) && node_within(b, owner))
+			return true;
+	}
+	return false;
+}
+
+/* A and B can never both be compiled: they sit in different arms of one #if. */
+static bool exclusive_arms(TSNode a, TSNode b)
+{
+	return in_other_arm_of(a, b) || in_other_arm_of(b, a);
+}
+
 static bool var_use_visit(TSNode n, void *ctx)
 {
 	struct var_uses *vu = ctx;
 	if (ts_type_is(n, "assignment_expression")) {
 		TSNode l = ts_field(n, "left");
+		/* a reassignment ends the live range, unless it is in another
+		 * configuration (`#ifdef CONFIG_SMP cpu = smp_processor_id(); #else cpu = 0;`) */
 		if (ts_type_is(l, "identifier") && ts_text_is(l, vu->c->text, vu->var) &&
-		    ts_node_start_byte(n) > vu->after && ts_node_start_byte(n) < vu->stop) {
-			/* a reassignment ends the live range (its right side still uses the old value) */
-			TSNode r = ts_field(n, "right");
+		    ts_node_start_byte(n) > vu->after && ts_node_start_byte(n) < vu->stop &&
+		    !exclusive_arms(n, vu->read))
 			vu->stop = ts_node_start_byte(n);
-			(void)r;
-		}
 		return true;
 	}
 	if (ts_type_is(n, "identifier") && ts_text_is(n, vu->c->text, vu->var) &&
@@ -678,7 +701,8 @@ static void var_uses_find(struct var_uses *vu, TSNode body)
 	ts_walk(body, var_use_visit, vu);
 	size_t k = 0;
 	for (size_t i = 0; i < vu->uses.len; i++)
-		if (ts_node_start_byte(vu->uses.items[i]) < vu->stop && !in_dead_code(vu->c, vu->uses.items[i]))
+		if (ts_node_start_byte(vu->uses.items[i]) < vu->stop && !in_dead_code(vu->c, vu->uses.items[i]) &&
+		    !exclusive_arms(vu->uses.items[i], vu->read))
 			vu->uses.items[k++] = vu->uses.items[i];
 	vu->uses.len = k;
 }
@@ -750,6 +774,54 @@ static bool stmt_acquires(const struct ctx *c, TSNode s)
 	size_t len = ts_type_is(e, "call_expression") ? ts_call_name(e, c->text, &name) : 0;
 	const struct api *a = len ? api_lookup(name, len) : NULL;
 	return a && a->op == API_ACQUIRE;
+}
+
+struct local_find {
+	const struct ctx *c;
+	const char *name;
+	bool found;
+};
+
+static bool local_visit(TSNode n, void *ctx)
+{
+	struct local_find *lf = ctx;
+	if (lf->found)
+		return false;
+	if (ts_type_is(n, "declaration") || ts_type_is(n, "parameter_declaration")) {
+		for (uint32_t i = 0; i < ts_node_named_child_count(n); i++) {
+			TSNode d = ts_node_named_child(n, i);
+			if (ts_node_eq(d, ts_field(n, "type")))
+				continue;
+			while (!ts_node_is_null(d) && !ts_type_is(d, "identifier"))
+				d = ts_field(d, "declarator");
+			if (!ts_node_is_null(d) && ts_text_is(d, lf->c->text, lf->name)) {
+				/* `static int cpu;` inside a function is not a local value either */
+				bool is_static = false;
+				for (uint32_t k = 0; k < ts_node_named_child_count(n); k++) {
+					TSNode sc = ts_node_named_child(n, k);
+					if (ts_type_is(sc, "storage_class_specifier") && ts_text_is(sc, lf->c->text, "static"))
+						is_static = true;
+				}
+				lf->found = !is_static;
+			}
+		}
+		return false;
+	}
+	return true;
+}
+
+/* True if NAME is a parameter or an automatic variable of F. */
+static bool is_local(const struct ctx *c, const struct fn *f, const char *name)
+{
+	struct local_find lf = {c, name, false};
+	TSNode decl = ts_field(f->def, "declarator");
+	while (!ts_node_is_null(decl) && !ts_type_is(decl, "function_declarator"))
+		decl = ts_field(decl, "declarator");
+	if (!ts_node_is_null(decl))
+		ts_walk(ts_field(decl, "parameters"), local_visit, &lf);
+	if (!lf.found)
+		ts_walk(f->body, local_visit, &lf);
+	return lf.found;
 }
 
 static void plan_define_per_cpu_rest(struct ctx *c, const struct fn *f, struct percpu_array *pa,
@@ -888,9 +960,35 @@ static void check_cpu_read(struct ctx *c, const struct fn *f, TSNode call)
 
 	/* A variable holds the CPU number: follow its uses. */
 	char *name = node_text(c, var);
+	if (!is_local(c, f, name)) {
+		/* A global (or static) outlives any region: the number it keeps is a hint
+		 * once preemption is back on. get_cpu()/put_cpu() around the store makes
+		 * the read itself legal in 2.6 (DEBUG_PREEMPT warns otherwise). */
+		if (prot) {
+			add_protected(c, RULE_P003, call, f,
+				      xasprintf("CPU number stored in %s with preemption off", name), why);
+		} else {
+			struct finding *fd = add_finding(c, RULE_P003, call, f, SEV_WARNING, CONF_MEDIUM, FIX_GET_CPU,
+				xasprintf("CPU number from smp_processor_id() stored in %s, which is not local, "
+					  "in preemptible code", name), why);
+			TSNode st = block_stmt(call);
+			char *no = ts_node_is_null(st) ? xstrdup("no enclosing statement") :
+				   plan_region(c, f, st, st, NULL, "put_cpu()", fd);
+			if (no) {
+				unfixable(fd, no);
+			} else if (fd) {
+				add_edit(c, fd, EDIT_REPLACE, call, "get_cpu()");
+				fd->fix_note = xasprintf("%s outlives the get_cpu()/put_cpu() pair: what it keeps is "
+							 "only a hint once preemption is back on", name);
+			}
+		}
+		free(name);
+		return;
+	}
 	struct var_uses vu;
 	memset(&vu, 0, sizeof vu);
 	vu.c = c;
+	vu.read = call;
 	vu.var = name;
 	vu.after = ts_node_end_byte(def_node);
 	var_uses_find(&vu, f->body);
@@ -1025,9 +1123,17 @@ static void check_cpu_read(struct ctx *c, const struct fn *f, TSNode call)
 			TSNode s = ts_node_parent(u);
 			while (!ts_node_is_null(s) && !ts_node_eq(ts_node_parent(s), ts_node_parent(read_stmt)))
 				s = ts_node_parent(s);
-			if (ts_node_is_null(s))
-				no = xasprintf("%s is used at line %u outside the block it is read in",
-					       name, line_of(c, u));
+			if (ts_node_is_null(s)) {
+				TSNode blk = ts_node_parent(read_stmt);
+				if (ts_type_is(blk, "preproc_ifdef") || ts_type_is(blk, "preproc_if") ||
+				    ts_type_is(blk, "preproc_else") || ts_type_is(blk, "preproc_elif"))
+					no = xasprintf("the read is inside an #if/#ifdef arm (line %u) and %s is used "
+						       "after it at line %u: get_cpu()/put_cpu() could not be balanced "
+						       "in every configuration", line_of(c, blk), name, line_of(c, u));
+				else
+					no = xasprintf("%s is used at line %u outside the block it is read in",
+						       name, line_of(c, u));
+			}
 			else if (ts_node_start_byte(s) > ts_node_start_byte(last))
 				last = s;
 		}
@@ -1370,7 +1476,7 @@ static void check_noresched(struct ctx *c, const struct fn *f, TSNode call, bool
 	if (!fd)
 		return;
 	if (misspelt)
-		add_edit(c, fd, EDIT_REPLACE, ts_field(call, "function"), "preempt_enable_no_resched");
+		add_edit(c, fd, EDIT_REPLACE, call, "preempt_enable_no_resched()");
 	if (!ts_node_is_null(bad)) {
 		TSNode st = block_stmt(call);
 		if (ts_node_is_null(st) || !ts_type_is(st, "expression_statement"))

@@ -58,6 +58,9 @@ int textdiff_unified(struct buf *out, const char *path, const char *old_text, si
 	if (make_patch(&patch, old_text, old_len, new_text, new_len, opts->context) < 0)
 		goto done;
 	p = textdiff_display_path(path);
+	/* a path outside the current directory stays absolute: a//x would not apply */
+	if (p[0] == '/')
+		memmove(p, p + 1, strlen(p));
 	const char *meta = opts->color ? C_META : "", *reset = opts->color ? C_RESET : "";
 	buf_printf(out, "%sdiff --git a/%s b/%s%s\n", meta, p, p, reset);
 	buf_printf(out, "%s--- a/%s%s\n", meta, p, reset);
