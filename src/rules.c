@@ -409,6 +409,9 @@ static char *plan_region(const struct ctx *c, const struct fn *f, TSNode first, 
 	return NULL;
 }
 
+static char *plan_site_region(struct ctx *c, const struct fn *f, TSNode site, const char *put,
+			      struct finding *fd);
+
 /* ---- NR_CPUS arrays ---------------------------------------------------------- */
 
 struct array_scan {
@@ -579,9 +582,7 @@ static void find_arrays(struct ctx *c)
 			struct point_state ps = flow_state_at(g, ts_node_start_byte(sub));
 			if (point_protected(&ps))
 				continue;
-			TSNode st = block_stmt(sub);
-			char *no = ts_node_is_null(st) ? xstrdup("no enclosing statement") :
-				   plan_region(c, g, st, st, NULL, "put_cpu_var(x)", NULL);
+			char *no = plan_site_region(c, g, sub, "put_cpu_var(x)", NULL);
 			if (no) {
 				pa->eligible = false;
 				pa->why_not = xasprintf("the use at line %u cannot be fixed (%s)", line_of(c, sub), no);
@@ -824,6 +825,81 @@ static bool is_local(const struct ctx *c, const struct fn *f, const char *name)
 	return lf.found;
 }
 
+/*
+ * The get/put region for a site used within one statement: that statement,
+ * extended to the last use of a local the statement derives from the site
+ * (`s = &x[smp_processor_id()]; s->n++;` keeps s pointing at this CPU's
+ * slot, so the region must cover s's uses). Returns NULL or why not (owned).
+ */
+static char *plan_site_region(struct ctx *c, const struct fn *f, TSNode site, const char *put,
+			      struct finding *fd)
+{
+	TSNode st = block_stmt(site);
+	if (ts_node_is_null(st))
+		return xstrdup("the site is not in a statement of a block");
+	if (ts_type_is(st, "return_statement"))
+		return xstrdup("the value is returned; the release cannot follow it");
+	/* a local assigned from an expression holding the site */
+	TSNode dv;
+	memset(&dv, 0, sizeof dv);
+	TSNode def = st;
+	for (TSNode a = ts_node_parent(site); !ts_node_is_null(a) && !ts_node_eq(a, st); a = ts_node_parent(a)) {
+		if (ts_type_is(a, "init_declarator") && node_within(site, ts_field(a, "value"))) {
+			dv = ts_field(a, "declarator");
+			while (!ts_node_is_null(dv) && !ts_type_is(dv, "identifier"))
+				dv = ts_field(dv, "declarator");
+			def = a;
+			break;
+		}
+		if (ts_type_is(a, "assignment_expression") && node_within(site, ts_field(a, "right"))) {
+			dv = ts_field(a, "left");
+			def = a;
+			break;
+		}
+	}
+	TSNode last = st;
+	char *var = NULL;
+	if (!ts_node_is_null(dv)) {
+		if (!ts_type_is(dv, "identifier"))
+			return xasprintf("the value is stored through %.*s; the release cannot be placed",
+					 (int)(ts_node_end_byte(dv) - ts_node_start_byte(dv)),
+					 c->text + ts_node_start_byte(dv));
+		var = node_text(c, dv);
+		if (!is_local(c, f, var) && !call_is(c, site, "smp_processor_id")) {
+			char *no = xasprintf("the value is stored in %s, which outlives any region", var);
+			free(var);
+			return no;
+		}
+		struct var_uses vu;
+		memset(&vu, 0, sizeof vu);
+		vu.c = c;
+		vu.read = site;
+		vu.var = var;
+		vu.after = ts_node_end_byte(def);
+		if (is_local(c, f, var))
+			var_uses_find(&vu, f->body);
+		for (size_t i = 0; i < vu.uses.len; i++) {
+			TSNode u = vu.uses.items[i];
+			TSNode s2 = ts_node_parent(u);
+			while (!ts_node_is_null(s2) && !ts_node_eq(ts_node_parent(s2), ts_node_parent(st)))
+				s2 = ts_node_parent(s2);
+			if (ts_node_is_null(s2)) {
+				char *no = xasprintf("%s, derived from it, is used at line %u outside the block",
+						     var, line_of(c, u));
+				vec_free(&vu.uses);
+				free(var);
+				return no;
+			}
+			if (ts_node_start_byte(s2) > ts_node_start_byte(last))
+				last = s2;
+		}
+		vec_free(&vu.uses);
+	}
+	char *no = plan_region(c, f, st, last, var, put, fd);
+	free(var);
+	return no;
+}
+
 static void plan_define_per_cpu_rest(struct ctx *c, const struct fn *f, struct percpu_array *pa,
 				     struct finding *fd);
 
@@ -839,9 +915,7 @@ static void plan_percpu_site(struct ctx *c, const struct fn *f, struct percpu_ar
 		rep = xasprintf("get_cpu_var(%s)", pa->name);
 		add_edit(c, fd, EDIT_REPLACE, sub, rep);
 		char *put = xasprintf("put_cpu_var(%s)", pa->name);
-		TSNode st = block_stmt(sub);
-		char *why = ts_node_is_null(st) ? xstrdup("no enclosing statement") :
-			    plan_region(c, f, st, st, NULL, put, fd);
+		char *why = plan_site_region(c, f, sub, put, fd);
 		free(put);
 		if (why && fd) {
 			unfixable(fd, why);
@@ -894,8 +968,7 @@ static void check_cpu_read(struct ctx *c, const struct fn *f, TSNode call)
 				fd->fix_note = xasprintf("%s: it stays an NR_CPUS array; the index is read with get_cpu()",
 							 pa->why_not);
 				add_edit(c, fd, EDIT_REPLACE, call, "get_cpu()");
-				TSNode st = block_stmt(call);
-				char *no = plan_region(c, f, st, st, NULL, "put_cpu()", fd);
+				char *no = plan_site_region(c, f, call, "put_cpu()", fd);
 				if (no)
 					unfixable(fd, no);
 			}
@@ -914,8 +987,7 @@ static void check_cpu_read(struct ctx *c, const struct fn *f, TSNode call)
 				return;
 			fd->fix_note = xasprintf("%s, so it cannot become DEFINE_PER_CPU here", pa->why_not);
 			add_edit(c, fd, EDIT_REPLACE, call, "get_cpu()");
-			TSNode st = block_stmt(call);
-			char *no = plan_region(c, f, st, st, NULL, "put_cpu()", fd);
+			char *no = plan_site_region(c, f, call, "put_cpu()", fd);
 			if (no)
 				unfixable(fd, no);
 			return;
@@ -948,11 +1020,7 @@ static void check_cpu_read(struct ctx *c, const struct fn *f, TSNode call)
 		if (!fd)
 			return;
 		add_edit(c, fd, EDIT_REPLACE, call, "get_cpu()");
-		TSNode st = block_stmt(call);
-		char *no = ts_node_is_null(st) ? xstrdup("no enclosing statement") :
-			   ts_type_is(st, "return_statement") ?
-				xstrdup("the CPU number is returned; put_cpu() cannot follow it") :
-				plan_region(c, f, st, st, NULL, "put_cpu()", fd);
+		char *no = plan_site_region(c, f, call, "put_cpu()", fd);
 		if (no)
 			unfixable(fd, no);
 		return;
@@ -971,9 +1039,7 @@ static void check_cpu_read(struct ctx *c, const struct fn *f, TSNode call)
 			struct finding *fd = add_finding(c, RULE_P003, call, f, SEV_WARNING, CONF_MEDIUM, FIX_GET_CPU,
 				xasprintf("CPU number from smp_processor_id() stored in %s, which is not local, "
 					  "in preemptible code", name), why);
-			TSNode st = block_stmt(call);
-			char *no = ts_node_is_null(st) ? xstrdup("no enclosing statement") :
-				   plan_region(c, f, st, st, NULL, "put_cpu()", fd);
+			char *no = plan_site_region(c, f, call, "put_cpu()", fd);
 			if (no) {
 				unfixable(fd, no);
 			} else if (fd) {
@@ -1214,11 +1280,7 @@ static void check_cpu_var(struct ctx *c, const struct fn *f, TSNode call, bool i
 			char *rep = xasprintf("get_cpu_var(%s)", var);
 			char *put = xasprintf("put_cpu_var(%s)", var);
 			add_edit(c, fd, EDIT_REPLACE, call, rep);
-			TSNode st = block_stmt(call);
-			char *no = ts_node_is_null(st) ? xstrdup("no enclosing statement") :
-				   ts_type_is(st, "return_statement") ?
-					xstrdup("the value is returned; put_cpu_var() cannot follow it") :
-					plan_region(c, f, st, st, NULL, put, fd);
+			char *no = plan_site_region(c, f, call, put, fd);
 			if (no)
 				unfixable(fd, no);
 			free(rep);

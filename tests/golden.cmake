@@ -6,3 +6,5 @@ add_test(NAME golden_fixtures COMMAND scan_dump --check ${PREEMPTIFY_FIXTURES}
   WORKING_DIRECTORY ${CMAKE_SOURCE_DIR})
 add_test(NAME cli_scan_fixtures COMMAND ${CMAKE_COMMAND} -DBIN=$<TARGET_FILE:preemptify>
   -DSRC=${CMAKE_SOURCE_DIR} -P ${CMAKE_SOURCE_DIR}/tests/scripts/cli_scan.cmake)
+add_test(NAME rewrite_fixture_tree COMMAND bash ${CMAKE_SOURCE_DIR}/tests/scripts/rewrite_fixtures.sh
+  $<TARGET_FILE:preemptify> ${CMAKE_SOURCE_DIR})
