@@ -792,12 +792,14 @@ static int commit_trees(git_repository *g, git_commit *c, git_tree **parent_tree
 
 static void cover_date(struct buf *b)
 {
-	char s[64];
+	char day[8], rest[48];
 	time_t now = time(NULL);
 	struct tm tm;
 	localtime_r(&now, &tm);
-	strftime(s, sizeof s, "%a, %d %b %Y %H:%M:%S %z", &tm);
-	buf_printf(b, "Date: %s\n", s);
+	/* RFC 2822 as git writes it: day of month without padding */
+	strftime(day, sizeof day, "%a", &tm);
+	strftime(rest, sizeof rest, "%b %Y %H:%M:%S %z", &tm);
+	buf_printf(b, "Date: %s, %d %s\n", day, tm.tm_mday, rest);
 }
 
 int repo_series(struct repo *r, const struct repo_series_options *opts, const char *range,
@@ -936,8 +938,8 @@ next:
 	cover_date(&cover);
 	buf_printf(&cover, "Subject: [%s%s0/%zu] make %zu file%s preempt-safe for 2.6\n\n", prefix,
 		   prefix[0] ? " " : "", ids.len, nfiles, nfiles == 1 ? "" : "s");
-	buf_printf(&cover, "This series ports %zu file%s to the 2.6 preemptible kernel, "
-		   "one commit per change. The changes were found and made by preemptify.\n\n",
+	buf_printf(&cover, "This series ports %zu file%s to the 2.6 preemptible kernel, one\n"
+		   "commit per change. The changes were found and made by preemptify.\n\n",
 		   nfiles, nfiles == 1 ? "" : "s");
 	buf_puts(&cover, "Files:\n");
 	for (size_t i = 0; i < nfiles; i++)
