@@ -10,8 +10,9 @@
  *                    [--no-cover] OUTDIR
  *
  * SPEC fabricates what the rewrite stage would hand over, one line each:
- *   file PATH NEWFILE         a change; old text read from PATH now, new text
- *                             from NEWFILE ("-": unchanged)
+ *   file PATH NEWFILE [OLDFILE]  a change; old text read from PATH now (or
+ *                             from OLDFILE: what the rewrite "read"), new
+ *                             text from NEWFILE ("-": unchanged)
  *   fixed RULE FIX LINE MESSAGE [| EVIDENCE]
  *   refused RULE FIX LINE MESSAGE | REASON
  *   error TEXT                the rewrite of this file failed
@@ -81,10 +82,10 @@ static int spec_read(const char *path, struct spec *sp)
 		char *rest = strtok(NULL, "");
 		struct file_change *c = sp->changes.len ? &sp->changes.items[sp->changes.len - 1] : NULL;
 		if (strcmp(kw, "file") == 0 && rest) {
-			char *p = strtok(rest, " "), *nf = strtok(NULL, " ");
+			char *p = strtok(rest, " "), *nf = strtok(NULL, " "), *of = strtok(NULL, " ");
 			struct file_change fc;
 			memset(&fc, 0, sizeof fc);
-			if (!p || !nf || read_file(p, &fc.old_text, &fc.old_len) < 0) {
+			if (!p || !nf || read_file(of ? of : p, &fc.old_text, &fc.old_len) < 0) {
 				fprintf(stderr, "error: spec: %s\n", p && nf ? error_last() : "file PATH NEWFILE");
 				rc = -1;
 				break;
