@@ -96,21 +96,27 @@ static const struct {
 	const char *alone, *alone_short;
 	const char *clause;   /* a whole clause, or NULL */
 	const char *use_item; /* an item of the shared "use ..." clause, or NULL */
+	const char *token;    /* its name in the compact "make preempt-safe: a, b" form */
 } phrases[FIX_COUNT] = {
-	[FIX_NONE] = {NULL, NULL, NULL, NULL},
+	[FIX_NONE] = {NULL, NULL, NULL, NULL, NULL},
 	[FIX_GET_CPU] = {"use get_cpu()/put_cpu() around CPU number use",
-		"use get_cpu()/put_cpu()", NULL, "get_cpu()/put_cpu()"},
+		"use get_cpu()/put_cpu()", NULL, "get_cpu()/put_cpu()", "get_cpu()"},
 	[FIX_DEFINE_PER_CPU] = {"make per-CPU statistics preempt-safe",
-		"make per-CPU data preempt-safe", "make per-CPU statistics preempt-safe", NULL},
+		"make per-CPU data preempt-safe", "make per-CPU statistics preempt-safe", NULL,
+		"per-CPU data"},
 	[FIX_GET_CPU_VAR] = {"make per-CPU statistics preempt-safe",
-		"make per-CPU data preempt-safe", "make per-CPU statistics preempt-safe", NULL},
+		"make per-CPU data preempt-safe", "make per-CPU statistics preempt-safe", NULL,
+		"per-CPU data"},
 	[FIX_MOVE_INSIDE] = {"read the CPU number inside the locked region",
-		"read CPU number under the lock", "read the CPU number under the lock", NULL},
-	[FIX_COND_RESCHED] = {"use cond_resched()", "use cond_resched()", NULL, "cond_resched()"},
-	[FIX_NEED_RESCHED_CALL] = {"use need_resched()", "use need_resched()", NULL, "need_resched()"},
-	[FIX_YIELD] = {"use yield()", "use yield()", NULL, "yield()"},
+		"read CPU number under the lock", "read the CPU number under the lock", NULL,
+		"CPU number under lock"},
+	[FIX_COND_RESCHED] = {"use cond_resched()", "use cond_resched()", NULL, "cond_resched()",
+		"cond_resched()"},
+	[FIX_NEED_RESCHED_CALL] = {"use need_resched()", "use need_resched()", NULL, "need_resched()",
+		"need_resched()"},
+	[FIX_YIELD] = {"use yield()", "use yield()", NULL, "yield()", "yield()"},
 	[FIX_CHECK_RESCHED] = {"call preempt_check_resched() after preempt_enable_no_resched()",
-		"add preempt_check_resched()", NULL, "preempt_check_resched()"},
+		"add preempt_check_resched()", NULL, "preempt_check_resched()", "preempt_check_resched()"},
 };
 
 /* Appends ITEMS[0..n) as "a", "a and b", "a, b and c". */
@@ -147,11 +153,12 @@ char *message_summary(const struct file_change *const *changes, size_t n, size_t
 				return xstrdup(strlen(phrases[f].alone) <= budget ? phrases[f].alone
 										   : phrases[f].alone_short);
 	}
-	const char *clauses[FIX_COUNT + 1], *items[FIX_COUNT];
-	size_t nclauses = 0, nitems = 0;
+	const char *clauses[FIX_COUNT + 1], *items[FIX_COUNT], *tokens[FIX_COUNT];
+	size_t nclauses = 0, nitems = 0, ntokens = 0;
 	for (int f = 0; f < FIX_COUNT; f++) {
 		if (!seen[f])
 			continue;
+		tokens[ntokens++] = phrases[f].token;
 		if (phrases[f].clause)
 			clauses[nclauses++] = phrases[f].clause;
 		else
@@ -165,6 +172,11 @@ char *message_summary(const struct file_change *const *changes, size_t n, size_t
 	}
 	for (size_t i = 0; i < nclauses; i++)
 		buf_printf(&b, "%s%s", i ? ", " : "", clauses[i]);
+	if (b.len > budget) {
+		buf_clear(&b);
+		buf_puts(&b, "make preempt-safe: ");
+		join_and(&b, tokens, ntokens);
+	}
 	if (b.len > budget) {
 		buf_clear(&b);
 		buf_printf(&b, "make preempt-safe (%zu kinds of fix)", kinds);
@@ -235,6 +247,9 @@ static void bullet(struct buf *b, const struct finding *f, const char *tail_labe
 	put_sentence(&t, f->message && *f->message ? f->message : rule_summary(f->rule));
 	if (tail && *tail) {
 		char *s = first_sentence(tail);
+		/* the analysis writes its reasons in lower case; here they start a sentence */
+		if (!*tail_label && s[0] >= 'a' && s[0] <= 'z')
+			s[0] = (char)(s[0] - 'a' + 'A');
 		buf_printf(&t, " %s", tail_label);
 		put_sentence(&t, s);
 		free(s);

@@ -73,8 +73,11 @@ char *message_common_prefix(const char *const *paths, size_t n);
 /*
  * What changed, from the fix kinds of the fixed findings of CHANGES[0..n):
  * one kind gives its own phrase ("use cond_resched()"); several give a
- * combined phrase. BUDGET is the room left on the subject line; a combined
- * phrase that does not fit falls back to a shorter one. Caller frees.
+ * combined phrase ("make per-CPU statistics preempt-safe, use cond_resched()
+ * and yield()"). BUDGET is the room left on the subject line; what does not
+ * fit falls back to a shorter form ("make preempt-safe: per-CPU data,
+ * cond_resched() and yield()", then "make preempt-safe (3 kinds of fix)").
+ * Caller frees.
  */
 char *message_summary(const struct file_change *const *changes, size_t n, size_t budget);
 

@@ -244,6 +244,8 @@ static void unit_summary(void)
 				 mkfinding(RULE_P003, FIX_GET_CPU, 3, "m", NULL)};
 	check_str("three", summary_of(mix3, 3, 90),
 		  "make per-CPU statistics preempt-safe, use get_cpu()/put_cpu() and cond_resched()");
+	check_str("three compact", summary_of(mix3, 3, 65),
+		  "make preempt-safe: get_cpu(), per-CPU data and cond_resched()");
 	check_str("three tight", summary_of(mix3, 3, 40), "make preempt-safe (3 kinds of fix)");
 	struct finding cr = mkfinding(RULE_P005, FIX_CHECK_RESCHED, 1, "m", NULL);
 	check_str("tight", summary_of(&cr, 1, 40), "add preempt_check_resched()");
