@@ -32,4 +32,16 @@ git config user.email m@example.com
 git am -q "$TMP"/out/000[1-9]-*.patch || fail "git am of a root series failed"
 git fetch -q "$TMP/r" main
 git diff --exit-code FETCH_HEAD HEAD >/dev/null || fail "applied root series differs"
+
+# unborn HEAD with --branch: the first commit starts that branch
+git init -q -b main "$TMP/u2"
+cd "$TMP/u2"
+git config user.name "A U Thor"
+git config user.email "author@example.com"
+write_driver drivers/net/foo.c
+spec_for drivers/net/foo.c >"$TMP/spec2"
+"$TEST_REPO" commit --branch port "$TMP/spec2" >/dev/null || fail "unborn commit with --branch failed"
+[ "$(git symbolic-ref HEAD)" = refs/heads/port ] || fail "HEAD not on port"
+[ "$(git rev-list --count port)" -eq 1 ] || fail "port should hold one root commit"
+git rev-parse -q --verify refs/heads/main >/dev/null && fail "main was created"
 echo ok
