@@ -109,7 +109,7 @@ static const struct {
 		"per-CPU data"},
 	[FIX_MOVE_INSIDE] = {"read the CPU number inside the locked region",
 		"read CPU number under the lock", "read the CPU number under the lock", NULL,
-		"CPU number under lock"},
+		"CPU id under lock"},
 	[FIX_COND_RESCHED] = {"use cond_resched()", "use cond_resched()", NULL, "cond_resched()",
 		"cond_resched()"},
 	[FIX_NEED_RESCHED_CALL] = {"use need_resched()", "use need_resched()", NULL, "need_resched()",
