@@ -2,41 +2,17 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli.h"
+#include "commands.h"
 #include "repo.h"
-#include "rewrite.h"
-#include "scan.h"
-#include "walk.h"
-
-int cmd_commit(int argc, char **argv);
-int cmd_series(int argc, char **argv);
-
-static const struct cli_command commit_cmd = {"commit", "[options] PATH...",
-	"Rewrite the fixable sites and commit each file (or directory) separately, "
-	"with a kernel-style message; other staged or unstaged work is left alone.", cmd_commit};
-
-/* The rule mask from --ignore (same meaning as for scan). */
-static int ignore_mask(const struct cli_list *ignore, unsigned *out)
-{
-	*out = (1u << RULE_COUNT) - 1;
-	for (size_t i = 0; i < ignore->len; i++) {
-		int r = rule_parse(ignore->items[i]);
-		if (r < 0) {
-			fprintf(stderr, "preemptify commit: --ignore: unknown rule '%s' (see preemptify rules)\n",
-				ignore->items[i]);
-			return -1;
-		}
-		*out &= ~(1u << r);
-	}
-	return 0;
-}
 
 int cmd_commit(int argc, char **argv)
 {
+	const struct cli_command *cmd = cli_command_find("commit");
 	struct repo_commit_options co = REPO_COMMIT_OPTIONS_INIT;
-	const char *group = "file", *target = "2.6", *spatch = "spatch";
-	int jobs = 0, timeout = 60;
-	struct cli_list exclude = {0}, ignore = {0}, paths = {0};
+	struct scan_cli a = SCAN_CLI_INIT;
+	struct rewrite_cli o = REWRITE_CLI_INIT;
+	const char *group = "file";
+	struct cli_list paths = {0};
 	const struct cli_option opts[] = {
 		{"branch", 'b', OPT_STRING, &co.branch, "NAME", "create branch NAME from HEAD and commit there"},
 		{"force", 0, OPT_FLAG, &co.force, NULL, "with --branch: reset an existing branch to HEAD"},
@@ -44,75 +20,42 @@ int cmd_commit(int argc, char **argv)
 		{"prefix", 0, OPT_STRING, &co.prefix, "TEXT", "subject prefix instead of the path-derived one"},
 		{"signoff", 's', OPT_FLAG, &co.signoff, NULL, "add a Signed-off-by trailer"},
 		{"dry-run", 'n', OPT_FLAG, &co.dry_run, NULL, "show the commits that would be made; write nothing"},
-		{"target", 0, OPT_STRING, &target, "T", "2.6 (default) or modern"},
-		{"jobs", 'j', OPT_INT, &jobs, "N", "files analysed in parallel (default: online CPUs)"},
-		{"timeout", 0, OPT_INT, &timeout, "SEC", "per-file spatch timeout (default 60)"},
-		{"spatch", 0, OPT_STRING, &spatch, "PROG", "the Coccinelle spatch program"},
-		{"exclude", 0, OPT_LIST, &exclude, "GLOB", "skip paths matching GLOB"},
-		{"ignore", 0, OPT_LIST, &ignore, "RULES", "skip rules, e.g. P003"},
+		REWRITE_CLI_OPTIONS(&o),
+		SCAN_CLI_OPTIONS(&a),
 		{NULL, 0, 0, NULL, NULL, NULL},
 	};
 	int rc = EXIT_USAGE;
-	path_vec files = VEC_INIT;
 	struct scan_result scan = SCAN_RESULT_INIT;
 	struct rewrite_result rw = REWRITE_RESULT_INIT;
 	struct repo_commit_report rep = REPO_COMMIT_REPORT_INIT;
 	struct repo *repo = NULL;
-	int p = cli_parse(&commit_cmd, opts, argc, argv, &paths);
+	int p = cli_parse(cmd, opts, argc, argv, &paths);
 	if (p != 0) {
 		rc = p > 0 ? EXIT_OK : EXIT_USAGE;
 		goto done;
 	}
 	if (paths.len == 0) {
-		fprintf(stderr, "preemptify commit: no PATH given (see --help)\n");
+		fprintf(stderr, "preemptify commit: no PATH given (see 'preemptify commit --help')\n");
 		goto done;
 	}
 	int g = repo_group_parse(group);
 	if (g < 0) {
-		fprintf(stderr, "preemptify commit: --group: expected 'file' or 'dir', not '%s'\n", group);
+		fprintf(stderr, "preemptify commit: option '--group' expects 'file' or 'dir', not '%s'\n", group);
 		goto done;
 	}
 	co.group = (enum repo_group)g;
-	struct rewrite_options ro = REWRITE_OPTIONS_INIT;
-	if (strcmp(target, "2.6") == 0)
-		ro.target = TARGET_26;
-	else if (strcmp(target, "modern") == 0)
-		ro.target = TARGET_MODERN;
-	else {
-		fprintf(stderr, "preemptify commit: --target: expected '2.6' or 'modern', not '%s'\n", target);
-		goto done;
-	}
-	ro.jobs = jobs;
-	ro.timeout_sec = timeout;
-	ro.spatch = spatch;
-	struct scan_options so = SCAN_OPTIONS_INIT;
-	if (ignore_mask(&ignore, &so.rules) < 0)
-		goto done;
-	so.jobs = jobs;
 
 	/* Open the repository first: a wrong place is cheaper to learn before the analysis. */
-	rc = EXIT_FAILED;
 	if (repo_open(&repo, paths.items[0]) < 0) {
 		fprintf(stderr, "preemptify commit: %s\n", error_last());
+		rc = EXIT_FAILED;
 		goto done;
 	}
-	struct walk_options wo = {exclude.items, exclude.len};
-	bool failed = walk_paths(paths.items, paths.len, &wo, &files, &scan.diagnostics) < 0;
-	failed |= scan_files(files.items, files.len, &so, &scan) > 0;
-	for (size_t i = 0; i < scan.diagnostics.len; i++)
-		if (scan.diagnostics.items[i].kind == DIAG_IO)
-			fprintf(stderr, "preemptify commit: %s\n", scan.diagnostics.items[i].message);
-	int bad = rewrite_plan(&scan, &ro, &rw);
-	if (bad < 0) {
-		fprintf(stderr, "preemptify commit: %s\n", error_last());
+	rc = rewrite_cli_run(cmd, &a, &o, &paths, &scan, &rw);
+	if (rc == EXIT_USAGE)
 		goto done;
-	}
-	for (size_t i = 0; i < rw.files.len; i++)
-		if (rw.files.items[i].error)
-			fprintf(stderr, "preemptify commit: %s: not rewritten: %s\n", rw.files.items[i].path,
-				rw.files.items[i].error);
-	failed |= bad > 0;
-
+	bool failed = rc == EXIT_FAILED;
+	rc = EXIT_FAILED;
 	int e = repo_commit_changes(repo, &co, rw.files.items, rw.files.len, &rep);
 	size_t refused = 0;
 	for (size_t i = 0; i < rw.files.len; i++)
@@ -141,16 +84,10 @@ done:
 	repo_free(repo);
 	rewrite_result_free(&rw);
 	scan_result_free(&scan);
-	path_vec_free(&files);
 	cli_list_free(&paths);
-	cli_list_free(&exclude);
-	cli_list_free(&ignore);
+	scan_cli_free(&a);
 	return rc;
 }
-
-static const struct cli_command series_cmd = {"series", "[options] [RANGE]",
-	"Write the commits of RANGE (default: the last commit run) as numbered mbox patches "
-	"with a cover letter, ready for git send-email.", cmd_series};
 
 int cmd_series(int argc, char **argv)
 {
@@ -169,7 +106,7 @@ int cmd_series(int argc, char **argv)
 	int rc = EXIT_USAGE;
 	struct repo *repo = NULL;
 	struct repo_series_report rep = REPO_SERIES_REPORT_INIT;
-	int p = cli_parse(&series_cmd, opts, argc, argv, &args);
+	int p = cli_parse(cli_command_find("series"), opts, argc, argv, &args);
 	if (p != 0) {
 		rc = p > 0 ? EXIT_OK : EXIT_USAGE;
 		goto done;

@@ -49,6 +49,7 @@ int rewrite_cli_run(const struct cli_command *cmd, const struct scan_cli *a, con
 	}
 	ro.jobs = a->jobs;
 	ro.timeout_sec = o->timeout;
+	ro.spatch = o->spatch;
 	int nfail = rewrite_plan(sr, &ro, rr);
 	if (nfail < 0) {
 		fprintf(stderr, "preemptify %s: %s\n", cmd->name, error_last());

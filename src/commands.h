@@ -72,11 +72,13 @@ void scan_cli_free(struct scan_cli *a);
 struct rewrite_cli {
 	int timeout;        /* seconds per spatch process */
 	const char *target; /* "2.6" or "modern" */
+	const char *spatch; /* the Coccinelle program */
 };
-#define REWRITE_CLI_INIT {60, "2.6"}
+#define REWRITE_CLI_INIT {60, "2.6", "spatch"}
 #define REWRITE_CLI_OPTIONS(o) \
 	{"timeout", 0, OPT_INT, &(o)->timeout, "SEC", "time limit per spatch process (default 60)"}, \
-	{"target", 0, OPT_STRING, &(o)->target, "2.6|modern", "API generation to port to (default 2.6)"}
+	{"target", 0, OPT_STRING, &(o)->target, "2.6|modern", "API generation to port to (default 2.6)"}, \
+	{"spatch", 0, OPT_STRING, &(o)->spatch, "PROG", "the Coccinelle spatch program (default: spatch on PATH)"}
 
 /*
  * Scans PATHS (scan_cli_run) and plans the rewrite (rewrite_plan) into SR

@@ -12,6 +12,10 @@ static const struct cli_command commands[] = {
 	{"rules", "[RULE...]", "Describe the rules and the fixes each may plan.", cmd_rules},
 	{"diff", "[options] PATH...", "Show the fixes as a unified diff; nothing is written.", cmd_diff},
 	{"apply", "[options] PATH...", "Write the fixes into the files, atomically.", cmd_apply},
+	{"commit", "[options] PATH...",
+	 "Write the fixes and commit each file (or directory) on its own, kernel style.", cmd_commit},
+	{"series", "[options] [RANGE]",
+	 "Export the commits of the last commit run (or RANGE) as a numbered mbox series.", cmd_series},
 };
 
 static void usage(FILE *out)
