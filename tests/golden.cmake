@@ -8,3 +8,5 @@ add_test(NAME cli_scan_fixtures COMMAND ${CMAKE_COMMAND} -DBIN=$<TARGET_FILE:pre
   -DSRC=${CMAKE_SOURCE_DIR} -P ${CMAKE_SOURCE_DIR}/tests/scripts/cli_scan.cmake)
 add_test(NAME rewrite_fixture_tree COMMAND bash ${CMAKE_SOURCE_DIR}/tests/scripts/rewrite_fixtures.sh
   $<TARGET_FILE:preemptify> ${CMAKE_SOURCE_DIR})
+add_test(NAME git_e2e_fixture_tree COMMAND bash ${CMAKE_SOURCE_DIR}/tests/scripts/git_e2e.sh
+  $<TARGET_FILE:preemptify> ${CMAKE_SOURCE_DIR})
