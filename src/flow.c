@@ -651,7 +651,26 @@ static void set_context(struct fn *f, enum fn_context ctx, const char *fmt, unsi
 
 struct ident_scan {
 	struct file_analysis *fa;
+	/* fields copied into pm_idle (`pm_idle = cfg.curr_idle;`): a function stored
+	 * in such a field is an idle routine too */
+	VEC(TSNode) idle_fields;
+	VEC(unsigned) idle_lines;
 };
+
+static bool idle_field_visit(TSNode n, void *ctx)
+{
+	struct ident_scan *is = ctx;
+	if (!ts_type_is(n, "assignment_expression"))
+		return true;
+	const char *src = is->fa->src->parse_text;
+	TSNode l = ts_field(n, "left"), r = ts_field(n, "right");
+	if (ts_type_is(l, "identifier") && ts_text_is(l, src, "pm_idle") && ts_type_is(r, "field_expression")) {
+		vec_push(&is->idle_fields, ts_field(r, "field"));
+		unsigned line = source_pos(is->fa->src, ts_node_start_byte(n)).line;
+		vec_push(&is->idle_lines, line);
+	}
+	return true;
+}
 
 /* Climbs from an identifier through casts, parentheses and `&`. */
 static TSNode value_parent(TSNode n, TSNode *child)
@@ -725,6 +744,18 @@ static bool ident_visit(TSNode n, void *ctx)
 		}
 		if (ts_type_is(left, "field_expression")) {
 			TSNode fld = ts_field(left, "field");
+			for (size_t k = 0; k < is->idle_fields.len; k++) {
+				TSNode idf = is->idle_fields.items[k];
+				uint32_t a = ts_node_start_byte(idf), b = ts_node_end_byte(idf);
+				uint32_t x = ts_node_start_byte(fld), y = ts_node_end_byte(fld);
+				if (b - a == y - x && memcmp(src + a, src + x, b - a) == 0) {
+					char *fmt = xasprintf("the idle loop (stored in .%.*s at line %%u, installed as "
+							      "pm_idle at line %u) runs with preemption disabled",
+							      (int)(b - a), src + a, is->idle_lines.items[k]);
+					set_context(f, CTX_CALLERS, fmt, line);
+					free(fmt);
+				}
+			}
 			bool arrow = ts_text_is(ts_field(left, "operator"), src, "->");
 			for (size_t r = 0; r < ARRAY_SIZE(registrations); r++) {
 				const char *w = registrations[r].what;
@@ -784,8 +815,11 @@ static const char *irq_signature(const struct fn *f, const char *src)
 static void find_contexts(struct file_analysis *fa)
 {
 	const char *src = fa->src->parse_text;
-	struct ident_scan is = {fa};
+	struct ident_scan is = {fa, VEC_INIT, VEC_INIT};
+	ts_walk(ts_tree_root_node(fa->tree), idle_field_visit, &is);
 	ts_walk(ts_tree_root_node(fa->tree), ident_visit, &is);
+	vec_free(&is.idle_fields);
+	vec_free(&is.idle_lines);
 	for (size_t i = 0; i < fa->src->uses.len; i++) {
 		const struct macro_use *u = &fa->src->uses.items[i];
 		bool tasklet = strncmp(u->name, "DECLARE_TASKLET", 15) == 0;

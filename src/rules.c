@@ -412,6 +412,37 @@ static char *plan_region(const struct ctx *c, const struct fn *f, TSNode first, 
 static char *plan_site_region(struct ctx *c, const struct fn *f, TSNode site, const char *put,
 			      struct finding *fd);
 
+/* Calls that may compile to nothing: function-like macros of this file, debug printers. */
+static bool call_may_vanish(const struct ctx *c, const char *name, size_t len)
+{
+	for (size_t i = 0; i < c->src->defs.len; i++) {
+		const struct macro_def *d = &c->src->defs.items[i];
+		if (d->function_like && strlen(d->name) == len && memcmp(d->name, name, len) == 0)
+			return true;
+	}
+	char *s = xstrndup(name, len);
+	for (char *p = s; *p; p++)
+		if (*p >= 'A' && *p <= 'Z')
+			*p = (char)(*p - 'A' + 'a');
+	bool r = strstr(s, "dbg") || strstr(s, "debug") || strcmp(s, "dprintk") == 0 ||
+		 strcmp(s, "dprint") == 0 || strcmp(s, "pr_debug") == 0;
+	free(s);
+	return r;
+}
+
+struct count_reads {
+	const struct ctx *c;
+	unsigned n;
+};
+
+static bool count_reads_visit(TSNode n, void *ctx)
+{
+	struct count_reads *cr = ctx;
+	if (call_is(cr->c, n, "smp_processor_id"))
+		cr->n++;
+	return true;
+}
+
 /* ---- NR_CPUS arrays ---------------------------------------------------------- */
 
 struct array_scan {
@@ -839,6 +870,23 @@ static char *plan_site_region(struct ctx *c, const struct fn *f, TSNode site, co
 		return xstrdup("the site is not in a statement of a block");
 	if (ts_type_is(st, "return_statement"))
 		return xstrdup("the value is returned; the release cannot follow it");
+	/* inside the arguments of a macro: it may expand to nothing (dprintk when
+	 * debugging is off), leaving the release unbalanced */
+	for (TSNode a = ts_node_parent(site); !ts_node_is_null(a) && !ts_node_eq(a, st); a = ts_node_parent(a)) {
+		if (!ts_type_is(a, "call_expression") || node_within(site, ts_field(a, "function")))
+			continue;
+		const char *mn;
+		size_t ml = ts_call_name(a, c->text, &mn);
+		if (ml && call_may_vanish(c, mn, ml))
+			return xasprintf("the site is an argument of %.*s(), a macro that may expand to nothing; "
+					 "a release after it would then be unbalanced", (int)ml, mn);
+	}
+	/* two reads in one statement: each would get its own pair, in an unspecified order */
+	struct count_reads cr = {c, 0};
+	ts_walk(st, count_reads_visit, &cr);
+	if (cr.n > 1)
+		return xasprintf("the statement reads the CPU number %u times; read it once into a local "
+				 "with get_cpu() by hand", cr.n);
 	/* a local assigned from an expression holding the site */
 	TSNode dv;
 	memset(&dv, 0, sizeof dv);
@@ -860,10 +908,10 @@ static char *plan_site_region(struct ctx *c, const struct fn *f, TSNode site, co
 	TSNode last = st;
 	char *var = NULL;
 	if (!ts_node_is_null(dv)) {
+		/* stored through a field or pointer: it outlives the region like a global,
+		 * and the region is the statement itself */
 		if (!ts_type_is(dv, "identifier"))
-			return xasprintf("the value is stored through %.*s; the release cannot be placed",
-					 (int)(ts_node_end_byte(dv) - ts_node_start_byte(dv)),
-					 c->text + ts_node_start_byte(dv));
+			return plan_region(c, f, st, st, NULL, put, fd);
 		var = node_text(c, dv);
 		if (!is_local(c, f, var) && !call_is(c, site, "smp_processor_id")) {
 			char *no = xasprintf("the value is stored in %s, which outlives any region", var);
