@@ -5,6 +5,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+struct covered {
+	uint32_t offset; /* of the smp_processor_id() call */
+	size_t finding;  /* index of the finding whose region covers it */
+};
+
 struct ctx {
 	const struct file_analysis *fa;
 	const struct source *src;
@@ -12,6 +17,8 @@ struct ctx {
 	const struct scan_options *opts;
 	struct scan_result *out;
 	VEC(struct percpu_array *) arrays;
+	/* reads left as smp_processor_id() inside a region another finding opens */
+	VEC(struct covered) covered;
 };
 
 /* A file-scope `T x[NR_CPUS]`. */
@@ -979,6 +986,101 @@ static const struct fn *fn_of(const struct ctx *c, TSNode n)
 	return analysis_fn_at(c->fa, ts_node_start_byte(n));
 }
 
+/* An unprotected plain read of the CPU number that a region may cover as it is. */
+static bool plain_read(struct ctx *c, const struct fn *f, TSNode call)
+{
+	TSNode child;
+	TSNode p = up(call, &child);
+	if (ts_type_is(p, "init_declarator") || ts_type_is(p, "assignment_expression"))
+		return false; /* a variable: its own live range */
+	if (ts_type_is(p, "subscript_expression")) {
+		struct percpu_array *pa = array_of_subscript(c, p);
+		if (pa && pa->is_static && pa->eligible)
+			return false; /* becomes get_cpu_var() */
+	}
+	struct point_state ps = flow_state_at(f, ts_node_start_byte(call));
+	return !point_protected(&ps);
+}
+
+struct read_list {
+	struct ctx *c;
+	VEC(TSNode) calls;
+};
+
+static bool read_list_visit(TSNode n, void *ctx)
+{
+	struct read_list *rl = ctx;
+	if (call_is(rl->c, n, "smp_processor_id"))
+		vec_push(&rl->calls, n);
+	return true;
+}
+
+/*
+ * get_cpu() at CALL and put_cpu() after its statement. When the next
+ * statements of the block read the CPU number too, one region covers them
+ * and they keep smp_processor_id(), which is legal inside it: two pairs in a
+ * row could run on two CPUs. A read covered by an earlier region shares that
+ * region's edits. Returns NULL or why not (owned).
+ */
+static char *plan_direct_get_cpu(struct ctx *c, const struct fn *f, TSNode call, struct finding *fd)
+{
+	for (size_t i = 0; i < c->covered.len; i++) {
+		if (c->covered.items[i].offset != ts_node_start_byte(call))
+			continue;
+		const struct finding *owner = &c->out->findings.items[c->covered.items[i].finding];
+		if (owner->fix == FIX_NONE)
+			return xasprintf("it is inside the region of the read at line %u, which is not fixed",
+					 owner->pos.line);
+		for (size_t k = 0; fd && k < owner->edits.len; k++) {
+			struct edit e = owner->edits.items[k];
+			e.text = xstrdup(e.text);
+			vec_push(&fd->edits, e);
+		}
+		if (fd)
+			fd->fix_note = xasprintf("stays smp_processor_id(): inside the get_cpu()/put_cpu() region "
+						 "opened at line %u", owner->pos.line);
+		return NULL;
+	}
+	TSNode st = block_stmt(call);
+	struct read_list rl = {c, VEC_INIT};
+	TSNode last = st;
+	VEC(TSNode) extra = VEC_INIT;
+	if (!ts_node_is_null(st) && ts_type_is(st, "expression_statement")) {
+		ts_walk(st, read_list_visit, &rl);
+		bool single = rl.calls.len == 1;
+		TSNode e = ts_node_named_child(st, 0);
+		if (single && !(ts_type_is(e, "assignment_expression") &&
+				ts_type_is(ts_field(e, "left"), "identifier"))) {
+			for (TSNode nx = next_stmt(st); ts_type_is(nx, "expression_statement"); nx = next_stmt(nx)) {
+				rl.calls.len = 0;
+				ts_walk(nx, read_list_visit, &rl);
+				bool all_plain = rl.calls.len > 0;
+				for (size_t k = 0; k < rl.calls.len && all_plain; k++)
+					all_plain = plain_read(c, f, rl.calls.items[k]);
+				if (!all_plain)
+					break;
+				for (size_t k = 0; k < rl.calls.len; k++)
+					vec_push(&extra, rl.calls.items[k]);
+				last = nx;
+			}
+		}
+	}
+	vec_free(&rl.calls);
+	char *no;
+	add_edit(c, fd, EDIT_REPLACE, call, "get_cpu()");
+	if (ts_node_eq(last, st)) {
+		no = plan_site_region(c, f, call, "put_cpu()", fd);
+	} else {
+		no = plan_region(c, f, st, last, NULL, "put_cpu()", fd);
+		for (size_t k = 0; !no && fd && k < extra.len; k++) {
+			struct covered cv = {ts_node_start_byte(extra.items[k]), (size_t)(fd - c->out->findings.items)};
+			vec_push(&c->covered, cv);
+		}
+	}
+	vec_free(&extra);
+	return no;
+}
+
 static void check_cpu_read(struct ctx *c, const struct fn *f, TSNode call)
 {
 	TSNode child;
@@ -1015,8 +1117,7 @@ static void check_cpu_read(struct ctx *c, const struct fn *f, TSNode call)
 			} else {
 				fd->fix_note = xasprintf("%s: it stays an NR_CPUS array; the index is read with get_cpu()",
 							 pa->why_not);
-				add_edit(c, fd, EDIT_REPLACE, call, "get_cpu()");
-				char *no = plan_site_region(c, f, call, "put_cpu()", fd);
+				char *no = plan_direct_get_cpu(c, f, call, fd);
 				if (no)
 					unfixable(fd, no);
 			}
@@ -1034,8 +1135,7 @@ static void check_cpu_read(struct ctx *c, const struct fn *f, TSNode call)
 			if (!fd)
 				return;
 			fd->fix_note = xasprintf("%s, so it cannot become DEFINE_PER_CPU here", pa->why_not);
-			add_edit(c, fd, EDIT_REPLACE, call, "get_cpu()");
-			char *no = plan_site_region(c, f, call, "put_cpu()", fd);
+			char *no = plan_direct_get_cpu(c, f, call, fd);
 			if (no)
 				unfixable(fd, no);
 			return;
@@ -1067,8 +1167,7 @@ static void check_cpu_read(struct ctx *c, const struct fn *f, TSNode call)
 					: "smp_processor_id() used in preemptible code"), why);
 		if (!fd)
 			return;
-		add_edit(c, fd, EDIT_REPLACE, call, "get_cpu()");
-		char *no = plan_site_region(c, f, call, "put_cpu()", fd);
+		char *no = plan_direct_get_cpu(c, f, call, fd);
 		if (no)
 			unfixable(fd, no);
 		return;
@@ -1800,5 +1899,6 @@ int rules_run(const struct file_analysis *fa, const struct scan_options *opts, s
 		free(pa);
 	}
 	vec_free(&c.arrays);
+	vec_free(&c.covered);
 	return 0;
 }
