@@ -2,6 +2,7 @@
 #define _XOPEN_SOURCE 700
 
 #include "repo.h"
+#include "writefile.h"
 #include "message.h"
 
 #include <errno.h>
@@ -145,7 +146,6 @@ struct item {
 	const struct file_change *change;
 	char *rel;            /* repository-relative path */
 	git_filemode_t mode;  /* blob or blob-executable */
-	mode_t perm;          /* permission bits of the worktree file, kept on rewrite */
 	size_t group;
 };
 
@@ -180,7 +180,6 @@ static int check_item(struct repo *r, git_tree *head_tree, struct item *it)
 		error_set("%s: not a regular file; refusing to commit it", p);
 		goto done;
 	}
-	it->perm = st.st_mode & 07777;
 	if (git_status_file(&flags, r->git, it->rel) < 0) {
 		git_fail(p);
 		goto done;
@@ -228,58 +227,6 @@ static int check_item(struct repo *r, git_tree *head_tree, struct item *it)
 done:
 	git_tree_entry_free(ent);
 	free(text);
-	return rc;
-}
-
-/* Writes DATA to PATH atomically: temporary file in the same directory, fsync, rename. */
-static int write_atomic(const char *path, const char *data, size_t len, mode_t perm)
-{
-	char *tmp = xasprintf("%s.preemptify-XXXXXX", path);
-	int rc = -1, fd = mkstemp(tmp);
-	if (fd < 0) {
-		error_set("%s: cannot create a temporary file: %s", path, strerror(errno));
-		goto done;
-	}
-	for (size_t off = 0; off < len; ) {
-		ssize_t w = write(fd, data + off, len - off);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w < 0) {
-			error_set("%s: write error: %s", tmp, strerror(errno));
-			goto done;
-		}
-		off += (size_t)w;
-	}
-	if (fchmod(fd, perm) < 0 || fsync(fd) < 0) {
-		error_set("%s: %s", tmp, strerror(errno));
-		goto done;
-	}
-	if (close(fd) < 0) {
-		fd = -1;
-		error_set("%s: %s", tmp, strerror(errno));
-		goto done;
-	}
-	fd = -1;
-	if (rename(tmp, path) < 0) {
-		error_set("%s: cannot replace: %s", path, strerror(errno));
-		goto done;
-	}
-	/* Make the rename itself durable. */
-	const char *slash = strrchr(path, '/');
-	char *dir = slash ? xstrndup(path, slash == path ? 1 : (size_t)(slash - path)) : xstrdup(".");
-	int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (dfd >= 0) {
-		fsync(dfd);
-		close(dfd);
-	}
-	free(dir);
-	rc = 0;
-done:
-	if (fd >= 0)
-		close(fd);
-	if (rc < 0)
-		unlink(tmp);
-	free(tmp);
 	return rc;
 }
 
@@ -389,7 +336,9 @@ static int commit_group(git_repository *g, git_index *index, const git_signature
 		struct item *it = &items->items[i];
 		if (it->group != group)
 			continue;
-		if (write_atomic(it->change->path, it->change->new_text, it->change->new_len, it->perm) < 0)
+		/* atomic, mode kept, and refused if the file changed since it was read */
+		if (writefile_replace(it->change->path, it->change->old_text, it->change->old_len,
+				      it->change->new_text, it->change->new_len, NULL) < 0)
 			goto done;
 		git_tree_update u = {GIT_TREE_UPDATE_UPSERT, {{0}}, it->mode, it->rel};
 		/* Through the repository's filters, as git add would store it. */
@@ -494,7 +443,7 @@ int repo_commit_changes(struct repo *r, const struct repo_commit_options *opts,
 			vec_push(&out->unchanged, xstrdup(c->path));
 			continue;
 		}
-		struct item it = {c, NULL, 0, 0, 0};
+		struct item it = {c, NULL, 0, 0};
 		if (relpath(r, c->path, &it.rel) < 0)
 			goto done;
 		vec_push(&items, it);

@@ -40,7 +40,7 @@ while IFS= read -r f; do
 	fi
 done < <(find drivers -name '*.c' | sort)
 
-out=$(bash "$src/scripts/check-fixtures-compile.sh" drivers "$src/fixtures/include-2.6" 2>&1) \
+out=$(bash "$src/scripts/check-fixtures-compile.sh" drivers "$src/fixtures/include-2.6" "$src/fixtures/include-2.4" 2>&1) \
 	&& ok || bad "rewritten fixtures do not compile against the 2.6 shim: $out"
 
 "$bin" apply drivers > apply2.out 2>&1
