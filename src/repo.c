@@ -635,17 +635,6 @@ static char *patch_name(size_t num, const char *subject)
 	return buf_detach(&b);
 }
 
-static int write_whole(const char *path, const char *data, size_t len)
-{
-	FILE *f = fopen(path, "wb");
-	if (!f)
-		return error_set("%s: cannot create: %s", path, strerror(errno));
-	size_t w = fwrite(data, 1, len, f);
-	if (fclose(f) != 0 || w != len)
-		return error_set("%s: write error", path);
-	return 0;
-}
-
 /* Resolves RANGE (see repo_series()) to the commits to hide and the tip. */
 static int series_range(git_repository *g, const char *range, git_oid *from, bool *has_from, git_oid *to)
 {
@@ -845,7 +834,7 @@ int repo_series(struct repo *r, const struct repo_series_options *opts, const ch
 		free(path);
 		path = xasprintf("%s/%s", outdir, name);
 		free(name);
-		if (write_whole(path, mail.ptr, mail.size) < 0)
+		if (write_file(path, mail.ptr, mail.size) < 0)
 			goto next;
 		vec_push(&out->files, xstrdup(path));
 		message_count_sites(git_commit_message(c), &sites);
@@ -908,7 +897,7 @@ next:
 	buf_printf(&cover, "\n%s (%zu):\n%s\n", sig->name, ids.len, buf_cstr(&shortlog));
 	buf_add(&cover, statbuf.ptr, statbuf.size);
 	buf_printf(&cover, "\n-- \npreemptify %s\n\n", PREEMPTIFY_VERSION);
-	if (write_whole(out->files.items[0], cover.ptr, cover.len) < 0)
+	if (write_file(out->files.items[0], cover.ptr, cover.len) < 0)
 		goto done;
 	rc = 0;
 done:

@@ -82,14 +82,7 @@ static const char *lines_get(const struct lines *l, unsigned line, size_t *n)
 
 static void offset_to_pos(const struct lines *l, size_t off, unsigned *line, unsigned *col)
 {
-	size_t lo = 0, hi = l->start.len;
-	while (hi - lo > 1) {
-		size_t mid = (lo + hi) / 2;
-		if (l->start.items[mid] <= off)
-			lo = mid;
-		else
-			hi = mid;
-	}
+	size_t lo = line_index(l->start.items, l->start.len, off);
 	*line = (unsigned)lo + 1;
 	*col = (unsigned)(off - l->start.items[lo]) + 1;
 }
@@ -317,17 +310,6 @@ static bool site_verified(const struct site *s, const textdiff_hunk_vec *hunks,
 
 /* ---- running spatch --------------------------------------------------- */
 
-static int write_whole(const char *path, const char *data, size_t len)
-{
-	FILE *f = fopen(path, "wb");
-	if (!f)
-		return error_set("%s: %s", path, strerror(errno));
-	bool ok = fwrite(data, 1, len, f) == len;
-	if (fclose(f) != 0 || !ok)
-		return error_set("%s: write failed", path);
-	return 0;
-}
-
 static void sidecar_escape(struct buf *b, const char *s)
 {
 	for (; *s; s++) {
@@ -374,7 +356,7 @@ static int run_spatch(struct job *j, const char *dir, enum fix_kind kind, enum e
 		buf_putc(&side, '\n');
 	}
 	unlink(outp);
-	if (write_whole(sidep, side.ptr, side.len) < 0 || write_whole(in, cur, cur_len) < 0) {
+	if (write_file(sidep, side.ptr, side.len) < 0 || write_file(in, cur, cur_len) < 0) {
 		*err = xstrdup(error_last());
 		goto done;
 	}
@@ -734,7 +716,7 @@ int rewrite_plan(const struct scan_result *scan, const struct rewrite_options *o
 		char *name = xasprintf("%s.cocci", fix_name((enum fix_kind)k));
 		const struct embedded_file *ef = embedded_find(name);
 		char *path = xasprintf("%s/%s", tmpdir, name);
-		int r = ef ? write_whole(path, ef->data, ef->len)
+		int r = ef ? write_file(path, ef->data, ef->len)
 			   : error_set("semantic patch %s is not built in", name);
 		free(name);
 		free(path);

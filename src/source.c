@@ -422,14 +422,7 @@ void source_free(struct source *src)
 
 struct srcpos source_pos(const struct source *src, size_t offset)
 {
-	size_t lo = 0, hi = src->line_starts.len;
-	while (hi - lo > 1) {
-		size_t mid = (lo + hi) / 2;
-		if (src->line_starts.items[mid] <= offset)
-			lo = mid;
-		else
-			hi = mid;
-	}
+	size_t lo = line_index(src->line_starts.items, src->line_starts.len, offset);
 	struct srcpos p = {(unsigned)lo + 1, (unsigned)(offset - src->line_starts.items[lo]) + 1, offset};
 	return p;
 }

@@ -223,6 +223,30 @@ int read_file(const char *path, char **out, size_t *out_len)
 	return 0;
 }
 
+int write_file(const char *path, const char *data, size_t len)
+{
+	FILE *f = fopen(path, "wb");
+	if (!f)
+		return error_set("%s: cannot create: %s", path, strerror(errno));
+	size_t w = fwrite(data, 1, len, f);
+	if (fclose(f) != 0 || w != len)
+		return error_set("%s: write error", path);
+	return 0;
+}
+
+size_t line_index(const size_t *starts, size_t n, size_t offset)
+{
+	size_t lo = 0, hi = n;
+	while (hi - lo > 1) {
+		size_t mid = (lo + hi) / 2;
+		if (starts[mid] <= offset)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
 bool path_glob_match(const char *glob, const char *path)
 {
 	for (const char *p = path; p; ) {

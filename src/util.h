@@ -73,6 +73,16 @@ void vec_reserve_(void **items, size_t *cap, size_t need, size_t elem);
 /* Reads a whole file. 0 ok, -1 with the error slot set (names PATH). */
 int read_file(const char *path, char **out, size_t *out_len);
 
+/*
+ * Creates or truncates PATH and writes LEN bytes (not atomic: for files
+ * preemptify owns, like temporary copies and patch files; user files go
+ * through writefile_replace()). 0, or -1 with the error slot set.
+ */
+int write_file(const char *path, const char *data, size_t len);
+
+/* The 0-based line holding byte OFFSET, given the sorted offsets of the N line starts. */
+size_t line_index(const size_t *starts, size_t n, size_t offset);
+
 /* fnmatch-style glob over a path: matches the whole path or any suffix after a '/'. */
 bool path_glob_match(const char *glob, const char *path);
 

@@ -407,14 +407,10 @@ static void test_cli_parse(void)
 
 static char tmp_root[256];
 
-static void write_file(const char *rel, const char *text)
+static void put_file(const char *rel, const char *text)
 {
 	char *p = xasprintf("%s/%s", tmp_root, rel);
-	FILE *f = fopen(p, "w");
-	if (f) {
-		fputs(text, f);
-		fclose(f);
-	}
+	write_file(p, text, strlen(text));
 	free(p);
 }
 
@@ -448,16 +444,16 @@ static void test_walk(void)
 	make_dir("tree/sub/deeper");
 	make_dir("tree/skipme");
 	make_dir("outside");
-	write_file("tree/b.c", "");
-	write_file("tree/a.h", "");
-	write_file("tree/README", "");
-	write_file("tree/x.cpp", "");
-	write_file("tree/sub/z.c", "");
-	write_file("tree/sub/deeper/y.c", "");
-	write_file("tree/sub/gen.c", "");
-	write_file("tree/skipme/q.c", "");
-	write_file("tree/Z.c", "");
-	write_file("outside/evil.c", "");
+	put_file("tree/b.c", "");
+	put_file("tree/a.h", "");
+	put_file("tree/README", "");
+	put_file("tree/x.cpp", "");
+	put_file("tree/sub/z.c", "");
+	put_file("tree/sub/deeper/y.c", "");
+	put_file("tree/sub/gen.c", "");
+	put_file("tree/skipme/q.c", "");
+	put_file("tree/Z.c", "");
+	put_file("outside/evil.c", "");
 	char *t;
 	t = xasprintf("%s/outside", tmp_root);
 	char *l1 = xasprintf("%s/tree/link-dir", tmp_root), *l2 = xasprintf("%s/tree/link.c", tmp_root);
