@@ -187,6 +187,17 @@ static void add_edit(const struct ctx *c, struct finding *fd, enum edit_op op, T
 	vec_push(&fd->edits, e);
 }
 
+/* Sets FD's fix note (taking NOTE), replacing any earlier one. */
+static void set_note(struct finding *fd, char *note)
+{
+	if (!fd) {
+		free(note);
+		return;
+	}
+	free(fd->fix_note);
+	fd->fix_note = note;
+}
+
 static void unfixable(struct finding *fd, char *note)
 {
 	if (!fd) {
@@ -1037,8 +1048,8 @@ static char *plan_direct_get_cpu(struct ctx *c, const struct fn *f, TSNode call,
 			vec_push(&fd->edits, e);
 		}
 		if (fd)
-			fd->fix_note = xasprintf("stays smp_processor_id(): inside the get_cpu()/put_cpu() region "
-						 "opened at line %u", owner->pos.line);
+			set_note(fd, xasprintf("stays smp_processor_id(): inside the get_cpu()/put_cpu() region "
+						 "opened at line %u", owner->pos.line));
 		return NULL;
 	}
 	TSNode st = block_stmt(call);
@@ -1115,8 +1126,8 @@ static void check_cpu_read(struct ctx *c, const struct fn *f, TSNode call)
 				if (fd->fix != FIX_NONE)
 					plan_define_per_cpu_rest(c, f, pa, fd);
 			} else {
-				fd->fix_note = xasprintf("%s: it stays an NR_CPUS array; the index is read with get_cpu()",
-							 pa->why_not);
+				set_note(fd, xasprintf("%s: it stays an NR_CPUS array; the index is read with get_cpu()",
+							 pa->why_not));
 				char *no = plan_direct_get_cpu(c, f, call, fd);
 				if (no)
 					unfixable(fd, no);
@@ -1134,7 +1145,7 @@ static void check_cpu_read(struct ctx *c, const struct fn *f, TSNode call)
 				why);
 			if (!fd)
 				return;
-			fd->fix_note = xasprintf("%s, so it cannot become DEFINE_PER_CPU here", pa->why_not);
+			set_note(fd, xasprintf("%s, so it cannot become DEFINE_PER_CPU here", pa->why_not));
 			char *no = plan_direct_get_cpu(c, f, call, fd);
 			if (no)
 				unfixable(fd, no);
@@ -1191,8 +1202,8 @@ static void check_cpu_read(struct ctx *c, const struct fn *f, TSNode call)
 				unfixable(fd, no);
 			} else if (fd) {
 				add_edit(c, fd, EDIT_REPLACE, call, "get_cpu()");
-				fd->fix_note = xasprintf("%s outlives the get_cpu()/put_cpu() pair: what it keeps is "
-							 "only a hint once preemption is back on", name);
+				set_note(fd, xasprintf("%s outlives the get_cpu()/put_cpu() pair: what it keeps is "
+							 "only a hint once preemption is back on", name));
 			}
 		}
 		free(name);
@@ -1248,8 +1259,8 @@ static void check_cpu_read(struct ctx *c, const struct fn *f, TSNode call)
 			free(rep);
 			plan_define_per_cpu_rest(c, f, pa, fd);
 		} else {
-			fd->fix_note = xasprintf("%s; the CPU number read at line %u is protected by its own fix (P003)",
-						 pa->why_not ? pa->why_not : "not a static array", line);
+			set_note(fd, xasprintf("%s; the CPU number read at line %u is protected by its own fix (P003)",
+						 pa->why_not ? pa->why_not : "not a static array", line));
 		}
 	}
 
@@ -1281,9 +1292,9 @@ static void check_cpu_read(struct ctx *c, const struct fn *f, TSNode call)
 			xasprintf("CPU number %s from smp_processor_id() used in preemptible code", name),
 			buf_detach(&ev));
 		if (fd)
-			fd->fix_note = xasprintf("not rewritten: a get_cpu()/put_cpu() region would contain %s "
+			set_note(fd, xasprintf("not rewritten: a get_cpu()/put_cpu() region would contain %s "
 						 "at line %u, which may sleep; restructure by hand", sleep_why,
-						 line_of(c, sleeper));
+						 line_of(c, sleeper)));
 		add_finding(c, RULE_P006, sleeper, f, SEV_WARNING, CONF_MEDIUM, FIX_NONE,
 			xasprintf("%s may sleep inside the live range of CPU number %s (read at line %u)",
 				  sleep_why, name, line),
@@ -1517,7 +1528,7 @@ static void check_resched(struct ctx *c, const struct fn *f, TSNode test, bool i
 			xstrdup("writes current->need_resched, which 2.6 does not have"),
 			xstrdup("the 2.4 task field is gone; 2.6 sets the flag with set_tsk_need_resched()"));
 		if (fd)
-			fd->fix_note = xstrdup("use set_tsk_need_resched(current) by hand");
+			set_note(fd, xstrdup("use set_tsk_need_resched(current) by hand"));
 		return;
 	}
 	/* climb through unlikely()/likely() */
@@ -1589,7 +1600,7 @@ static void check_yield(struct ctx *c, const struct fn *f, TSNode stmt)
 		add_edit(c, fd, EDIT_REPLACE, stmt, "");
 		add_edit(c, fd, EDIT_REPLACE, ts_node_named_child(nx, 0), "yield()");
 	} else {
-		fd->fix_note = xstrdup("not followed by schedule(): call yield() where the task gives up the CPU");
+		set_note(fd, xstrdup("not followed by schedule(): call yield() where the task gives up the CPU"));
 	}
 }
 
