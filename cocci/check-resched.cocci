@@ -2,7 +2,9 @@
 ///
 /// Sidecar: A sites insert preempt_check_resched(); after the statement,
 /// B sites before a return (or the sleeping statement), R sites rename the
-/// 2.4-era misspelling preempt_enable_noresched() (reported by P005).
+/// 2.4-era misspelling preempt_enable_noresched() (reported by P005), or
+/// with --target modern make it preempt_enable() (modules may not use the
+/// no-resched variant there).
 /// Standalone: preempt_enable_no_resched(); (or the 2.4-era misspelling
 /// preempt_enable_noresched();) directly followed by a return gets
 /// preempt_check_resched(); before the return.
@@ -72,6 +74,23 @@ position p : script:python () { site(p, "R", "preempt_enable_no_resched") };
 @@
 - preempt_enable_noresched@p()
 + preempt_enable_no_resched()
+
+// Modern target: the preempt_check_resched(); statement goes (empty TEXT).
+@@
+position p : script:python () { site(p, "R") and site_text(p, "R") == "" };
+@@
+- preempt_check_resched@p();
+
+@@
+position p : script:python () { site(p, "R", "preempt_enable()") };
+@@
+(
+- preempt_enable_no_resched@p()
++ preempt_enable()
+|
+- preempt_enable_noresched@p()
++ preempt_enable()
+)
 
 @ia@
 position p : script:python () { site(p, "A") };

@@ -7,6 +7,8 @@
 /// Standalone: every static T x[NR_CPUS] becomes DEFINE_PER_CPU, every
 /// x[smp_processor_id()] becomes __get_cpu_var(x) (protection NOT added:
 /// review each), every other x[i] becomes per_cpu(x, i).
+/// Modern target (--target modern): single updates become this_cpu_*;
+/// protected reads (*this_cpu_ptr(&x)).
 //
 // Rules: P001
 // Confidence: High
@@ -93,6 +95,34 @@ position p : script:python () { site(p, "R", "per_cpu") };
 @@
 - x@p[E]
 + per_cpu(x, E)
+
+// Modern target: a single update of a this-CPU slot becomes one this_cpu_*
+// statement (the sites TEXT); a slot read where preemption is already off
+// becomes (*this_cpu_ptr(&x)).
+@tc@
+expression E;
+position p : script:python () { site(p, "R", "this_cpu_") };
+@@
+  E@p;
+
+@script:python tc_text@
+p << tc.p;
+t;
+@@
+coccinelle.t = cocci.make_ident(site_text(p, "R"))
+
+@depends on tc@
+position tc.p; identifier tc_text.t; expression E;
+@@
+- E@p;
++ t;
+
+@@
+identifier x;
+position p : script:python () { site(p, "R", "(*this_cpu_ptr") };
+@@
+- x@p[smp_processor_id()]
++ (*this_cpu_ptr(&x))
 
 // Sidecar: insert the sites TEXT after the anchor statement (expression
 // statement, if, while, for, declaration). switch and do-while are refused

@@ -4,6 +4,8 @@
 /// put_cpu_var(x); after the statement.
 /// Standalone: the statements __get_cpu_var(x)++; / --; / op= E; and
 /// E = __get_cpu_var(x); get get_cpu_var(x) and put_cpu_var(x); after.
+/// Modern target (--target modern): single updates become this_cpu_*;
+/// protected reads (*this_cpu_ptr(&x)).
 //
 // Rules: P002
 // Confidence: Medium
@@ -73,6 +75,34 @@ position p : script:python () { site(p, "R", "get_cpu_var") };
 - per_cpu@p(x, E)
 + get_cpu_var(x)
 )
+
+// Modern target: a single update of a this-CPU slot becomes one this_cpu_*
+// statement (the sites TEXT); a slot read where preemption is already off
+// becomes (*this_cpu_ptr(&x)).
+@tc@
+expression E;
+position p : script:python () { site(p, "R", "this_cpu_") };
+@@
+  E@p;
+
+@script:python tc_text@
+p << tc.p;
+t;
+@@
+coccinelle.t = cocci.make_ident(site_text(p, "R"))
+
+@depends on tc@
+position tc.p; identifier tc_text.t; expression E;
+@@
+- E@p;
++ t;
+
+@@
+expression x;
+position p : script:python () { site(p, "R", "(*this_cpu_ptr") };
+@@
+- __get_cpu_var@p(x)
++ (*this_cpu_ptr(&x))
 
 // Sidecar: insert the sites TEXT after the anchor statement (expression
 // statement, if, while, for, declaration). switch and do-while are refused

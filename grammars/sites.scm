@@ -23,6 +23,10 @@
 ((call_expression function: (identifier) @_f) @site.noresched_misspelt
   (#eq? @_f "preempt_enable_noresched"))
 
+;; preempt_check_resched(): not available to modules on modern kernels (P005, --target modern).
+((call_expression function: (identifier) @_f) @site.check_resched
+  (#eq? @_f "preempt_check_resched"))
+
 ;; The 2.4 reschedule test, current->need_resched (P004).
 ((field_expression
     argument: (identifier) @_cur

@@ -22,12 +22,12 @@ int rewrite_cli_run(const struct cli_command *cmd, const struct scan_cli *a, con
 		    const struct cli_list *paths, struct scan_result *sr, struct rewrite_result *rr)
 {
 	struct rewrite_options ro = REWRITE_OPTIONS_INIT;
+	struct scan_cli sa = *a;
 	if (strcmp(o->target, "2.6") == 0) {
 		ro.target = TARGET_26;
 	} else if (strcmp(o->target, "modern") == 0) {
-		/* this_cpu_inc/add/write and preempt_enable() rewrites: not built yet. */
-		fprintf(stderr, "preemptify %s: --target modern is not implemented yet\n", cmd->name);
-		return EXIT_USAGE;
+		ro.target = TARGET_MODERN;
+		sa.modern = true;
 	} else {
 		fprintf(stderr, "preemptify %s: option '--target' must be 2.6 or modern, got '%s'\n",
 			cmd->name, o->target);
@@ -37,7 +37,7 @@ int rewrite_cli_run(const struct cli_command *cmd, const struct scan_cli *a, con
 		fprintf(stderr, "preemptify %s: option '--timeout' must be > 0\n", cmd->name);
 		return EXIT_USAGE;
 	}
-	int rc = scan_cli_run(cmd, a, paths, sr);
+	int rc = scan_cli_run(cmd, &sa, paths, sr);
 	if (rc == EXIT_USAGE)
 		return rc;
 	for (size_t i = 0; i < sr->diagnostics.len; i++) {

@@ -55,6 +55,7 @@ int scan_cli_run(const struct cli_command *cmd, const struct scan_cli *a,
 	so.verbose = a->verbose;
 	so.jobs = a->jobs;
 	so.no_prefilter = a->no_prefilter;
+	so.modern = a->modern;
 	struct walk_options wo = {a->exclude.items, a->exclude.len};
 	bool failed = walk_paths(paths->items, paths->len, &wo, &files, &out->diagnostics) < 0;
 	if (scan_files(files.items, files.len, &so, out) > 0)

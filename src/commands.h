@@ -46,8 +46,9 @@ struct scan_cli {
 	bool no_prefilter;          /* analyse files without preemption tokens too */
 	struct cli_list exclude;    /* globs */
 	struct cli_list ignore;     /* rule codes or names */
+	bool modern;                /* plan fixes for modern kernels (set by --target) */
 };
-#define SCAN_CLI_INIT {0, false, false, {NULL, 0, 0}, {NULL, 0, 0}}
+#define SCAN_CLI_INIT {0, false, false, {NULL, 0, 0}, {NULL, 0, 0}, false}
 #define SCAN_CLI_OPTIONS(a) \
 	{"jobs", 'j', OPT_INT, &(a)->jobs, "N", "files analysed in parallel (default: online CPUs)"}, \
 	{"exclude", 0, OPT_LIST, &(a)->exclude, "GLOB", "skip paths matching GLOB"}, \

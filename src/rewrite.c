@@ -635,14 +635,30 @@ static void process_file(size_t i, void *ctx)
 			}
 			break;
 		}
-		bool dropped = false;
+		bool dropped = false, per_cpu_dropped = false;
+		unsigned per_cpu_line = 0;
 		for (size_t f = 0; f < n; f++) {
 			if (active[f] && why[f]) {
+				if (j->findings.items[f]->fix == FIX_DEFINE_PER_CPU && !per_cpu_dropped) {
+					per_cpu_dropped = true;
+					per_cpu_line = j->findings.items[f]->pos.line;
+				}
 				refuse(c, j->findings.items[f], why[f]);
 				why[f] = NULL;
 				active[f] = false;
 				n_active--;
 				dropped = true;
+			}
+		}
+		/* define-per-cpu findings convert one array together (the declaration
+		 * rides on one of them): half a conversion does not compile */
+		for (size_t f = 0; per_cpu_dropped && f < n; f++) {
+			if (active[f] && j->findings.items[f]->fix == FIX_DEFINE_PER_CPU) {
+				refuse(c, j->findings.items[f],
+				       xasprintf("the DEFINE_PER_CPU conversion of this file failed at line %u, "
+						 "so none of its sites is converted", per_cpu_line));
+				active[f] = false;
+				n_active--;
 			}
 		}
 		if (dropped) {

@@ -970,9 +970,82 @@ static void plan_define_per_cpu_rest(struct ctx *c, const struct fn *f, struct p
 				     struct finding *fd);
 
 /* Edits for one this-CPU subscript x[smp_processor_id()] of an eligible array. */
+/*
+ * Modern kernels: when the statement holding SLOT (the per-CPU lvalue
+ * x[smp_processor_id()] or __get_cpu_var(x)) is one operation on a field
+ * path of it, the this_cpu_* statement doing the same, with NAME in place of
+ * SLOT: `x[smp_processor_id()].n++;` -> `this_cpu_inc(x.n);`. NULL otherwise.
+ */
+static char *this_cpu_op(const struct ctx *c, TSNode slot, const char *name, TSNode *stmt_out)
+{
+	TSNode lv = slot;
+	for (TSNode p = ts_node_parent(lv); ts_type_is(p, "field_expression") &&
+	     ts_node_eq(ts_field(p, "argument"), lv) && ts_text_is(ts_field(p, "operator"), c->text, ".");
+	     p = ts_node_parent(p))
+		lv = p;
+	TSNode op = ts_node_parent(lv);
+	TSNode st = ts_node_parent(op);
+	if (!ts_type_is(st, "expression_statement"))
+		return NULL;
+	const char *src = c->src->text;
+	uint32_t ls = ts_node_start_byte(lv), le = ts_node_end_byte(lv);
+	uint32_t ss = ts_node_start_byte(slot), se = ts_node_end_byte(slot);
+	char *target = xasprintf("%.*s%s%.*s", (int)(ss - ls), src + ls, name, (int)(le - se), src + se);
+	char *out = NULL;
+	if (ts_type_is(op, "update_expression")) {
+		TSNode o = ts_field(op, "operator");
+		bool inc = ts_text_is(o, c->text, "++");
+		out = xasprintf("this_cpu_%s(%s);", inc ? "inc" : "dec", target);
+	} else if (ts_type_is(op, "assignment_expression") && ts_node_eq(ts_field(op, "left"), lv)) {
+		TSNode r = ts_field(op, "right");
+		struct count_reads cr = {c, 0};
+		ts_walk(r, count_reads_visit, &cr);
+		const char *o = NULL;
+		TSNode opn = ts_field(op, "operator");
+		if (ts_text_is(opn, c->text, "+="))
+			o = "add";
+		else if (ts_text_is(opn, c->text, "-="))
+			o = "sub";
+		else if (ts_text_is(opn, c->text, "="))
+			o = "write";
+		if (o && cr.n == 0) {
+			uint32_t rs = ts_node_start_byte(r), re = ts_node_end_byte(r);
+			out = xasprintf("this_cpu_%s(%s, %.*s);", o, target, (int)(re - rs), src + rs);
+		}
+	}
+	free(target);
+	if (out)
+		*stmt_out = st;
+	return out;
+}
+
+/*
+ * Modern kernels, a this-CPU slot: one this_cpu_* operation when the
+ * statement is a single update; else (*this_cpu_ptr(&x)) where preemption is
+ * already off. Returns true if planned; false leaves the get_cpu_var() path.
+ */
+static bool plan_this_cpu(struct ctx *c, TSNode slot, const char *name, bool is_protected, struct finding *fd)
+{
+	TSNode st;
+	char *op = this_cpu_op(c, slot, name, &st);
+	if (op) {
+		add_edit(c, fd, EDIT_REPLACE, st, op);
+		free(op);
+		return true;
+	}
+	if (!is_protected)
+		return false;
+	char *rep = xasprintf("(*this_cpu_ptr(&%s))", name);
+	add_edit(c, fd, EDIT_REPLACE, slot, rep);
+	free(rep);
+	return true;
+}
+
 static void plan_percpu_site(struct ctx *c, const struct fn *f, struct percpu_array *pa, TSNode sub,
 			     bool is_protected, struct finding *fd)
 {
+	if (c->opts->modern && plan_this_cpu(c, sub, pa->name, is_protected, fd))
+		return;
 	char *rep;
 	if (is_protected) {
 		rep = xasprintf("__get_cpu_var(%s)", pa->name);
@@ -1429,12 +1502,21 @@ static void check_cpu_var(struct ctx *c, const struct fn *f, TSNode call, bool i
 	char *why = explain_state(f, &ps);
 	const char *form = is_per_cpu ? "per_cpu(%s, smp_processor_id())" : "__get_cpu_var(%s)";
 	char *shown = xasprintf(form, var);
-	if (point_protected(&ps)) {
+	bool prot = point_protected(&ps);
+	if (prot && c->opts->modern && !is_per_cpu) {
+		/* safe where it is, but modern kernels have no __get_cpu_var() */
+		struct finding *fd = add_finding(c, RULE_P002, call, f, SEV_NOTE, CONF_HIGH, FIX_GET_CPU_VAR,
+			xasprintf("%s: modern kernels have no __get_cpu_var()", shown), why);
+		if (fd)
+			plan_this_cpu(c, call, var, true, fd);
+	} else if (prot) {
 		add_protected(c, RULE_P002, call, f, xasprintf("%s with preemption off", shown), why);
 	} else {
 		struct finding *fd = add_finding(c, RULE_P002, call, f, SEV_WARNING, CONF_HIGH, FIX_GET_CPU_VAR,
 			xasprintf("%s in preemptible code", shown), why);
-		if (fd) {
+		if (fd && c->opts->modern && plan_this_cpu(c, call, var, false, fd)) {
+			/* one this_cpu_* operation */
+		} else if (fd) {
 			char *rep = xasprintf("get_cpu_var(%s)", var);
 			char *put = xasprintf("put_cpu_var(%s)", var);
 			add_edit(c, fd, EDIT_REPLACE, call, rep);
@@ -1674,11 +1756,29 @@ static TSNode p005_search(const struct ctx *c, const struct fn *f, TSNode call, 
 	return bad;
 }
 
+/* Modern target: modules may not call preempt_check_resched(); preempt_enable() reschedules. */
+static void check_check_resched(struct ctx *c, const struct fn *f, TSNode call)
+{
+	if (!c->opts->modern)
+		return;
+	TSNode st = ts_node_parent(call);
+	struct finding *fd = add_finding(c, RULE_P005, call, f, SEV_WARNING, CONF_HIGH, FIX_CHECK_RESCHED,
+		xstrdup("preempt_check_resched() is not available to modules on modern kernels"),
+		xstrdup("the preempt_enable_no_resched() it follows becomes preempt_enable(), which "
+			"reschedules itself"));
+	if (!fd)
+		return;
+	if (ts_type_is(st, "expression_statement"))
+		add_edit(c, fd, EDIT_REPLACE, st, "");
+	else
+		unfixable(fd, xstrdup("the call is not a statement of its own"));
+}
+
 static void check_noresched(struct ctx *c, const struct fn *f, TSNode call, bool misspelt)
 {
 	const char *what = NULL;
 	TSNode bad = p005_search(c, f, call, &what);
-	if (ts_node_is_null(bad) && !misspelt)
+	if (ts_node_is_null(bad) && !misspelt && !c->opts->modern)
 		return;
 	struct buf ev = BUF_INIT;
 	if (!ts_node_is_null(bad)) {
@@ -1687,6 +1787,8 @@ static void check_noresched(struct ctx *c, const struct fn *f, TSNode call, bool
 		buf_printf(&ev, "no preempt_check_resched() or schedule() before %s at line %u", what, l);
 	} else {
 		buf_puts(&ev, "a reschedule check follows on every path");
+		if (c->opts->modern)
+			buf_puts(&ev, "; modules on modern kernels may not call preempt_enable_no_resched()");
 	}
 	struct finding *fd = add_finding(c, RULE_P005, call, f, SEV_WARNING, CONF_HIGH,
 		FIX_CHECK_RESCHED,
@@ -1695,6 +1797,11 @@ static void check_noresched(struct ctx *c, const struct fn *f, TSNode call, bool
 		buf_detach(&ev));
 	if (!fd)
 		return;
+	if (c->opts->modern) {
+		/* modules may not call preempt_enable_no_resched() or preempt_check_resched() */
+		add_edit(c, fd, EDIT_REPLACE, call, "preempt_enable()");
+		return;
+	}
 	if (misspelt)
 		add_edit(c, fd, EDIT_REPLACE, call, "preempt_enable_no_resched()");
 	if (!ts_node_is_null(bad)) {
@@ -1859,6 +1966,8 @@ static void site_match(const struct query_match *m, void *ctx)
 		check_cpu_var(c, f, n, true);
 	} else if (strcmp(kind, "noresched") == 0) {
 		check_noresched(c, f, n, false);
+	} else if (strcmp(kind, "check_resched") == 0) {
+		check_check_resched(c, f, n);
 	} else if (strcmp(kind, "noresched_misspelt") == 0) {
 		check_noresched(c, f, n, true);
 	} else if (strcmp(kind, "resched_field") == 0) {

@@ -12,8 +12,9 @@ struct scan_options {
 	bool verbose;     /* also keep protected sites (finding.protected_site) */
 	int jobs;         /* worker threads; <= 0 means online CPUs */
 	bool no_prefilter; /* analyse files without any trigger token too */
+	bool modern;       /* plan fixes for modern kernels (this_cpu_*, no __get_cpu_var) */
 };
-#define SCAN_OPTIONS_INIT {((1u << RULE_COUNT) - 1), false, 0, false}
+#define SCAN_OPTIONS_INIT {((1u << RULE_COUNT) - 1), false, 0, false, false}
 
 struct scan_stats {
 	size_t files;      /* files walked */

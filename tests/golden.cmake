@@ -10,3 +10,5 @@ add_test(NAME rewrite_fixture_tree COMMAND bash ${CMAKE_SOURCE_DIR}/tests/script
   $<TARGET_FILE:preemptify> ${CMAKE_SOURCE_DIR})
 add_test(NAME git_e2e_fixture_tree COMMAND bash ${CMAKE_SOURCE_DIR}/tests/scripts/git_e2e.sh
   $<TARGET_FILE:preemptify> ${CMAKE_SOURCE_DIR})
+add_test(NAME rewrite_modern COMMAND bash ${CMAKE_SOURCE_DIR}/tests/scripts/rewrite_modern.sh
+  $<TARGET_FILE:preemptify> ${CMAKE_SOURCE_DIR})
