@@ -308,11 +308,6 @@ static const char *key_class_name(unsigned key)
 	}
 }
 
-static int key_index(unsigned key)
-{
-	return key == KEY_LOCK ? 0 : key == KEY_IRQ ? 1 : key == KEY_BH ? 2 : 3;
-}
-
 static uint32_t key_intern(struct fn *f, const char *key)
 {
 	for (size_t i = 0; i < f->keys.len; i++)
@@ -378,10 +373,6 @@ static void collect_events(struct file_analysis *fa, struct fn *f)
 						e.polarity = node->kind == CFG_COND ?
 							trylock_polarity(call, node->ast, src) : -1;
 				}
-				if (e.api && e.api->op == API_RELEASE)
-					for (unsigned key = 1; key <= KEY_PREEMPT; key <<= 1)
-						if (e.api->keys & key)
-							f->has_release[key_index(key)] = true;
 				e.rel[0] = e.rel[1] = -1;
 				vec_push(&ev, e);
 			}

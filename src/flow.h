@@ -87,7 +87,6 @@ struct fn {
 	uint64_t *may;
 	uint8_t *reached;         /* per node */
 	VEC(struct call_site) calls;
-	bool has_release[4];      /* per key class: a release of that class exists */
 	const char *src;          /* the parsed text */
 };
 
