@@ -2,7 +2,7 @@
 #   const struct embedded_file embedded_files[]; (name = file's base name)
 # so query files and semantic patches travel inside the binary.
 function(embed_files out)
-  set(_body "#include \"embedded.h\"\n")
+  set(_body "#include \"util/embedded.h\"\n")
   set(_table "const struct embedded_file embedded_files[] = {\n")
   set(_i 0)
   foreach(f ${ARGN})

@@ -8,10 +8,10 @@
 #include <string.h>
 #include <tree_sitter/api.h>
 
-#include "cfg.h"
-#include "flow.h"
-#include "parallel.h"
-#include "source.h"
+#include "analysis/cfg.h"
+#include "analysis/flow.h"
+#include "util/parallel.h"
+#include "parse/source.h"
 
 const TSLanguage *tree_sitter_c(void);
 

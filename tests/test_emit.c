@@ -12,11 +12,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "cli.h"
-#include "commands.h"
-#include "emit.h"
-#include "parallel.h"
-#include "walk.h"
+#include "cli/cli.h"
+#include "cli/commands.h"
+#include "cli/emit.h"
+#include "util/parallel.h"
+#include "parse/walk.h"
 
 static int passed, failed;
 

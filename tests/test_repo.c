@@ -25,8 +25,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "message.h"
-#include "repo.h"
+#include "git/message.h"
+#include "git/repo.h"
 
 /* ---- spec files ---- */
 

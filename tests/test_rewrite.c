@@ -11,10 +11,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "rewrite.h"
-#include "spawn.h"
-#include "textdiff.h"
-#include "writefile.h"
+#include "fix/rewrite.h"
+#include "util/spawn.h"
+#include "fix/textdiff.h"
+#include "util/writefile.h"
 
 static int failures, checks;
 

@@ -1,0 +1,76 @@
+/*
+ * Control-flow graph of one function, built from its tree-sitter syntax
+ * tree: blocks, if/else, switch/case with fall-through, loops with
+ * break/continue, goto and labels, return, and #if/#ifdef arms inside the
+ * body (both arms possible; `#if 0` arms are dead).
+ */
+#ifndef PREEMPTIFY_CFG_H
+#define PREEMPTIFY_CFG_H
+
+#include <tree_sitter/api.h>
+#include "util/util.h"
+
+enum cfg_kind {
+	CFG_ENTRY,
+	CFG_EXIT,
+	CFG_JOIN,   /* no code: a merge point or label */
+	CFG_STMT,   /* evaluates `ast` (an expression statement, declaration, ...) */
+	CFG_COND,   /* evaluates `ast`, then branches: edge label true / false */
+	CFG_RETURN, /* evaluates `ast` (the return statement), then exits */
+};
+
+enum cfg_edge_label { EDGE_ALWAYS, EDGE_TRUE, EDGE_FALSE };
+
+struct cfg_edge {
+	uint32_t to;
+	enum cfg_edge_label label;
+};
+
+struct cfg_node {
+	enum cfg_kind kind;
+	TSNode ast;  /* the code evaluated here (null for ENTRY/EXIT/JOIN) */
+	TSNode stmt; /* the statement this node belongs to (e.g. the if for its condition) */
+	VEC(struct cfg_edge) succ;
+};
+
+struct cfg {
+	VEC(struct cfg_node) nodes; /* [0] = ENTRY, [1] = EXIT */
+	/* Nodes with code, sorted by start byte, for lookups by position. */
+	VEC(uint32_t) by_pos;
+	bool truncated; /* nesting deeper than the builder handles */
+};
+
+#define CFG_ENTRY_ID 0u
+#define CFG_EXIT_ID 1u
+
+/*
+ * Builds the CFG of a function body (a compound_statement). SRC is the text
+ * the tree was parsed from (for `#if 0` and constant conditions).
+ */
+void cfg_build(struct cfg *out, TSNode body, const char *src);
+void cfg_free(struct cfg *g);
+
+/* The code node whose ast contains OFFSET, or UINT32_MAX. */
+uint32_t cfg_node_at(const struct cfg *g, uint32_t offset);
+
+/* Text of the graph for tests: one line per node, "id kind line -> succ..." */
+void cfg_dump(const struct cfg *g, const char *src, struct buf *out);
+
+/* Helpers over tree-sitter nodes shared by the analysis. */
+bool ts_type_is(TSNode n, const char *type);
+/* The child in FIELD; a null node when N is null or has no such child. */
+TSNode ts_field(TSNode n, const char *field);
+/* Strips parentheses (and likely()/unlikely()) around an expression. */
+TSNode ts_strip_parens(TSNode n, const char *src);
+/* The identifier a call calls, as a pointer into src and length; 0 if not a plain name. */
+size_t ts_call_name(TSNode call, const char *src, const char **out);
+bool ts_text_is(TSNode n, const char *src, const char *text);
+
+
+
+/*
+ * Pre-order walk of ROOT's subtree without recursion. VISIT returns true to
+ * descend into the node's children.
+ */
+void ts_walk(TSNode root, bool (*visit)(TSNode n, void *ctx), void *ctx);
+#endif

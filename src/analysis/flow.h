@@ -1,0 +1,145 @@
+/*
+ * The analysis of one file: functions, their contexts (IRQ, softirq,
+ * callers), and a forward must/may data-flow of the preemption-off state
+ * over each function's CFG.
+ *
+ * State: the set of acquisitions (spin_lock, local_irq_save, preempt_disable,
+ * get_cpu, ...) held at a point. `must` is held on every path from entry
+ * (intersection), `may` on some path (union). Preemption is off at a point
+ * when the function runs in atomic context or `must` is not empty.
+ */
+#ifndef PREEMPTIFY_FLOW_H
+#define PREEMPTIFY_FLOW_H
+
+#include <tree_sitter/api.h>
+#include "analysis/cfg.h"
+#include "parse/source.h"
+
+/* What a call does to the state. */
+enum api_op { API_NONE, API_ACQUIRE, API_RELEASE, API_TRYLOCK };
+enum { KEY_LOCK = 1, KEY_IRQ = 2, KEY_BH = 4, KEY_PREEMPT = 8 };
+
+struct api {
+	const char *name;
+	enum api_op op;
+	unsigned keys; /* KEY_* bits */
+};
+
+/* The api entry for a callee name, or NULL. */
+const struct api *api_lookup(const char *name, size_t len);
+
+enum sleep_kind { SLEEP_NO, SLEEP_MAYBE, SLEEP_YES };
+
+/*
+ * Whether CALL may sleep (by name, and for allocators by GFP flags). WHY
+ * gets e.g. "kmalloc(GFP_KERNEL)" when not NULL.
+ */
+enum sleep_kind api_may_sleep(TSNode call, const char *src, struct buf *why);
+
+/* One acquisition site; a call may make two (spin_lock_irqsave: lock + irq). */
+struct acq {
+	char *key;       /* "dev->lock", "irq", "bh", "preempt" */
+	uint32_t key_id; /* index in fn.keys */
+	TSNode call;
+	char *api;       /* callee name */
+	unsigned line;
+};
+
+struct event {
+	TSNode call;
+	const struct api *api;
+	uint32_t acq;    /* first acquisition index (acquire/trylock) */
+	int polarity;    /* trylock in a condition: 1 true edge, 0 false edge, -1 neither */
+	int32_t rel[2];  /* release: key ids released (-1 unused, -2 a key this function never takes) */
+};
+
+typedef VEC(struct event) event_vec;
+
+enum fn_context { CTX_PROCESS, CTX_HARDIRQ, CTX_SOFTIRQ, CTX_CALLERS };
+
+struct call_site {
+	uint32_t callee;   /* index in file_analysis.fns */
+	TSNode call;
+	bool protected_call; /* preemption off at the call */
+};
+
+struct fn {
+	char *name;
+	TSNode def, body;
+	bool is_static;
+	bool addr_taken;
+	struct srcpos pos;
+	enum fn_context ctx;
+	char *ctx_reason;  /* why atomic at entry; owned */
+	enum sleep_kind sleeps;
+	char *sleep_reason; /* "calls kmalloc(GFP_KERNEL) at line 40"; owned */
+	struct cfg cfg;
+	VEC(struct acq) acqs;     /* may-set bit i+1; bit 0 = held by the caller */
+	VEC(char *) keys;         /* distinct keys of acqs */
+	VEC(event_vec) events;    /* per CFG node */
+	/*
+	 * Per node in-state. must: (keys.len + 1) depths, the minimum over all
+	 * paths of how often each key is held ([0] = the caller's protection);
+	 * may: bitset of the acquisition sites held on some path.
+	 */
+	size_t words;             /* uint64_t words per may-set */
+	uint8_t *must;
+	uint64_t *may;
+	uint8_t *reached;         /* per node */
+	VEC(struct call_site) calls;
+	const char *src;          /* the parsed text */
+};
+
+struct file_analysis {
+	const struct source *src;
+	TSTree *tree;
+	VEC(struct fn) fns;
+};
+
+/* Runs the whole analysis of a parsed file. */
+void analysis_run(struct file_analysis *out, const struct source *src, TSTree *tree);
+void analysis_free(struct file_analysis *fa);
+
+/* The function containing OFFSET, or NULL. */
+const struct fn *analysis_fn_at(const struct file_analysis *fa, uint32_t offset);
+/* Function index by name, or -1. */
+int analysis_fn_index(const struct file_analysis *fa, const char *name, size_t len);
+
+/* The preemption state just before OFFSET in F. */
+struct point_state {
+	bool reached;
+	bool atomic_ctx;  /* function atomic at entry (and not released) */
+	int must_acq;     /* an acquisition held on every path (index), -1 none */
+	int may_acq;      /* an acquisition held on some path only, -1 none */
+	bool entry_held;  /* bit 0 held on every path */
+};
+
+struct point_state flow_state_at(const struct fn *f, uint32_t offset);
+
+/*
+ * At the function's exit: is acquisition ACQ's key held on every path
+ * (MUST_HELD), and is the site itself held on some path (MAY_HELD)? False
+ * if the exit is unreachable.
+ */
+bool flow_exit_state(const struct fn *f, uint32_t acq, bool *must_held, bool *may_held);
+
+/* True when preemption is off in S. */
+bool point_protected(const struct point_state *s);
+
+/* Appends the reason for S being protected / not (one sentence). */
+void point_explain(const struct fn *f, const struct point_state *s, struct buf *out);
+
+/* True if F releases an acquisition keyed KEY somewhere. */
+bool fn_releases(const struct fn *f, const char *key);
+
+/*
+ * True if the first use of KEY in F (source order) is a release: F drops a
+ * lock its caller holds and takes it again (spin_unlock(); schedule();
+ * spin_lock();), so holding it at the end restores the caller's state.
+ */
+bool fn_drops_caller_lock(const struct fn *f, const char *key);
+
+/* Names of context kinds, e.g. "hard-IRQ context". */
+const char *fn_context_name(enum fn_context c);
+
+#endif

@@ -1,0 +1,219 @@
+/*
+ * The per-file pipeline: prefilter -> neutralise -> parse -> analyse ->
+ * rules, and the parallel driver over many files.
+ */
+#include "analysis/scan.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <tree_sitter/api.h>
+
+#include "analysis/flow.h"
+#include "util/parallel.h"
+#include "rules/rules.h"
+#include "parse/source.h"
+
+const TSLanguage *tree_sitter_c(void);
+
+static const char *const triggers[] = {
+	"smp_processor_id", "need_resched", "NR_CPUS", "preempt_", "cpu_var",
+	"per_cpu", "SCHED_YIELD",
+};
+
+bool scan_prefilter(const char *src, size_t len)
+{
+	/* A file that #defines a macro over a trigger contains the trigger itself,
+	 * so scanning for the tokens covers the file's own macros. */
+	for (size_t i = 0; i < ARRAY_SIZE(triggers); i++) {
+		size_t n = strlen(triggers[i]);
+		const char *p = src, *end = src + len;
+		while (p + n <= end) {
+			const char *hit = memchr(p, triggers[i][0], (size_t)(end - p));
+			if (!hit || hit + n > end)
+				break;
+			if (memcmp(hit, triggers[i], n) == 0)
+				return true;
+			p = hit + 1;
+		}
+	}
+	return false;
+}
+
+/* Identifiers that make a site (whole words), for the unparsed check. */
+static const char *const site_words[] = {
+	"smp_processor_id", "need_resched", "NR_CPUS", "SCHED_YIELD", "__get_cpu_var",
+	"per_cpu", "preempt_enable_no_resched", "preempt_enable_noresched",
+};
+
+/* Candidate sites that fell in an ERROR region: say so instead of skipping silently. */
+static void report_unparsed(const struct source *src, TSNode root, struct scan_result *out)
+{
+	if (!ts_node_has_error(root))
+		return;
+	const char *t = src->parse_text;
+	unsigned last_line = 0;
+	for (size_t i = 0; i < ARRAY_SIZE(site_words); i++) {
+		size_t n = strlen(site_words[i]);
+		for (const char *p = strstr(t, site_words[i]); p; p = strstr(p + 1, site_words[i])) {
+			size_t off = (size_t)(p - t);
+			if ((off > 0 && is_ident_char(t[off - 1])) || is_ident_char(t[off + n]) ||
+			    source_in_directive(src, off))
+				continue;
+			TSNode d = ts_node_descendant_for_byte_range(root, (uint32_t)off, (uint32_t)(off + n));
+			bool in_error = false;
+			for (TSNode a = d; !ts_node_is_null(a); a = ts_node_parent(a)) {
+				if (ts_type_is(a, "comment") || ts_type_is(a, "string_literal") ||
+				    ts_type_is(a, "preproc_arg"))
+					break;
+				if (ts_type_is(a, "ERROR")) {
+					in_error = true;
+					break;
+				}
+			}
+			if (!in_error)
+				continue;
+			struct srcpos pos = source_pos(src, off);
+			if (pos.line == last_line)
+				continue;
+			last_line = pos.line;
+			struct diagnostic dg = {DIAG_UNPARSED, xstrdup(src->path), pos.line, pos.column,
+				xasprintf("unparsed: `%s` lies in code the C grammar could not parse; "
+					  "not analysed", site_words[i])};
+			vec_push(&out->diagnostics, dg);
+		}
+	}
+}
+
+int scan_buffer(const char *path, const char *text, size_t len, const struct scan_options *opts,
+		struct scan_result *out)
+{
+	out->stats.files++;
+	out->stats.bytes += len;
+	if (!opts->no_prefilter && !scan_prefilter(text, len))
+		return 0;
+	out->stats.parsed++;
+	struct source src;
+	source_init(&src, path, xstrndup(text, len), len);
+	TSParser *parser = ts_parser_new();
+	ts_parser_set_language(parser, tree_sitter_c());
+	TSTree *tree = ts_parser_parse_string(parser, NULL, src.parse_text, (uint32_t)len);
+	if (!tree) {
+		ts_parser_delete(parser);
+		source_free(&src);
+		struct diagnostic dg = {DIAG_TOOL, xstrdup(path), 0, 0, xstrdup("the parser gave up on this file")};
+		vec_push(&out->diagnostics, dg);
+		return error_set("%s: the parser gave up on this file", path);
+	}
+	struct file_analysis fa;
+	analysis_run(&fa, &src, tree);
+	size_t before = out->findings.len;
+	int rc = rules_run(&fa, opts, out);
+	if (rc < 0) {
+		struct diagnostic dg = {DIAG_TOOL, xstrdup(path), 0, 0, xstrdup(error_last())};
+		vec_push(&out->diagnostics, dg);
+	}
+	for (size_t i = before; i < out->findings.len; i++)
+		if (!out->findings.items[i].protected_site)
+			out->stats.per_rule[out->findings.items[i].rule]++;
+	report_unparsed(&src, ts_tree_root_node(tree), out);
+	for (size_t i = 0; i < fa.fns.len; i++)
+		if (fa.fns.items[i].cfg.truncated) {
+			struct diagnostic dg = {DIAG_UNPARSED, xstrdup(path), fa.fns.items[i].pos.line,
+				fa.fns.items[i].pos.column,
+				xasprintf("unparsed: %s() nests statements deeper than the analysis follows; "
+					  "its innermost code was not analysed", fa.fns.items[i].name)};
+			vec_push(&out->diagnostics, dg);
+		}
+	analysis_free(&fa);
+	ts_tree_delete(tree);
+	ts_parser_delete(parser);
+	source_free(&src);
+	return rc;
+}
+
+int scan_file(const char *path, const struct scan_options *opts, struct scan_result *out)
+{
+	char *text;
+	size_t len;
+	if (read_file(path, &text, &len) < 0) {
+		struct diagnostic dg = {DIAG_IO, xstrdup(path), 0, 0, xstrdup(error_last())};
+		vec_push(&out->diagnostics, dg);
+		return -1;
+	}
+	if (memchr(text, '\0', len)) {
+		free(text);
+		struct diagnostic dg = {DIAG_IO, xstrdup(path), 0, 0, xasprintf("%s: binary file (contains NUL bytes); skipped", path)};
+		vec_push(&out->diagnostics, dg);
+		return error_set("%s: binary file", path);
+	}
+	int rc = scan_buffer(path, text, len, opts, out);
+	free(text);
+	return rc;
+}
+
+struct job {
+	char *const *paths;
+	const struct scan_options *opts;
+	struct scan_result *results;
+	int *rcs;
+};
+
+static void scan_one(size_t i, void *ctx)
+{
+	struct job *j = ctx;
+	j->rcs[i] = scan_file(j->paths[i], j->opts, &j->results[i]);
+}
+
+static int diag_cmp(const void *a, const void *b)
+{
+	const struct diagnostic *x = a, *y = b;
+	int c = strcmp(x->file, y->file);
+	if (c)
+		return c;
+	return x->line < y->line ? -1 : x->line > y->line;
+}
+
+int scan_files(char *const *paths, size_t n, const struct scan_options *opts, struct scan_result *out)
+{
+	struct scan_result *results = xcalloc(n ? n : 1, sizeof *results);
+	int *rcs = xcalloc(n ? n : 1, sizeof *rcs);
+	struct job j = {paths, opts, results, rcs};
+	parallel_for(n, opts->jobs, scan_one, &j);
+	int failed = 0;
+	/* merge in path order: the output never depends on thread timing */
+	for (size_t i = 0; i < n; i++) {
+		struct scan_result *r = &results[i];
+		vec_reserve(&out->findings, r->findings.len);
+		for (size_t k = 0; k < r->findings.len; k++)
+			out->findings.items[out->findings.len++] = r->findings.items[k];
+		vec_reserve(&out->diagnostics, r->diagnostics.len);
+		for (size_t k = 0; k < r->diagnostics.len; k++)
+			out->diagnostics.items[out->diagnostics.len++] = r->diagnostics.items[k];
+		out->stats.files += r->stats.files;
+		out->stats.bytes += r->stats.bytes;
+		out->stats.parsed += r->stats.parsed;
+		for (int k = 0; k < RULE_COUNT; k++)
+			out->stats.per_rule[k] += r->stats.per_rule[k];
+		vec_free(&r->findings);
+		vec_free(&r->diagnostics);
+		if (rcs[i] < 0)
+			failed++;
+	}
+	if (out->findings.len > 1)
+		qsort(out->findings.items, out->findings.len, sizeof(struct finding), finding_cmp);
+	if (out->diagnostics.len > 1)
+		qsort(out->diagnostics.items, out->diagnostics.len, sizeof(struct diagnostic), diag_cmp);
+	free(results);
+	free(rcs);
+	return failed;
+}
+
+void scan_result_free(struct scan_result *r)
+{
+	for (size_t i = 0; i < r->findings.len; i++)
+		finding_free(&r->findings.items[i]);
+	vec_free(&r->findings);
+	for (size_t i = 0; i < r->diagnostics.len; i++)
+		diagnostic_free(&r->diagnostics.items[i]);
+	vec_free(&r->diagnostics);
+}

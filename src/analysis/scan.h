@@ -1,0 +1,57 @@
+/*
+ * The scan pipeline for one file: prefilter -> parse -> analyse -> findings.
+ * scan_paths() runs it over many files in parallel with deterministic output.
+ */
+#ifndef PREEMPTIFY_SCAN_H
+#define PREEMPTIFY_SCAN_H
+
+#include "rules/finding.h"
+
+struct scan_options {
+	unsigned rules;   /* bit (1u << rule_id) set = rule enabled */
+	bool verbose;     /* also keep protected sites (finding.protected_site) */
+	int jobs;         /* worker threads; <= 0 means online CPUs */
+	bool no_prefilter; /* analyse files without any trigger token too */
+	bool modern;       /* plan fixes for modern kernels (this_cpu_*, no __get_cpu_var) */
+};
+#define SCAN_OPTIONS_INIT {((1u << RULE_COUNT) - 1), false, 0, false, false}
+
+struct scan_stats {
+	size_t files;      /* files walked */
+	size_t bytes;      /* bytes read */
+	size_t parsed;     /* files that passed the prefilter and were parsed */
+	size_t per_rule[RULE_COUNT]; /* findings (not protected sites) per rule */
+};
+
+struct scan_result {
+	finding_vec findings;     /* sorted by finding_cmp */
+	diagnostic_vec diagnostics; /* sorted by file, line */
+	struct scan_stats stats;
+};
+#define SCAN_RESULT_INIT {VEC_INIT, VEC_INIT, {0}}
+
+/*
+ * Scans one file already in memory. PATH is used for messages only.
+ * Appends to OUT (unsorted). Returns 0, or -1 with the error slot set when
+ * the file could not be analysed at all (the failure is also appended to
+ * OUT as a diagnostic).
+ */
+int scan_buffer(const char *path, const char *src, size_t len,
+		const struct scan_options *opts, struct scan_result *out);
+
+/* Reads PATH and scans it. Same contract as scan_buffer(). */
+int scan_file(const char *path, const struct scan_options *opts, struct scan_result *out);
+
+/*
+ * Scans every file of PATHS (already walked) with opts->jobs threads and
+ * sorts the result. Returns the number of files that failed (I/O).
+ */
+int scan_files(char *const *paths, size_t n, const struct scan_options *opts,
+	       struct scan_result *out);
+
+/* True if SRC contains a trigger token (or a macro defined over one). */
+bool scan_prefilter(const char *src, size_t len);
+
+void scan_result_free(struct scan_result *r);
+
+#endif

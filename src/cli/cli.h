@@ -1,0 +1,62 @@
+/*
+ * The CLI: a command table and per-command option tables. Each command
+ * declares its options once; the same table parses argv and prints --help.
+ * Only the CLI (main.c, cmd_*.c) prints to the user and picks exit codes.
+ */
+#ifndef PREEMPTIFY_CLI_H
+#define PREEMPTIFY_CLI_H
+
+#include <stdio.h>
+#include "util/util.h"
+
+/* Exit codes, documented in README and the man page. */
+enum exit_code {
+	EXIT_OK = 0,       /* nothing found / nothing to change */
+	EXIT_FOUND = 1,    /* findings (scan) or changes (diff, apply) */
+	EXIT_USAGE = 2,    /* bad command line */
+	EXIT_FAILED = 3,   /* a file or tool failed (others were still processed) */
+};
+
+enum opt_type {
+	OPT_FLAG,   /* bool *: set to true */
+	OPT_STRING, /* const char **: the argument */
+	OPT_INT,    /* int *: a decimal integer */
+	OPT_LIST,   /* VEC(char *) (struct cli_list *): repeatable, comma-separated */
+};
+
+struct cli_list {
+	char **items;
+	size_t len, cap;
+};
+
+struct cli_option {
+	const char *name;  /* long name without "--" */
+	char short_name;   /* 0 for none */
+	enum opt_type type;
+	void *dest;
+	const char *arg;   /* argument name for --help, e.g. "N" */
+	const char *help;  /* one line */
+};
+
+struct cli_command {
+	const char *name;
+	const char *synopsis; /* "[options] PATH..." */
+	const char *summary;  /* one line for the command list */
+	int (*run)(int argc, char **argv); /* argv[0] is the command name */
+};
+
+/*
+ * Parses ARGV[1..] against OPTS (terminated by an entry with name NULL);
+ * positional arguments are collected in POSITIONAL. "--" ends options.
+ * "--help"/"-h" prints usage to stdout and returns 1. On error prints one
+ * line to stderr and returns -1. Returns 0 otherwise.
+ */
+int cli_parse(const struct cli_command *cmd, const struct cli_option *opts,
+	      int argc, char **argv, struct cli_list *positional);
+
+/* Prints "usage: preemptify CMD SYNOPSIS", the summary and the options. */
+void cli_usage(FILE *out, const struct cli_command *cmd, const struct cli_option *opts);
+
+void cli_list_free(struct cli_list *l);
+
+#endif

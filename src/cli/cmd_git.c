@@ -1,0 +1,133 @@
+/* The commit and series commands: the rewrite's changes as git commits and patches. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/commands.h"
+#include "git/repo.h"
+
+int cmd_commit(int argc, char **argv)
+{
+	const struct cli_command *cmd = cli_command_find("commit");
+	struct repo_commit_options co = REPO_COMMIT_OPTIONS_INIT;
+	struct scan_cli a = SCAN_CLI_INIT;
+	struct rewrite_cli o = REWRITE_CLI_INIT;
+	const char *group = "file";
+	struct cli_list paths = {0};
+	const struct cli_option opts[] = {
+		{"branch", 'b', OPT_STRING, &co.branch, "NAME", "create branch NAME from HEAD and commit there"},
+		{"force", 0, OPT_FLAG, &co.force, NULL, "with --branch: reset an existing branch to HEAD"},
+		{"group", 0, OPT_STRING, &group, "HOW", "one commit per 'file' (default) or per 'dir'"},
+		{"prefix", 0, OPT_STRING, &co.prefix, "TEXT", "subject prefix instead of the path-derived one"},
+		{"signoff", 's', OPT_FLAG, &co.signoff, NULL, "add a Signed-off-by trailer"},
+		{"dry-run", 'n', OPT_FLAG, &co.dry_run, NULL, "show the commits that would be made; write nothing"},
+		REWRITE_CLI_OPTIONS(&o),
+		SCAN_CLI_OPTIONS(&a),
+		{NULL, 0, 0, NULL, NULL, NULL},
+	};
+	int rc = EXIT_USAGE;
+	struct scan_result scan = SCAN_RESULT_INIT;
+	struct rewrite_result rw = REWRITE_RESULT_INIT;
+	struct repo_commit_report rep = REPO_COMMIT_REPORT_INIT;
+	struct repo *repo = NULL;
+	int p = cli_parse(cmd, opts, argc, argv, &paths);
+	if (p != 0) {
+		rc = p > 0 ? EXIT_OK : EXIT_USAGE;
+		goto done;
+	}
+	if (paths.len == 0) {
+		fprintf(stderr, "preemptify commit: no PATH given (see 'preemptify commit --help')\n");
+		goto done;
+	}
+	int g = repo_group_parse(group);
+	if (g < 0) {
+		fprintf(stderr, "preemptify commit: option '--group' expects 'file' or 'dir', not '%s'\n", group);
+		goto done;
+	}
+	co.group = (enum repo_group)g;
+
+	/* Open the repository first: a wrong place is cheaper to learn before the analysis. */
+	if (repo_open(&repo, paths.items[0]) < 0) {
+		fprintf(stderr, "preemptify commit: %s\n", error_last());
+		rc = EXIT_FAILED;
+		goto done;
+	}
+	rc = rewrite_cli_run(cmd, &a, &o, &paths, &scan, &rw);
+	if (rc == EXIT_USAGE)
+		goto done;
+	bool failed = rc == EXIT_FAILED;
+	rc = EXIT_FAILED;
+	int e = repo_commit_changes(repo, &co, rw.files.items, rw.files.len, &rep);
+	size_t refused = 0;
+	for (size_t i = 0; i < rw.files.len; i++)
+		refused += rw.files.items[i].refused.len;
+	for (size_t i = 0; i < rep.commits.len; i++) {
+		const struct repo_commit *c = &rep.commits.items[i];
+		printf("[%s %.7s] %s\n", co.dry_run ? "dry-run" : rep.branch ? rep.branch : "detached",
+		       c->id[0] ? c->id : "-------", c->subject);
+		for (size_t k = 0; k < c->paths.len; k++)
+			printf("  %s\n", c->paths.items[k]);
+	}
+	if (e < 0) {
+		fprintf(stderr, "preemptify commit: %s\n", error_last());
+		goto done;
+	}
+	if (rep.commits.len == 0)
+		fprintf(stderr, "preemptify commit: nothing to change\n");
+	else
+		fprintf(stderr, "preemptify commit: %zu commit%s%s; %zu site%s left for manual review%s\n",
+			rep.commits.len, rep.commits.len == 1 ? "" : "s", co.dry_run ? " planned" : "",
+			refused, refused == 1 ? "" : "s",
+			co.dry_run || rep.commits.len == 0 ? "" : " (preemptify series makes the patches)");
+	rc = failed ? EXIT_FAILED : rep.commits.len ? EXIT_FOUND : EXIT_OK;
+done:
+	repo_commit_report_free(&rep);
+	repo_free(repo);
+	rewrite_result_free(&rw);
+	scan_result_free(&scan);
+	cli_list_free(&paths);
+	scan_cli_free(&a);
+	return rc;
+}
+
+int cmd_series(int argc, char **argv)
+{
+	struct repo_series_options so = REPO_SERIES_OPTIONS_INIT;
+	const char *outdir = ".", *repo_path = ".";
+	bool no_cover = false;
+	struct cli_list args = {0};
+	const struct cli_option opts[] = {
+		{"output-directory", 'o', OPT_STRING, &outdir, "DIR", "write the patches in DIR (default: .)"},
+		{"subject-prefix", 0, OPT_STRING, &so.subject_prefix, "TEXT", "instead of PATCH, e.g. \"PATCH v2\""},
+		{"signoff", 's', OPT_FLAG, &so.signoff, NULL, "add a Signed-off-by trailer where missing"},
+		{"no-cover-letter", 0, OPT_FLAG, &no_cover, NULL, "do not write 0000-cover-letter.patch"},
+		{"repo", 'C', OPT_STRING, &repo_path, "PATH", "the repository (default: the current directory)"},
+		{NULL, 0, 0, NULL, NULL, NULL},
+	};
+	int rc = EXIT_USAGE;
+	struct repo *repo = NULL;
+	struct repo_series_report rep = REPO_SERIES_REPORT_INIT;
+	int p = cli_parse(cli_command_find("series"), opts, argc, argv, &args);
+	if (p != 0) {
+		rc = p > 0 ? EXIT_OK : EXIT_USAGE;
+		goto done;
+	}
+	if (args.len > 1) {
+		fprintf(stderr, "preemptify series: at most one RANGE (see --help)\n");
+		goto done;
+	}
+	so.cover_letter = !no_cover;
+	rc = EXIT_FAILED;
+	if (repo_open(&repo, repo_path) < 0 ||
+	    repo_series(repo, &so, args.len ? args.items[0] : NULL, outdir, &rep) < 0) {
+		fprintf(stderr, "preemptify series: %s\n", error_last());
+		goto done;
+	}
+	for (size_t i = 0; i < rep.files.len; i++)
+		printf("%s\n", rep.files.items[i]);
+	rc = EXIT_OK;
+done:
+	repo_series_report_free(&rep);
+	repo_free(repo);
+	cli_list_free(&args);
+	return rc;
+}

@@ -1,0 +1,419 @@
+/*
+ * The read-only commands: scan (report), explain (one line, with the
+ * reasoning and the planned edits) and rules (what each rule means), plus
+ * scan_cli_run(), the walk+scan step every scanning command shares.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/commands.h"
+#include "cli/emit.h"
+#include "parse/walk.h"
+
+#define MAX_JOBS 1024
+
+void scan_cli_free(struct scan_cli *a)
+{
+	cli_list_free(&a->exclude);
+	cli_list_free(&a->ignore);
+}
+
+/* The enabled-rules mask from --ignore; -1 (message printed) for an unknown rule. */
+static int rules_mask(const struct cli_command *cmd, const struct cli_list *ignore, unsigned *out)
+{
+	*out = (1u << RULE_COUNT) - 1;
+	for (size_t i = 0; i < ignore->len; i++) {
+		int r = rule_parse(ignore->items[i]);
+		if (r < 0) {
+			fprintf(stderr, "preemptify %s: option '--ignore': unknown rule '%s' "
+				"(see 'preemptify rules')\n", cmd->name, ignore->items[i]);
+			return -1;
+		}
+		*out &= ~(1u << r);
+	}
+	return 0;
+}
+
+int scan_cli_run(const struct cli_command *cmd, const struct scan_cli *a,
+		 const struct cli_list *paths, struct scan_result *out)
+{
+	struct scan_options so = SCAN_OPTIONS_INIT;
+	path_vec files = VEC_INIT;
+	int rc = EXIT_USAGE;
+	if (paths->len == 0) {
+		fprintf(stderr, "preemptify %s: no PATH given (see 'preemptify %s --help')\n", cmd->name, cmd->name);
+		goto done;
+	}
+	if (a->jobs < 0 || a->jobs > MAX_JOBS) {
+		fprintf(stderr, "preemptify %s: option '--jobs' must be between 0 (all CPUs) and %d, got %d\n",
+			cmd->name, MAX_JOBS, a->jobs);
+		goto done;
+	}
+	if (rules_mask(cmd, &a->ignore, &so.rules) < 0)
+		goto done;
+	so.verbose = a->verbose;
+	so.jobs = a->jobs;
+	so.no_prefilter = a->no_prefilter;
+	so.modern = a->modern;
+	struct walk_options wo = {a->exclude.items, a->exclude.len};
+	bool failed = walk_paths(paths->items, paths->len, &wo, &files, &out->diagnostics) < 0;
+	if (scan_files(files.items, files.len, &so, out) > 0)
+		failed = true;
+	for (size_t i = 0; i < out->diagnostics.len; i++)
+		if (out->diagnostics.items[i].kind != DIAG_UNPARSED)
+			failed = true;
+	rc = failed ? EXIT_FAILED : EXIT_OK;
+done:
+	path_vec_free(&files);
+	return rc;
+}
+
+static size_t count_flagged(const struct scan_result *r)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < r->findings.len; i++)
+		n += !r->findings.items[i].protected_site;
+	return n;
+}
+
+int cmd_scan(int argc, char **argv)
+{
+	const struct cli_command *cmd = cli_command_find("scan");
+	struct scan_cli a = SCAN_CLI_INIT;
+	const char *format = "text", *output = NULL;
+	const struct cli_option opts[] = {
+		{"format", 'f', OPT_STRING, &format, "FMT", "output format: text (default), json or sarif"},
+		{"output", 'o', OPT_STRING, &output, "FILE", "write the report to FILE instead of stdout"},
+		SCAN_CLI_OPTIONS(&a),
+		{NULL, 0, 0, NULL, NULL, NULL},
+	};
+	struct cli_list paths = {0};
+	struct scan_result r = SCAN_RESULT_INIT;
+	FILE *out = stdout;
+	int rc = EXIT_USAGE;
+	int p = cli_parse(cmd, opts, argc, argv, &paths);
+	if (p != 0) {
+		rc = p > 0 ? EXIT_OK : EXIT_USAGE;
+		goto done;
+	}
+	int fmt = output_format_parse(format);
+	if (fmt < 0) {
+		fprintf(stderr, "preemptify scan: option '--format': unknown format '%s' (text, json, sarif)\n", format);
+		goto done;
+	}
+	if (paths.len == 0) {
+		fprintf(stderr, "preemptify scan: no PATH given (see 'preemptify scan --help')\n");
+		goto done;
+	}
+	if (output && strcmp(output, "-") != 0) {
+		out = fopen(output, "w");
+		if (!out) {
+			fprintf(stderr, "preemptify scan: cannot write '%s': %s\n", output, strerror(errno));
+			out = stdout;
+			rc = EXIT_FAILED;
+			goto done;
+		}
+	}
+	rc = scan_cli_run(cmd, &a, &paths, &r);
+	if (rc == EXIT_USAGE)
+		goto done;
+	emit_result(out, (enum output_format)fmt, &r, a.verbose);
+	emit_summary(stderr, &r);
+	if (rc == EXIT_OK && count_flagged(&r))
+		rc = EXIT_FOUND;
+done:
+	if (out != stdout && fclose(out) != 0 && rc != EXIT_USAGE) {
+		fprintf(stderr, "preemptify scan: cannot write '%s': %s\n", output, strerror(errno));
+		rc = EXIT_FAILED;
+	}
+	cli_list_free(&paths);
+	scan_cli_free(&a);
+	scan_result_free(&r);
+	return rc;
+}
+
+/* ---- explain ------------------------------------------------------------- */
+
+/* Parses FILE:LINE or FILE:LINE:COL (as printed by scan). COL is 0 when absent. */
+static int parse_location(const char *arg, char **out_file, unsigned *out_line, unsigned *out_col)
+{
+	unsigned nums[2] = {0, 0};
+	size_t n_nums = 0;
+	size_t end = strlen(arg);
+	if (end && arg[end - 1] == ':')
+		end--; /* "file.c:12:5:" copied from a diagnostic */
+	while (n_nums < 2) {
+		size_t start = end;
+		while (start > 0 && arg[start - 1] >= '0' && arg[start - 1] <= '9')
+			start--;
+		if (start == end || start == 0 || arg[start - 1] != ':' || end - start > 9)
+			break;
+		nums[n_nums++] = (unsigned)strtoul(arg + start, NULL, 10);
+		end = start - 1;
+	}
+	if (n_nums == 0 || end == 0)
+		return -1;
+	/* with two numbers the last one read is the line */
+	*out_line = n_nums == 2 ? nums[1] : nums[0];
+	*out_col = n_nums == 2 ? nums[0] : 0;
+	if (*out_line == 0)
+		return -1;
+	*out_file = xstrndup(arg, end);
+	return 0;
+}
+
+/* The text of line LINE (1-based) of SRC, without its newline; length in *out_len. */
+static const char *source_line(const char *src, unsigned line, size_t *out_len)
+{
+	const char *p = src;
+	for (unsigned l = 1; l < line && p; l++) {
+		p = strchr(p, '\n');
+		if (p)
+			p++;
+	}
+	if (!p || !*p)
+		return NULL;
+	const char *nl = strchr(p, '\n');
+	*out_len = nl ? (size_t)(nl - p) : strlen(p);
+	return p;
+}
+
+/* Prints "  | text" and a caret under COLUMN (tabs kept, so it lines up). */
+static void print_context(const char *src, unsigned line, unsigned column)
+{
+	size_t len;
+	const char *text = src ? source_line(src, line, &len) : NULL;
+	if (!text)
+		return;
+	printf("  context:\n    %5u | %.*s\n          | ", line, (int)len, text);
+	for (unsigned c = 1; c < column && c <= len; c++)
+		putchar(text[c - 1] == '\t' ? '\t' : ' ');
+	puts("^");
+}
+
+static void print_lines(const char *label, const char *text)
+{
+	printf("  %s\n", label);
+	const char *p = text;
+	while (*p) {
+		const char *nl = strchr(p, '\n');
+		size_t n = nl ? (size_t)(nl - p) : strlen(p);
+		printf("    %.*s\n", (int)n, p);
+		p += n + (nl ? 1 : 0);
+	}
+}
+
+/* Edit text quoted, with newlines and tabs visible. */
+static void print_quoted(const char *s)
+{
+	putchar('"');
+	for (; *s; s++) {
+		if (*s == '\n')
+			fputs("\\n", stdout);
+		else if (*s == '\t')
+			fputs("\\t", stdout);
+		else if (*s == '"' || *s == '\\')
+			printf("\\%c", *s);
+		else
+			putchar(*s);
+	}
+	putchar('"');
+}
+
+static void explain_finding(const struct finding *f, const char *src)
+{
+	static const char *const ops[] = {"replace", "insert-before", "insert-after"};
+	printf("%s:%u:%u: %s %s: ", f->file, f->pos.line, f->pos.column, rule_code(f->rule), rule_name(f->rule));
+	if (f->protected_site)
+		printf("protected (not a finding)\n");
+	else
+		printf("flagged (%s, %s confidence)\n", severity_name(f->severity), confidence_name(f->confidence));
+	printf("  message: %s\n", f->message);
+	if (f->function)
+		printf("  function: %s()\n", f->function);
+	else
+		printf("  function: (file scope)\n");
+	print_context(src, f->pos.line, f->pos.column);
+	if (f->evidence && *f->evidence)
+		print_lines("why:", f->evidence);
+	if (f->protected_site) {
+		printf("  fix: none needed\n");
+	} else if (f->fix == FIX_NONE) {
+		printf("  fix: none (%s)\n", f->rule == RULE_P006 || f->rule == RULE_P007 ?
+		       "this rule only reports" : "not rewritten automatically");
+	} else {
+		printf("  fix: %s, %zu edit%s\n", fix_name(f->fix), f->edits.len, f->edits.len == 1 ? "" : "s");
+		for (size_t k = 0; k < f->edits.len; k++) {
+			const struct edit *e = &f->edits.items[k];
+			printf("    %-13s %u:%u-%u:%u %s ", ops[e->op], e->start.line, e->start.column,
+			       e->end.line, e->end.column, e->node ? e->node : "?");
+			print_quoted(e->text ? e->text : "");
+			putchar('\n');
+		}
+	}
+	if (f->fix_note)
+		print_lines("fix note:", f->fix_note);
+}
+
+int cmd_explain(int argc, char **argv)
+{
+	const struct cli_command *cmd = cli_command_find("explain");
+	struct cli_list ignore = {0};
+	const struct cli_option opts[] = {
+		{"ignore", 0, OPT_LIST, &ignore, "RULES", "skip rules, by code or name"},
+		{NULL, 0, 0, NULL, NULL, NULL},
+	};
+	struct cli_list args = {0};
+	struct scan_result r = SCAN_RESULT_INIT;
+	char *file = NULL, *src = NULL;
+	size_t src_len = 0;
+	unsigned line = 0, col = 0;
+	int rc = EXIT_USAGE;
+	int p = cli_parse(cmd, opts, argc, argv, &args);
+	if (p != 0) {
+		rc = p > 0 ? EXIT_OK : EXIT_USAGE;
+		goto done;
+	}
+	if (args.len != 1 || parse_location(args.items[0], &file, &line, &col) < 0) {
+		fprintf(stderr, "preemptify explain: expected one FILE:LINE argument (see 'preemptify explain --help')\n");
+		goto done;
+	}
+	struct scan_options so = SCAN_OPTIONS_INIT;
+	if (rules_mask(cmd, &ignore, &so.rules) < 0)
+		goto done;
+	so.verbose = true;
+	so.jobs = 1;
+	if (scan_files(&file, 1, &so, &r) > 0) {
+		for (size_t i = 0; i < r.diagnostics.len; i++)
+			fprintf(stderr, "preemptify explain: %s\n", r.diagnostics.items[i].message);
+		rc = EXIT_FAILED;
+		goto done;
+	}
+	if (read_file(file, &src, &src_len) < 0)
+		src = NULL; /* scanned a moment ago; without the text, no context lines */
+	size_t shown = 0, flagged = 0;
+	for (size_t i = 0; i < r.findings.len; i++) {
+		const struct finding *f = &r.findings.items[i];
+		if (f->pos.line != line || (col && f->pos.column != col))
+			continue;
+		if (shown++)
+			putchar('\n');
+		explain_finding(f, src);
+		flagged += !f->protected_site;
+	}
+	for (size_t i = 0; i < r.diagnostics.len; i++) {
+		const struct diagnostic *d = &r.diagnostics.items[i];
+		if (d->line == line) {
+			printf("%s%s:%u:%u: %s\n", shown++ ? "\n" : "", d->file, d->line, d->column, d->message);
+		}
+	}
+	if (!shown) {
+		printf("%s:%u: no candidate site on this line", file, line);
+		const char *sep = "; sites in this file are on lines ";
+		unsigned last = 0, listed = 0;
+		for (size_t i = 0; i < r.findings.len && listed < 12; i++) {
+			unsigned l = r.findings.items[i].pos.line;
+			if (l == last)
+				continue;
+			printf("%s%u", sep, l);
+			sep = ", ";
+			last = l;
+			listed++;
+		}
+		putchar('\n');
+	}
+	rc = flagged ? EXIT_FOUND : EXIT_OK;
+done:
+	free(file);
+	free(src);
+	cli_list_free(&args);
+	cli_list_free(&ignore);
+	scan_result_free(&r);
+	return rc;
+}
+
+/* ---- rules --------------------------------------------------------------- */
+
+/* The fix kinds each rule may plan; report-only rules plan none. */
+static const enum fix_kind rule_fixes[RULE_COUNT][4] = {
+	[RULE_P001] = {FIX_DEFINE_PER_CPU, FIX_GET_CPU},
+	[RULE_P002] = {FIX_GET_CPU_VAR, FIX_GET_CPU},
+	[RULE_P003] = {FIX_GET_CPU, FIX_MOVE_INSIDE},
+	[RULE_P004] = {FIX_COND_RESCHED, FIX_NEED_RESCHED_CALL, FIX_YIELD},
+	[RULE_P005] = {FIX_CHECK_RESCHED},
+};
+
+/* Prints TEXT wrapped at WIDTH columns, each line indented by INDENT. */
+static void print_wrapped(const char *text, const char *indent, size_t width)
+{
+	size_t col = 0, ind = strlen(indent);
+	const char *p = text;
+	while (*p) {
+		while (*p == ' ')
+			p++;
+		size_t w = strcspn(p, " ");
+		if (!w)
+			break;
+		if (col && col + 1 + w > width) {
+			putchar('\n');
+			col = 0;
+		}
+		if (!col) {
+			fputs(indent, stdout);
+			col = ind;
+		} else {
+			putchar(' ');
+			col++;
+		}
+		printf("%.*s", (int)w, p);
+		col += w;
+		p += w;
+	}
+	if (col)
+		putchar('\n');
+}
+
+int cmd_rules(int argc, char **argv)
+{
+	const struct cli_command *cmd = cli_command_find("rules");
+	const struct cli_option opts[] = {{NULL, 0, 0, NULL, NULL, NULL}};
+	struct cli_list args = {0};
+	unsigned want = 0;
+	int rc = EXIT_USAGE;
+	int p = cli_parse(cmd, opts, argc, argv, &args);
+	if (p != 0) {
+		rc = p > 0 ? EXIT_OK : EXIT_USAGE;
+		goto done;
+	}
+	for (size_t i = 0; i < args.len; i++) {
+		int r = rule_parse(args.items[i]);
+		if (r < 0) {
+			fprintf(stderr, "preemptify rules: unknown rule '%s' (P001-P007 or a rule name)\n", args.items[i]);
+			goto done;
+		}
+		want |= 1u << r;
+	}
+	if (!want)
+		want = (1u << RULE_COUNT) - 1;
+	bool first = true;
+	for (int k = 0; k < RULE_COUNT; k++) {
+		enum rule_id r = (enum rule_id)k;
+		if (!(want & (1u << k)))
+			continue;
+		if (!first)
+			putchar('\n');
+		first = false;
+		printf("%s %s\n    %s\n    fixes: ", rule_code(r), rule_name(r), rule_summary(r));
+		if (rule_fixes[r][0] == FIX_NONE)
+			fputs("none (report only)", stdout);
+		for (int j = 0; j < 4 && rule_fixes[r][j] != FIX_NONE; j++)
+			printf("%s%s", j ? ", " : "", fix_name(rule_fixes[r][j]));
+		puts("\n");
+		print_wrapped(rule_help(r), "    ", 76);
+	}
+	rc = EXIT_OK;
+done:
+	cli_list_free(&args);
+	return rc;
+}

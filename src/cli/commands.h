@@ -1,0 +1,94 @@
+/*
+ * The commands of the preemptify binary. Each is `int cmd_NAME(int argc,
+ * char **argv)` with argv[0] the command name, returning an enum exit_code.
+ * main.c lists them in its command table {name, synopsis, summary, run}:
+ * adding a command is one row there plus its function declared here.
+ */
+#ifndef PREEMPTIFY_COMMANDS_H
+#define PREEMPTIFY_COMMANDS_H
+
+#include "cli/cli.h"
+#include "fix/rewrite.h"
+#include "analysis/scan.h"
+
+int cmd_scan(int argc, char **argv);    /* cmd_scan.c */
+int cmd_explain(int argc, char **argv); /* cmd_scan.c */
+int cmd_rules(int argc, char **argv);   /* cmd_scan.c */
+/* Added by later stages; declared here so their table row is one line. */
+int cmd_diff(int argc, char **argv);
+int cmd_apply(int argc, char **argv);
+int cmd_commit(int argc, char **argv);
+int cmd_series(int argc, char **argv);
+
+/*
+ * main() registers its table here so that a command finds its own row
+ * (name, synopsis, summary) for cli_parse() and --help. TABLE must outlive
+ * every later call.
+ */
+void cli_commands_set(const struct cli_command *table, size_t n);
+/*
+ * The registered command called NAME; when there is none (unit tests), a
+ * row with only the name set, so cli_parse() and cli_usage() still work.
+ * Never NULL; the row is static (valid until the next call for an
+ * unregistered name).
+ */
+const struct cli_command *cli_command_find(const char *name);
+
+/*
+ * The options every command that scans shares (scan, diff, apply, commit,
+ * series): -j N, --exclude GLOB, --ignore RULES, --verbose. Put
+ * SCAN_CLI_OPTIONS(&a) in the command's option table, then call
+ * scan_cli_run() with the positional PATH arguments.
+ */
+struct scan_cli {
+	int jobs;                   /* 0: online CPUs */
+	bool verbose;
+	bool no_prefilter;          /* analyse files without preemption tokens too */
+	struct cli_list exclude;    /* globs */
+	struct cli_list ignore;     /* rule codes or names */
+	bool modern;                /* plan fixes for modern kernels (set by --target) */
+};
+#define SCAN_CLI_INIT {0, false, false, {NULL, 0, 0}, {NULL, 0, 0}, false}
+#define SCAN_CLI_OPTIONS(a) \
+	{"jobs", 'j', OPT_INT, &(a)->jobs, "N", "files analysed in parallel (default: online CPUs)"}, \
+	{"exclude", 0, OPT_LIST, &(a)->exclude, "GLOB", "skip paths matching GLOB"}, \
+	{"ignore", 0, OPT_LIST, &(a)->ignore, "RULES", "skip rules, by code or name (e.g. P006,unbalanced)"}, \
+	{"verbose", 'v', OPT_FLAG, &(a)->verbose, NULL, "also report protected sites, with the reasoning"}, \
+	{"no-prefilter", 0, OPT_FLAG, &(a)->no_prefilter, NULL, \
+	 "analyse files without preemption tokens too (P006/P007 everywhere; slower)"}
+
+/*
+ * Walks PATHS and scans the files found into OUT (diagnostics included).
+ * Prints one line and returns EXIT_USAGE for a bad --ignore or -j or no
+ * PATH; otherwise prints nothing and returns EXIT_FAILED when a root, a
+ * file or the parser failed, else EXIT_OK. OUT is filled in every case
+ * but EXIT_USAGE; the caller frees it with scan_result_free().
+ */
+int scan_cli_run(const struct cli_command *cmd, const struct scan_cli *a,
+		 const struct cli_list *paths, struct scan_result *out);
+
+void scan_cli_free(struct scan_cli *a);
+
+/* The options of every command that rewrites (diff, apply, commit). */
+struct rewrite_cli {
+	int timeout;        /* seconds per spatch process */
+	const char *target; /* "2.6" or "modern" */
+	const char *spatch; /* the Coccinelle program */
+};
+#define REWRITE_CLI_INIT {60, "2.6", "spatch"}
+#define REWRITE_CLI_OPTIONS(o) \
+	{"timeout", 0, OPT_INT, &(o)->timeout, "SEC", "time limit per spatch process (default 60)"}, \
+	{"target", 0, OPT_STRING, &(o)->target, "2.6|modern", "API generation to port to (default 2.6)"}, \
+	{"spatch", 0, OPT_STRING, &(o)->spatch, "PROG", "the Coccinelle spatch program (default: spatch on PATH)"}
+
+/*
+ * Scans PATHS (scan_cli_run) and plans the rewrite (rewrite_plan) into SR
+ * and RR; prints diagnostics, sites not fixed and per-file failures on
+ * stderr. Returns EXIT_USAGE (one line printed), EXIT_FAILED when a file,
+ * the scan or spatch failed for some file (the others are still planned),
+ * else EXIT_OK. The caller frees SR and RR.
+ */
+int rewrite_cli_run(const struct cli_command *cmd, const struct scan_cli *a, const struct rewrite_cli *o,
+		    const struct cli_list *paths, struct scan_result *sr, struct rewrite_result *rr);
+
+#endif

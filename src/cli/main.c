@@ -1,0 +1,112 @@
+/* preemptify: port Linux 2.4 driver code to the 2.6 preemptible kernel. */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "cli/commands.h"
+
+/* One row per command: adding a command is adding a row (and its cmd_ function). */
+static const struct cli_command commands[] = {
+	{"scan", "[options] PATH...", "Report code that is not safe under 2.6 kernel preemption.", cmd_scan},
+	{"explain", "[options] FILE:LINE", "Show the reasoning and planned fix for the sites on one line.", cmd_explain},
+	{"rules", "[RULE...]", "Describe the rules and the fixes each may plan.", cmd_rules},
+	{"diff", "[options] PATH...", "Show the fixes as a unified diff; nothing is written.", cmd_diff},
+	{"apply", "[options] PATH...", "Write the fixes into the files, atomically.", cmd_apply},
+	{"commit", "[options] PATH...",
+	 "Write the fixes and commit each file (or directory) on its own, kernel style.", cmd_commit},
+	{"series", "[options] [RANGE]",
+	 "Export the commits of the last commit run (or RANGE) as a numbered mbox series.", cmd_series},
+};
+
+static void usage(FILE *out)
+{
+	fputs("usage: preemptify COMMAND [options] [ARGS]\n"
+	      "       preemptify help COMMAND | --help | --version\n\n"
+	      "Ports Linux 2.4 driver code to the 2.6 preemptible kernel.\n\ncommands:\n", out);
+	for (size_t i = 0; i < ARRAY_SIZE(commands); i++)
+		fprintf(out, "  %-9s %s\n", commands[i].name, commands[i].summary);
+	fputs("\n'preemptify COMMAND --help' lists a command's options.\n"
+	      "exit status: 0 nothing found, 1 findings, 2 usage error, 3 a file or tool failed\n", out);
+}
+
+static const struct cli_command *find_command(const char *name)
+{
+	const struct cli_command *cmd = cli_command_find(name);
+	return cmd->run ? cmd : NULL;
+}
+
+/* Edit distance, for "did you mean"; names are short. */
+static size_t distance(const char *a, const char *b)
+{
+	size_t la = strlen(a), lb = strlen(b);
+	if (la > 31 || lb > 31)
+		return 32;
+	size_t d[32][32];
+	for (size_t i = 0; i <= la; i++)
+		d[i][0] = i;
+	for (size_t j = 0; j <= lb; j++)
+		d[0][j] = j;
+	for (size_t i = 1; i <= la; i++)
+		for (size_t j = 1; j <= lb; j++) {
+			size_t sub = d[i - 1][j - 1] + (a[i - 1] != b[j - 1]);
+			size_t del = d[i - 1][j] + 1, ins = d[i][j - 1] + 1;
+			d[i][j] = sub < del ? (sub < ins ? sub : ins) : (del < ins ? del : ins);
+		}
+	return d[la][lb];
+}
+
+static int unknown_command(const char *name)
+{
+	const char *best = NULL;
+	size_t best_d = 3; /* suggest only close misspellings */
+	for (size_t i = 0; i < ARRAY_SIZE(commands); i++) {
+		size_t d = distance(name, commands[i].name);
+		if (d < best_d) {
+			best_d = d;
+			best = commands[i].name;
+		}
+	}
+	if (best)
+		fprintf(stderr, "preemptify: unknown command '%s'; did you mean '%s'? (see 'preemptify --help')\n",
+			name, best);
+	else
+		fprintf(stderr, "preemptify: unknown command '%s' (see 'preemptify --help')\n", name);
+	return EXIT_USAGE;
+}
+
+int main(int argc, char **argv)
+{
+	cli_commands_set(commands, ARRAY_SIZE(commands));
+	if (argc < 2) {
+		usage(stderr);
+		return EXIT_USAGE;
+	}
+	const char *name = argv[1];
+	if (strcmp(name, "--version") == 0 || strcmp(name, "-V") == 0) {
+		printf("preemptify %s\n", PREEMPTIFY_VERSION);
+		return EXIT_OK;
+	}
+	if (strcmp(name, "--help") == 0 || strcmp(name, "-h") == 0) {
+		usage(stdout);
+		return EXIT_OK;
+	}
+	if (strcmp(name, "help") == 0) {
+		if (argc < 3) {
+			usage(stdout);
+			return EXIT_OK;
+		}
+		const struct cli_command *cmd = find_command(argv[2]);
+		if (!cmd)
+			return unknown_command(argv[2]);
+		char *help_argv[] = {argv[2], "--help", NULL};
+		return cmd->run(2, help_argv);
+	}
+	if (name[0] == '-') {
+		fprintf(stderr, "preemptify: unknown option '%s' before the command (see 'preemptify --help')\n", name);
+		return EXIT_USAGE;
+	}
+	const struct cli_command *cmd = find_command(name);
+	if (!cmd)
+		return unknown_command(name);
+	return cmd->run(argc - 1, argv + 1);
+}

@@ -1,0 +1,808 @@
+/*
+ * Rewrite: hand each file's planned edits to spatch, one fix kind and one
+ * edit operation (replace, insert after, insert before) per spatch run, so
+ * that every run's positions refer to the text it is given (spatch
+ * re-parses after a modifying rule, so positions do not survive one).
+ * Between runs, the remaining sites are remapped through the line diff of
+ * what the run changed. Every site is verified after its run; a finding
+ * any of whose edits was not made is dropped whole and the file is redone
+ * without it, so a fix is never half applied.
+ */
+#define _XOPEN_SOURCE 700 /* nftw */
+#include "fix/rewrite.h"
+
+#include <errno.h>
+#include <ftw.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "util/embedded.h"
+#include "util/parallel.h"
+#include "util/spawn.h"
+#include "fix/textdiff.h"
+
+/* One distinct edit, shared by every finding that planned it. */
+struct site {
+	enum fix_kind kind;
+	enum edit_op op;
+	size_t start, end;
+	const char *node, *text;
+	unsigned line, col, end_line; /* in the text of the current run, 1-based */
+	bool lost;                    /* could not be remapped */
+	char group[48];               /* sites of one group go to one spatch run */
+	VEC(size_t) owners;           /* indices into the job's findings */
+};
+typedef VEC(struct site) site_vec;
+
+struct job {
+	const struct rewrite_options *opts;
+	const char *tmpdir;
+	size_t index;
+	VEC(struct finding *) findings;
+	struct file_change *out;
+};
+
+/* ---- text helpers ---------------------------------------------------- */
+
+struct lines {
+	VEC(size_t) start; /* offset of each line (index 0 = line 1) */
+	const char *text;
+	size_t len;
+};
+
+static void lines_init(struct lines *l, const char *text, size_t len)
+{
+	l->start.items = NULL;
+	l->start.len = l->start.cap = 0;
+	l->text = text;
+	l->len = len;
+	vec_push(&l->start, 0);
+	for (size_t i = 0; i < len; i++)
+		if (text[i] == '\n' && i + 1 < len)
+			vec_push(&l->start, i + 1);
+}
+
+/* Line L (1-based) without its newline; length in *N. */
+static const char *lines_get(const struct lines *l, unsigned line, size_t *n)
+{
+	if (line < 1 || line > l->start.len) {
+		*n = 0;
+		return "";
+	}
+	size_t s = l->start.items[line - 1];
+	size_t e = line < l->start.len ? l->start.items[line] : l->len;
+	while (e > s && (l->text[e - 1] == '\n' || l->text[e - 1] == '\r'))
+		e--;
+	*n = e - s;
+	return l->text + s;
+}
+
+static void offset_to_pos(const struct lines *l, size_t off, unsigned *line, unsigned *col)
+{
+	size_t lo = line_index(l->start.items, l->start.len, off);
+	*line = (unsigned)lo + 1;
+	*col = (unsigned)(off - l->start.items[lo]) + 1;
+}
+
+/* Appends S without whitespace. */
+static void squeeze(struct buf *out, const char *s, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (s[i] != ' ' && s[i] != '\t' && s[i] != '\n' && s[i] != '\r')
+			buf_putc(out, s[i]);
+}
+
+/* ---- refusals decided before spatch runs ------------------------------ */
+
+static bool line_is_directive(const char *s, size_t n)
+{
+	size_t i = 0;
+	while (i < n && (s[i] == ' ' || s[i] == '\t'))
+		i++;
+	return i < n && s[i] == '#';
+}
+
+/* Is line L part of a #define (itself or continued by backslashes)? */
+static bool line_in_define(const struct lines *l, unsigned line)
+{
+	for (unsigned k = line; k >= 1; k--) {
+		size_t n;
+		const char *s = lines_get(l, k, &n);
+		if (k != line && (n == 0 || s[n - 1] != '\\'))
+			return false;
+		size_t i = 0;
+		while (i < n && (s[i] == ' ' || s[i] == '\t'))
+			i++;
+		if (i < n && s[i] == '#') {
+			i++;
+			while (i < n && (s[i] == ' ' || s[i] == '\t'))
+				i++;
+			return n - i >= 6 && strncmp(s + i, "define", 6) == 0;
+		}
+	}
+	return false;
+}
+
+static bool node_in(const char *node, const char *const *set)
+{
+	for (; *set; set++)
+		if (node && strcmp(node, *set) == 0)
+			return true;
+	return false;
+}
+
+static const char *const after_anchors[] = {"expression_statement", "if_statement",
+	"for_statement", "while_statement", "declaration", NULL};
+static const char *const before_anchors[] = {"return_statement", "goto_statement",
+	"break_statement", "continue_statement", "expression_statement", NULL};
+
+/* Why EDIT cannot be handed to spatch, or NULL. */
+static char *edit_refusal(const struct edit *e, const struct lines *l)
+{
+	unsigned sl, sc, el, ec;
+	if (e->start.offset > e->end.offset || e->end.offset > l->len)
+		return xstrdup("edit span lies outside the file");
+	offset_to_pos(l, e->start.offset, &sl, &sc);
+	offset_to_pos(l, e->end.offset, &el, &ec);
+	if (line_in_define(l, sl))
+		return xasprintf("line %u is inside a #define body; spatch would rewrite "
+				 "the macro, fix it by hand", sl);
+	for (unsigned k = sl + 1; k <= el; k++) {
+		size_t n;
+		const char *s = lines_get(l, k, &n);
+		if (line_is_directive(s, n))
+			return xasprintf("the %s at line %u is split by a preprocessor "
+					 "conditional (line %u); spatch would break one "
+					 "configuration, fix it by hand",
+					 e->node ? e->node : "statement", sl, k);
+	}
+	if (e->op == EDIT_INSERT_AFTER && !node_in(e->node, after_anchors))
+		return xasprintf("cannot insert after a %s (line %u): spatch cannot anchor "
+				 "on it", e->node ? e->node : "statement", sl);
+	if (e->op == EDIT_INSERT_BEFORE && !node_in(e->node, before_anchors))
+		return xasprintf("cannot insert before a %s (line %u): spatch cannot "
+				 "anchor on it", e->node ? e->node : "statement", sl);
+	(void)sc;
+	(void)ec;
+	return NULL;
+}
+
+/* ---- remapping through a run's changes -------------------------------- */
+
+/* Maps column COL of old line O onto new line N; false when inside the change. */
+static bool map_column(const char *o, size_t on, const char *n, size_t nn, unsigned *col)
+{
+	size_t p = 0, s = 0, c = *col - 1;
+	while (p < on && p < nn && o[p] == n[p])
+		p++;
+	while (s < on - p && s < nn - p && o[on - 1 - s] == n[nn - 1 - s])
+		s++;
+	if (c <= p)
+		return true;
+	if (c >= on - s) {
+		*col = (unsigned)(c + nn - on) + 1;
+		return true;
+	}
+	return false;
+}
+
+static bool map_pos(const textdiff_hunk_vec *hunks, const struct lines *oldl,
+		    const struct lines *newl, unsigned *line, unsigned *col)
+{
+	long delta = 0;
+	unsigned L = *line;
+	for (size_t i = 0; i < hunks->len; i++) {
+		const struct textdiff_hunk *h = &hunks->items[i];
+		if (h->old_lines == 0) {
+			if (h->old_start < L) {
+				delta += h->new_lines;
+				continue;
+			}
+			break;
+		}
+		if (h->old_start + h->old_lines <= L) {
+			delta += (long)h->new_lines - (long)h->old_lines;
+			continue;
+		}
+		if (h->old_start > L)
+			break;
+		unsigned k = L - h->old_start, nl;
+		if (h->new_lines == h->old_lines)
+			nl = h->new_start + k;
+		else if (h->new_lines > 0 && k == 0)
+			nl = h->new_start;
+		else if (h->new_lines > 0 && k == h->old_lines - 1)
+			nl = h->new_start + h->new_lines - 1;
+		else
+			return false;
+		size_t on, nn;
+		const char *o = lines_get(oldl, L, &on);
+		const char *n = lines_get(newl, nl, &nn);
+		if (!map_column(o, on, n, nn, col))
+			return false;
+		*line = nl;
+		return true;
+	}
+	*line = (unsigned)((long)L + delta);
+	return true;
+}
+
+/* End lines only need to be close: the end of the hunk they fall in. */
+static unsigned map_line_loose(const textdiff_hunk_vec *hunks, unsigned L)
+{
+	long delta = 0;
+	for (size_t i = 0; i < hunks->len; i++) {
+		const struct textdiff_hunk *h = &hunks->items[i];
+		if (h->old_lines == 0) {
+			if (h->old_start < L)
+				delta += h->new_lines;
+			else
+				break;
+			continue;
+		}
+		if (h->old_start + h->old_lines <= L) {
+			delta += (long)h->new_lines - (long)h->old_lines;
+			continue;
+		}
+		if (h->old_start > L)
+			break;
+		return h->new_start + (h->new_lines ? h->new_lines - 1 : 0);
+	}
+	return (unsigned)((long)L + delta);
+}
+
+/* ---- verification of one run ------------------------------------------ */
+
+/* Does hunk H's new side contain NEEDLE (whitespace ignored)? */
+static bool hunk_has(const struct textdiff_hunk *h, const struct lines *newl, const char *needle)
+{
+	struct buf hay = BUF_INIT, pin = BUF_INIT;
+	for (unsigned k = 0; k < h->new_lines; k++) {
+		size_t n;
+		const char *s = lines_get(newl, h->new_start + k, &n);
+		squeeze(&hay, s, n);
+	}
+	squeeze(&pin, needle, strlen(needle));
+	bool found = strstr(buf_cstr(&hay), buf_cstr(&pin)) != NULL;
+	buf_free(&hay);
+	buf_free(&pin);
+	return found;
+}
+
+/* Old-side line interval of H; a pure insertion touches both neighbours. */
+static bool hunk_touches(const struct textdiff_hunk *h, unsigned lo, unsigned hi)
+{
+	unsigned a = h->old_start, b = h->old_lines ? h->old_start + h->old_lines - 1 : h->old_start + 1;
+	return a <= hi && b >= lo;
+}
+
+static bool site_verified(const struct site *s, const textdiff_hunk_vec *hunks,
+			  const struct lines *newl)
+{
+	unsigned lo, hi;
+	switch (s->op) {
+	case EDIT_REPLACE:
+		lo = hi = s->line;
+		break;
+	case EDIT_INSERT_AFTER:
+		lo = s->line;
+		hi = s->end_line + 1;
+		break;
+	default:
+		lo = s->line > 1 ? s->line - 1 : 1;
+		hi = s->end_line;
+		break;
+	}
+	for (size_t i = 0; i < hunks->len; i++) {
+		const struct textdiff_hunk *h = &hunks->items[i];
+		if (s->op == EDIT_REPLACE && h->old_lines == 0)
+			continue;
+		if (!hunk_touches(h, lo, hi))
+			continue;
+		if (!s->text[0] || hunk_has(h, newl, s->text))
+			return true;
+	}
+	return false;
+}
+
+/* ---- running spatch --------------------------------------------------- */
+
+static void sidecar_escape(struct buf *b, const char *s)
+{
+	for (; *s; s++) {
+		if (*s == '\n')
+			buf_puts(b, "\\n");
+		else if (*s == '\t')
+			buf_puts(b, "\\t");
+		else if (*s == '\\')
+			buf_puts(b, "\\\\");
+		else
+			buf_putc(b, *s);
+	}
+}
+
+static const char op_letter[] = {
+	[EDIT_REPLACE] = 'R', [EDIT_INSERT_AFTER] = 'A', [EDIT_INSERT_BEFORE] = 'B'};
+
+/*
+ * Runs spatch for the sites of KIND/OP/GROUP not yet done, from CUR to *OUT.
+ * Returns 0, or -1 with *ERR set (spatch failed: the file's error).
+ */
+static int run_spatch(struct job *j, const char *dir, enum fix_kind kind, enum edit_op op,
+		      const char *group, const site_vec *sites, const char *cur, size_t cur_len, char **out,
+		      size_t *out_len, char **err)
+{
+	int ret = -1;
+	struct buf side = BUF_INIT;
+	struct spawn_result res = SPAWN_RESULT_INIT;
+	char *base = strrchr(j->out->path, '/');
+	char *in = xasprintf("%s/%s", dir, base ? base + 1 : j->out->path);
+	char *outp = xasprintf("%s/out.c", dir), *sidep = xasprintf("%s/sites.txt", dir);
+	char *cocci = xasprintf("%s/%s.cocci", j->tmpdir, fix_name(kind));
+	char *sites_arg = xasprintf("sites=%s", sidep);
+	char *timeout = xasprintf("%d", j->opts->timeout_sec > 0 ? j->opts->timeout_sec : 60);
+
+	buf_puts(&side, "# op line col end_line end_col node text\n");
+	for (size_t i = 0; i < sites->len; i++) {
+		const struct site *s = &sites->items[i];
+		if (s->kind != kind || s->op != op || s->lost || strcmp(s->group, group) != 0)
+			continue;
+		buf_printf(&side, "%c\t%u\t%u\t%u\t0\t%s\t", op_letter[op], s->line, s->col,
+			   s->end_line, s->node ? s->node : "-");
+		sidecar_escape(&side, s->text);
+		buf_putc(&side, '\n');
+	}
+	unlink(outp);
+	if (write_file(sidep, side.ptr, side.len) < 0 || write_file(in, cur, cur_len) < 0) {
+		*err = xstrdup(error_last());
+		goto done;
+	}
+	char *argv[] = {(char *)j->opts->spatch, "--sp-file", cocci, "-D", sites_arg,
+			"--very-quiet", "--no-show-diff", "--no-includes", "--timeout", timeout,
+			"-o", outp, in, NULL};
+	/* spatch's own --timeout covers matching; ours also covers parsing. */
+	if (spawn_run(argv, dir, (j->opts->timeout_sec > 0 ? j->opts->timeout_sec : 60) + 5,
+		      &res) < 0) {
+		*err = xasprintf("spatch: %s", error_last());
+		goto done;
+	}
+	if (!res.timed_out && !res.signal && res.exit_code != 0 && res.output &&
+	    strstr(res.output, "no modified files")) {
+		/* spatch refuses -o when it changed nothing: the text is unchanged. */
+		*out = xstrndup(cur, cur_len);
+		*out_len = cur_len;
+		ret = 0;
+		goto done;
+	}
+	if (res.timed_out || res.signal || res.exit_code != 0) {
+		char *what = spawn_describe(&res);
+		const char *o = res.output ? res.output : "";
+		/* The last non-empty line of its output says most. */
+		size_t n = strlen(o);
+		while (n && (o[n - 1] == '\n' || o[n - 1] == ' '))
+			n--;
+		size_t b = n;
+		while (b && o[b - 1] != '\n')
+			b--;
+		*err = n ? xasprintf("spatch (%s) %s: %.*s", fix_name(kind), what, (int)(n - b), o + b)
+			 : xasprintf("spatch (%s) %s", fix_name(kind), what);
+		free(what);
+		goto done;
+	}
+	if (read_file(outp, out, out_len) < 0) {
+		*err = xasprintf("spatch (%s) wrote no output: %s", fix_name(kind), error_last());
+		goto done;
+	}
+	ret = 0;
+done:
+	spawn_result_free(&res);
+	buf_free(&side);
+	free(in);
+	free(outp);
+	free(sidep);
+	free(cocci);
+	free(sites_arg);
+	free(timeout);
+	return ret;
+}
+
+/* ---- one file ---------------------------------------------------------- */
+
+static void refuse(struct file_change *c, struct finding *f, char *reason)
+{
+	struct refusal r = {f, reason};
+	vec_push(&c->refused, r);
+}
+
+/*
+ * spatch re-parses a function after a modifying rule changed it, and later
+ * rules see positions relative to that fragment: so a run may contain only
+ * sites that one rule of the .cocci changes. Replacements are grouped by
+ * node type and the replacement's leading word (get_cpu_var, per_cpu,
+ * static, ...); insertions are one rule per operation.
+ */
+static void site_group(struct site *s)
+{
+	size_t n = 0;
+	if (s->op == EDIT_REPLACE)
+		while (s->text[n] && (s->text[n] == '_' || (s->text[n] >= 'a' && s->text[n] <= 'z') ||
+				      (s->text[n] >= 'A' && s->text[n] <= 'Z') ||
+				      (s->text[n] >= '0' && s->text[n] <= '9')))
+			n++;
+	snprintf(s->group, sizeof s->group, "%s:%.*s", s->op == EDIT_REPLACE && s->node ? s->node : "",
+		 (int)(n > 24 ? 24 : n), s->text);
+}
+
+static void build_sites(struct job *j, const bool *active, const struct lines *l, site_vec *out)
+{
+	for (size_t fi = 0; fi < j->findings.len; fi++) {
+		if (!active[fi])
+			continue;
+		struct finding *f = j->findings.items[fi];
+		for (size_t ei = 0; ei < f->edits.len; ei++) {
+			const struct edit *e = &f->edits.items[ei];
+			const char *text = e->text ? e->text : "";
+			struct site *s = NULL;
+			for (size_t k = 0; k < out->len; k++) {
+				struct site *o = &out->items[k];
+				if (o->kind == f->fix && o->op == e->op && o->start == e->start.offset &&
+				    o->end == e->end.offset && strcmp(o->text, text) == 0) {
+					s = o;
+					break;
+				}
+			}
+			if (!s) {
+				struct site ns = {0};
+				ns.kind = f->fix;
+				ns.op = e->op;
+				ns.start = e->start.offset;
+				ns.end = e->end.offset;
+				ns.node = e->node;
+				ns.text = text;
+				site_group(&ns);
+				unsigned ec;
+				offset_to_pos(l, ns.start, &ns.line, &ns.col);
+				offset_to_pos(l, ns.end > ns.start ? ns.end - 1 : ns.end, &ns.end_line, &ec);
+				vec_push(out, ns);
+				s = &out->items[out->len - 1];
+			}
+			bool have = false;
+			for (size_t k = 0; k < s->owners.len; k++)
+				have |= s->owners.items[k] == fi;
+			if (!have)
+				vec_push(&s->owners, fi);
+		}
+	}
+}
+
+static void sites_free(site_vec *v)
+{
+	for (size_t i = 0; i < v->len; i++)
+		vec_free(&v->items[i].owners);
+	vec_free(v);
+}
+
+static void mark_failed(char **why, const struct site *s, const char *fmt)
+{
+	for (size_t k = 0; k < s->owners.len; k++)
+		if (!why[s->owners.items[k]])
+			why[s->owners.items[k]] =
+				xasprintf(fmt, s->node ? s->node : "site", s->line);
+}
+
+/*
+ * One attempt with the ACTIVE findings. Returns 0 with *OUT the new text
+ * and WHY[i] set for each finding whose edits were not all made, or -1 with
+ * *ERR when spatch failed.
+ */
+static int attempt(struct job *j, const char *dir, const bool *active, char **why,
+		   char **out, size_t *out_len, char **err)
+{
+	int ret = -1;
+	site_vec sites = VEC_INIT;
+	struct lines orig;
+	char *cur = xstrndup(j->out->old_text, j->out->old_len);
+	size_t cur_len = j->out->old_len;
+
+	lines_init(&orig, j->out->old_text, j->out->old_len);
+	build_sites(j, active, &orig, &sites);
+	vec_free(&orig.start);
+
+	for (int kind = 1; kind < FIX_COUNT; kind++) {
+		static const enum edit_op order[] = {EDIT_REPLACE, EDIT_INSERT_AFTER,
+						     EDIT_INSERT_BEFORE};
+		for (size_t oi = 0; oi < ARRAY_SIZE(order); oi++) {
+			enum edit_op op = order[oi];
+			const char *group = NULL;
+			for (size_t i = 0; i < sites.len; i++)
+				if (sites.items[i].kind == (enum fix_kind)kind &&
+				    sites.items[i].op == op && !sites.items[i].lost) {
+					group = sites.items[i].group;
+					break;
+				}
+			if (!group)
+				continue;
+			char *next = NULL;
+			size_t next_len = 0;
+			char gkey[sizeof sites.items[0].group];
+			snprintf(gkey, sizeof gkey, "%s", group);
+			if (run_spatch(j, dir, (enum fix_kind)kind, op, gkey, &sites, cur,
+				       cur_len, &next, &next_len, err) < 0)
+				goto done;
+			textdiff_hunk_vec hunks = VEC_INIT;
+			if (textdiff_hunks(cur, cur_len, next, next_len, &hunks) < 0) {
+				*err = xstrdup(error_last());
+				free(next);
+				goto done;
+			}
+			struct lines oldl, newl;
+			lines_init(&oldl, cur, cur_len);
+			lines_init(&newl, next, next_len);
+			for (size_t i = 0; i < sites.len; i++) {
+				struct site *s = &sites.items[i];
+				if (s->lost)
+					continue;
+				if (s->kind == (enum fix_kind)kind && s->op == op &&
+				    strcmp(s->group, gkey) == 0) {
+					if (!site_verified(s, &hunks, &newl))
+						mark_failed(why, s, "spatch did not change the %s at "
+								    "line %u (function not parsed, or "
+								    "the pattern did not match)");
+					s->lost = true; /* done with it */
+					continue;
+				}
+				unsigned line = s->line, col = s->col;
+				if (!map_pos(&hunks, &oldl, &newl, &line, &col)) {
+					s->lost = true;
+					mark_failed(why, s, "the %s at line %u was changed by an "
+							    "earlier rewrite of this file");
+					continue;
+				}
+				s->line = line;
+				s->col = col;
+				s->end_line = map_line_loose(&hunks, s->end_line);
+			}
+			vec_free(&oldl.start);
+			vec_free(&newl.start);
+			vec_free(&hunks);
+			free(cur);
+			cur = next;
+			cur_len = next_len;
+			oi--; /* the same operation again, for its next group */
+		}
+	}
+	*out = cur;
+	*out_len = cur_len;
+	cur = NULL;
+	ret = 0;
+done:
+	free(cur);
+	sites_free(&sites);
+	return ret;
+}
+
+static void process_file(size_t i, void *ctx)
+{
+	struct job *j = &((struct job *)ctx)[i];
+	struct file_change *c = j->out;
+	size_t n = j->findings.len;
+	bool *active = xcalloc(n ? n : 1, sizeof *active);
+	char **why = xcalloc(n ? n : 1, sizeof *why);
+	char *dir = xasprintf("%s/f%zu", j->tmpdir, j->index);
+	struct lines l = {VEC_INIT, NULL, 0};
+
+	if (read_file(c->path, &c->old_text, &c->old_len) < 0) {
+		c->error = xstrdup(error_last());
+		for (size_t f = 0; f < n; f++)
+			refuse(c, j->findings.items[f], xasprintf("file not read: %s", c->error));
+		c->old_text = xstrdup("");
+		c->old_len = 0;
+		goto done;
+	}
+	if (mkdir(dir, 0700) != 0) {
+		c->error = xasprintf("%s: %s", dir, strerror(errno));
+		for (size_t f = 0; f < n; f++)
+			refuse(c, j->findings.items[f], xstrdup(c->error));
+		goto done;
+	}
+	lines_init(&l, c->old_text, c->old_len);
+	size_t n_active = 0;
+	for (size_t f = 0; f < n; f++) {
+		struct finding *fd = j->findings.items[f];
+		char *reason = NULL;
+		for (size_t e = 0; e < fd->edits.len && !reason; e++)
+			reason = edit_refusal(&fd->edits.items[e], &l);
+		if (reason)
+			refuse(c, fd, reason);
+		else
+			active[f] = true, n_active++;
+	}
+	/* Each retry drops at least one finding, so this ends. */
+	while (n_active) {
+		char *text = NULL, *err = NULL;
+		size_t len = 0;
+		if (attempt(j, dir, active, why, &text, &len, &err) < 0) {
+			c->error = err;
+			for (size_t f = 0; f < n; f++) {
+				if (active[f])
+					refuse(c, j->findings.items[f],
+					       xasprintf("not rewritten: %s", err));
+				free(why[f]);
+				why[f] = NULL;
+			}
+			break;
+		}
+		bool dropped = false, per_cpu_dropped = false;
+		unsigned per_cpu_line = 0;
+		for (size_t f = 0; f < n; f++) {
+			if (active[f] && why[f]) {
+				if (j->findings.items[f]->fix == FIX_DEFINE_PER_CPU && !per_cpu_dropped) {
+					per_cpu_dropped = true;
+					per_cpu_line = j->findings.items[f]->pos.line;
+				}
+				refuse(c, j->findings.items[f], why[f]);
+				why[f] = NULL;
+				active[f] = false;
+				n_active--;
+				dropped = true;
+			}
+		}
+		/* define-per-cpu findings convert one array together (the declaration
+		 * rides on one of them): half a conversion does not compile */
+		for (size_t f = 0; per_cpu_dropped && f < n; f++) {
+			if (active[f] && j->findings.items[f]->fix == FIX_DEFINE_PER_CPU) {
+				refuse(c, j->findings.items[f],
+				       xasprintf("the DEFINE_PER_CPU conversion of this file failed at line %u, "
+						 "so none of its sites is converted", per_cpu_line));
+				active[f] = false;
+				n_active--;
+			}
+		}
+		if (dropped) {
+			free(text);
+			continue;
+		}
+		for (size_t f = 0; f < n; f++)
+			if (active[f])
+				vec_push(&c->fixed, j->findings.items[f]);
+		free(c->new_text);
+		c->new_text = text;
+		c->new_len = len;
+		break;
+	}
+done:
+	if (!c->new_text) {
+		c->new_text = xstrndup(c->old_text, c->old_len);
+		c->new_len = c->old_len;
+	}
+	vec_free(&l.start);
+	for (size_t f = 0; f < n; f++)
+		free(why[f]);
+	free(why);
+	free(active);
+	free(dir);
+}
+
+/* ---- the plan ----------------------------------------------------------- */
+
+static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+	(void)st;
+	(void)flag;
+	(void)ftw;
+	remove(path);
+	return 0;
+}
+
+static bool fixable(const struct finding *f)
+{
+	return f->fix != FIX_NONE && f->edits.len > 0 && !f->protected_site;
+}
+
+int rewrite_plan(const struct scan_result *scan, const struct rewrite_options *opts,
+		 struct rewrite_result *out)
+{
+	int ret = -1;
+	char *spatch = NULL, *tmpdir = NULL;
+	struct job *jobs = NULL;
+	size_t njobs = 0;
+	struct rewrite_options def = REWRITE_OPTIONS_INIT;
+
+	if (!opts)
+		opts = &def;
+	if (spawn_find_program(opts->spatch ? opts->spatch : "spatch", &spatch) < 0) {
+		char *why = xstrdup(error_last());
+		error_set("spatch (Coccinelle) is needed to rewrite files: %s; install "
+			  "coccinelle", why);
+		free(why);
+		goto done;
+	}
+	const char *tmp = getenv("TMPDIR");
+	tmpdir = xasprintf("%s/preemptify-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+	if (!mkdtemp(tmpdir)) {
+		error_set("%s: %s", tmpdir, strerror(errno));
+		free(tmpdir);
+		tmpdir = NULL;
+		goto done;
+	}
+	for (int k = 1; k < FIX_COUNT; k++) {
+		char *name = xasprintf("%s.cocci", fix_name((enum fix_kind)k));
+		const struct embedded_file *ef = embedded_find(name);
+		char *path = xasprintf("%s/%s", tmpdir, name);
+		int r = ef ? write_file(path, ef->data, ef->len)
+			   : error_set("semantic patch %s is not built in", name);
+		free(name);
+		free(path);
+		if (r < 0)
+			goto done;
+	}
+
+	/* Group fixable findings by file, in scan order. */
+	const finding_vec *fv = &scan->findings;
+	jobs = xcalloc(fv->len ? fv->len : 1, sizeof *jobs);
+	for (size_t i = 0; i < fv->len; i++) {
+		struct finding *f = &fv->items[i];
+		if (!fixable(f))
+			continue;
+		struct job *j = NULL;
+		for (size_t k = 0; k < njobs; k++)
+			if (strcmp(jobs[k].findings.items[0]->file, f->file) == 0)
+				j = &jobs[k];
+		if (!j) {
+			j = &jobs[njobs];
+			j->index = njobs++;
+		}
+		vec_push(&j->findings, f);
+	}
+	vec_reserve(&out->files, njobs);
+	for (size_t k = 0; k < njobs; k++) {
+		struct file_change c = {0};
+		c.path = xstrdup(jobs[k].findings.items[0]->file);
+		vec_push(&out->files, c);
+	}
+	for (size_t k = 0; k < njobs; k++) {
+		jobs[k].opts = opts;
+		jobs[k].tmpdir = tmpdir;
+		jobs[k].out = &out->files.items[out->files.len - njobs + k];
+	}
+	struct rewrite_options o = *opts;
+	o.spatch = spatch;
+	for (size_t k = 0; k < njobs; k++)
+		jobs[k].opts = &o;
+	parallel_for(njobs, opts->jobs, process_file, jobs);
+	ret = 0;
+	for (size_t k = 0; k < njobs; k++)
+		ret += jobs[k].out->error != NULL;
+done:
+	for (size_t k = 0; k < njobs; k++)
+		vec_free(&jobs[k].findings);
+	free(jobs);
+	/* PREEMPTIFY_KEEP_TMP=1 keeps the sidecars and spatch inputs for debugging. */
+	if (tmpdir && !getenv("PREEMPTIFY_KEEP_TMP")) {
+		nftw(tmpdir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+		free(tmpdir);
+	}
+	free(spatch);
+	return ret;
+}
+
+void rewrite_result_free(struct rewrite_result *r)
+{
+	if (!r)
+		return;
+	for (size_t i = 0; i < r->files.len; i++) {
+		struct file_change *c = &r->files.items[i];
+		free(c->path);
+		free(c->old_text);
+		free(c->new_text);
+		free(c->error);
+		for (size_t k = 0; k < c->refused.len; k++)
+			free(c->refused.items[k].reason);
+		vec_free(&c->refused);
+		vec_free(&c->fixed);
+	}
+	vec_free(&r->files);
+}

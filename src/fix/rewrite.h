@@ -1,0 +1,58 @@
+/*
+ * Rewrite: turn the fixable findings of a set of files into new file
+ * contents, by running Coccinelle (spatch) with the semantic patches in
+ * cocci/ on exactly the sites the analysis chose, then verifying the result.
+ * Nothing here writes user files: apply/commit do that with the contents.
+ */
+#ifndef PREEMPTIFY_REWRITE_H
+#define PREEMPTIFY_REWRITE_H
+
+#include "analysis/scan.h"
+
+enum target { TARGET_26, TARGET_MODERN };
+
+struct rewrite_options {
+	enum target target;
+	int jobs;           /* parallel spatch processes; <= 0: online CPUs */
+	int timeout_sec;    /* per spatch process; default 60 */
+	const char *spatch; /* program name or path; default "spatch" */
+};
+#define REWRITE_OPTIONS_INIT {TARGET_26, 0, 60, "spatch"}
+
+/* A fixable finding that was not changed, and why. */
+struct refusal {
+	struct finding *finding; /* points into the scan result */
+	char *reason;            /* owned */
+};
+
+/* The planned new contents of one file. */
+struct file_change {
+	char *path;          /* as walked, owned */
+	char *old_text;      /* what was read (compare before writing), owned */
+	size_t old_len;
+	char *new_text;      /* owned; equal to old_text when nothing changed */
+	size_t new_len;
+	VEC(struct finding *) fixed;   /* findings whose edits were applied */
+	VEC(struct refusal) refused;   /* fixable findings left unchanged */
+	char *error;         /* spatch failure / timeout for this file, or NULL */
+};
+
+struct rewrite_result {
+	VEC(struct file_change) files; /* in scan order; only files with fixable findings */
+};
+#define REWRITE_RESULT_INIT {VEC_INIT}
+
+/*
+ * Plans the rewrite of every file with fixable findings in SCAN (which must
+ * outlive OUT: refusals and fixed entries point into it). One spatch
+ * process per file, isolated: a failure or timeout is recorded in that
+ * file's `error` and never affects the others. Returns the number of files
+ * whose rewrite failed, or -1 with the error slot set when spatch cannot be
+ * run at all (not installed).
+ */
+int rewrite_plan(const struct scan_result *scan, const struct rewrite_options *opts,
+		 struct rewrite_result *out);
+
+void rewrite_result_free(struct rewrite_result *r);
+
+#endif

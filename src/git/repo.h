@@ -1,0 +1,125 @@
+/*
+ * Git: commit planned file changes one file (or one directory) per commit,
+ * and turn those commits into a numbered mbox patch series. Built on
+ * libgit2; never runs git, never touches paths other than the ones changed.
+ *
+ * Safety contract of repo_commit_changes():
+ *   - Every check runs before anything is written: a locked index
+ *     (index.lock), a detached HEAD without a branch name, an existing
+ *     branch without force, a missing identity, a file with uncommitted
+ *     changes (worktree or index differs from HEAD), a file that is not
+ *     tracked (except while HEAD is unborn), or a file whose contents no
+ *     longer match what the rewrite read: any of these fails the whole run
+ *     and leaves repository, index and worktree as they were.
+ *   - Each commit's tree is the parent commit's tree with only the
+ *     committed files replaced (git_tree_create_updated), never the user's
+ *     index: whatever else is staged stays staged and out of our commits.
+ *   - Afterwards the index entries of exactly the committed paths point at
+ *     the new blobs, so `git status` shows what it showed before.
+ *   - Files are written atomically (temporary file in the same directory,
+ *     fsync, rename) keeping their mode.
+ */
+#ifndef PREEMPTIFY_REPO_H
+#define PREEMPTIFY_REPO_H
+
+#include "fix/rewrite.h"
+
+/* The ref and the one after it that record the last commit run. */
+#define REPO_BASE_REF "refs/preemptify/base" /* HEAD before the run; absent when it was unborn */
+#define REPO_TIP_REF "refs/preemptify/tip"   /* the last commit the run made */
+
+struct repo;
+
+/*
+ * Opens the repository containing PATH (a file or directory; discovery
+ * walks up as git does). Bare repositories are refused. *OUT is freed with
+ * repo_free(). Returns 0, or -1 with the error slot set.
+ */
+int repo_open(struct repo **out, const char *path);
+
+void repo_free(struct repo *r);
+
+/* The working tree root, with a trailing '/'. Owned by R. */
+const char *repo_workdir(const struct repo *r);
+
+enum repo_group {
+	REPO_GROUP_FILE, /* one commit per file */
+	REPO_GROUP_DIR,  /* one commit per directory */
+};
+
+/* Parses "file" or "dir"; -1 otherwise. */
+int repo_group_parse(const char *s);
+
+struct repo_commit_options {
+	const char *branch; /* create from HEAD and commit there (HEAD follows); NULL: current branch */
+	bool force;         /* reset an existing BRANCH to HEAD instead of refusing */
+	enum repo_group group;
+	const char *prefix; /* subject prefix override (message_options.prefix), or NULL */
+	bool signoff;       /* add Signed-off-by: <committer> */
+	bool dry_run;       /* check and plan, write nothing */
+};
+#define REPO_COMMIT_OPTIONS_INIT {NULL, false, REPO_GROUP_FILE, NULL, false, false}
+
+typedef VEC(char *) repo_str_vec;
+
+/* One commit made (or, in a dry run, that would be made). */
+struct repo_commit {
+	char id[41];        /* hex object id; "" in a dry run */
+	char *subject;      /* first line of the message */
+	char *message;      /* whole message */
+	repo_str_vec paths; /* repository-relative paths it changes */
+};
+
+struct repo_commit_report {
+	VEC(struct repo_commit) commits; /* in the order made */
+	repo_str_vec unchanged;          /* given paths skipped: nothing to change, or a rewrite error */
+	char base[41];                   /* HEAD before the run; "" when unborn */
+	char *branch;                    /* branch committed on ("refs/heads/..." stripped); NULL if detached */
+};
+#define REPO_COMMIT_REPORT_INIT {VEC_INIT, VEC_INIT, "", NULL}
+
+/*
+ * Commits CHANGES[0..n) (paths as walked, relative to the current
+ * directory or absolute, inside R's working tree) as described above.
+ * Changes whose new text equals the old one, or that carry a rewrite
+ * error, are skipped and listed in out->unchanged. Nothing to change is
+ * success with no commits. Records REPO_BASE_REF / REPO_TIP_REF for
+ * repo_series(). OUT is filled as far as the run got, also on failure;
+ * free it with repo_commit_report_free(). Returns 0, or -1 with the error
+ * slot set (naming the file or the git state at fault).
+ */
+int repo_commit_changes(struct repo *r, const struct repo_commit_options *opts,
+			const struct file_change *changes, size_t n, struct repo_commit_report *out);
+
+void repo_commit_report_free(struct repo_commit_report *rep);
+
+struct repo_series_options {
+	const char *subject_prefix; /* default "PATCH" */
+	bool signoff;               /* add Signed-off-by: <identity> where missing */
+	bool cover_letter;          /* write 0000-cover-letter.patch (default true) */
+};
+#define REPO_SERIES_OPTIONS_INIT {"PATCH", false, true}
+
+struct repo_series_report {
+	repo_str_vec files; /* paths written, cover letter first */
+	size_t patches;     /* number of commits in the series */
+};
+#define REPO_SERIES_REPORT_INIT {VEC_INIT, 0}
+
+/*
+ * Writes the commits of RANGE as OUTDIR/0001-<subject>.patch ... (mbox, as
+ * git format-patch; git am applies them) and, with cover_letter,
+ * OUTDIR/0000-cover-letter.patch: the files touched, the sites fixed per
+ * rule and the sites left for review (read back from the commit messages),
+ * the shortlog and the diffstat. RANGE is "A..B", or "A" (A..HEAD), or
+ * NULL: the last commit run, REPO_BASE_REF..HEAD (the whole history of
+ * HEAD when that run started on an unborn HEAD). OUTDIR is created if
+ * missing. Merge commits and an empty range are errors. Returns 0, or -1
+ * with the error slot set.
+ */
+int repo_series(struct repo *r, const struct repo_series_options *opts, const char *range,
+		const char *outdir, struct repo_series_report *out);
+
+void repo_series_report_free(struct repo_series_report *rep);
+
+#endif

@@ -1,0 +1,444 @@
+/*
+ * The neutraliser: a small lexer over the raw bytes that rewrites what the
+ * C grammar cannot parse into blanks or equivalent syntax of the same
+ * length, so every byte offset the parser reports is an offset in the
+ * user's file. It never touches comments, strings or directives.
+ */
+#include "parse/source.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* Attribute-like kernel macros: replaced by spaces wherever they appear. */
+static const char *const blank_words[] = {
+	"__init", "__exit", "__devinit", "__devexit", "__devinitdata",
+	"__devexitdata", "__initdata", "__exitdata", "__initconst",
+	"__cpuinit", "__cpuinitdata", "__cpuexit", "__meminit",
+	"__cacheline_aligned", "____cacheline_aligned",
+	"____cacheline_aligned_in_smp", "__cacheline_aligned_in_smp",
+	"__read_mostly", "asmlinkage", "fastcall", "__user", "__iomem",
+	"__kernel", "__force", "__must_check", "__attribute_used__",
+	"__attribute_const__", "__deprecated", "__sched", "__pure",
+	"__nocast", "__bitwise", "__always_inline", "__devinitconst",
+	"__exit_p", "__devexit_p", "__init_or_module", "__nosavedata",
+	"__page_aligned", "__visible", "__irq_entry", "__used",
+};
+
+/*
+ * File-scope macro invocations that declare or register something. They are
+ * recorded (the analysis reads DECLARE_TASKLET, DEFINE_PER_CPU, ...) and
+ * blanked together with a `static` before them and the `;` after.
+ */
+static const char *const toplevel_macros[] = {
+	"EXPORT_SYMBOL", "EXPORT_SYMBOL_GPL", "EXPORT_SYMBOL_NOVERS",
+	"EXPORT_PER_CPU_SYMBOL", "EXPORT_PER_CPU_SYMBOL_GPL",
+	"MODULE_LICENSE", "MODULE_AUTHOR", "MODULE_DESCRIPTION", "MODULE_PARM",
+	"MODULE_PARM_DESC", "MODULE_DEVICE_TABLE", "MODULE_SUPPORTED_DEVICE",
+	"MODULE_ALIAS", "MODULE_VERSION", "MODULE_FIRMWARE", "module_init",
+	"module_exit", "module_param", "module_param_named",
+	"module_param_array", "module_param_string", "__setup", "__initcall",
+	"__exitcall", "core_initcall", "postcore_initcall", "arch_initcall",
+	"subsys_initcall", "fs_initcall", "device_initcall", "late_initcall",
+	"console_initcall", "LIST_HEAD", "DECLARE_WAIT_QUEUE_HEAD",
+	"DECLARE_MUTEX", "DECLARE_MUTEX_LOCKED", "DECLARE_RWSEM",
+	"DECLARE_TASKLET", "DECLARE_TASKLET_DISABLED", "DEFINE_PER_CPU",
+	"DECLARE_PER_CPU", "DEFINE_SPINLOCK", "DEFINE_RWLOCK", "DEFINE_MUTEX",
+	"DECLARE_WORK", "DECLARE_COMPLETION", "DEFINE_TIMER", "EXPORT_NO_SYMBOLS",
+	"DECLARE_BITMAP", "DECLARE_FSTYPE", "DECLARE_FSTYPE_DEV", "DEVICE_ATTR",
+	"ATOMIC_NOTIFIER_HEAD", "BLOCKING_NOTIFIER_HEAD", "DEFINE_RAW_SPINLOCK",
+};
+
+static bool word_in(const char *s, size_t n, const char *const *set, size_t count)
+{
+	for (size_t i = 0; i < count; i++)
+		if (strlen(set[i]) == n && memcmp(set[i], s, n) == 0)
+			return true;
+	return false;
+}
+
+/* Iterator macros: `list_for_each(p, head) {` becomes `while        (p, head) {`. */
+static bool is_iterator_macro(const char *s, size_t n)
+{
+	if (n < 5)
+		return false;
+	for (size_t i = 0; i + 8 <= n; i++)
+		if (memcmp(s + i, "for_each", 8) == 0)
+			return true;
+	return (n == 15 && memcmp(s, "skb_queue_walk", 14) == 0);
+}
+
+struct lexer {
+	struct source *src;
+	char *out;   /* parse_text */
+	size_t i;
+	VEC(char) braces; /* 'b' block, 'i' initializer */
+	char prev;        /* last significant punctuation or 'w' after a word */
+	size_t prev_word_start, prev_word_len;
+};
+
+static size_t skip_space_comments(const char *t, size_t len, size_t i)
+{
+	for (;;) {
+		while (i < len && (t[i] == ' ' || t[i] == '\t' || t[i] == '\n' ||
+				   t[i] == '\r' || t[i] == '\f' || t[i] == '\v'))
+			i++;
+		if (i + 1 < len && t[i] == '/' && t[i + 1] == '*') {
+			const char *e = strstr(t + i + 2, "*/");
+			i = e ? (size_t)(e - t) + 2 : len;
+			continue;
+		}
+		if (i + 1 < len && t[i] == '/' && t[i + 1] == '/') {
+			while (i < len && t[i] != '\n')
+				i++;
+			continue;
+		}
+		if (i + 1 < len && t[i] == '\\' && t[i + 1] == '\n') {
+			i += 2;
+			continue;
+		}
+		return i;
+	}
+}
+
+/* Skips a string or char literal starting at t[i] (the quote). */
+static size_t skip_literal(const char *t, size_t len, size_t i)
+{
+	char q = t[i++];
+	while (i < len && t[i] != q && t[i] != '\n') {
+		if (t[i] == '\\' && i + 1 < len)
+			i++;
+		i++;
+	}
+	return i < len ? i + 1 : len;
+}
+
+/* From t[i] == '(' to just past the matching ')', or len if unbalanced. */
+static size_t skip_parens(const char *t, size_t len, size_t i)
+{
+	int depth = 0;
+	while (i < len) {
+		char c = t[i];
+		if (c == '"' || c == '\'') {
+			i = skip_literal(t, len, i);
+			continue;
+		}
+		if (c == '/' && i + 1 < len && (t[i + 1] == '*' || t[i + 1] == '/')) {
+			i = skip_space_comments(t, len, i);
+			continue;
+		}
+		if (c == '(')
+			depth++;
+		else if (c == ')' && --depth == 0)
+			return i + 1;
+		else if (c == ';' || c == '{' || c == '}')
+			return len; /* not a macro call we understand */
+		i++;
+	}
+	return len;
+}
+
+/* End of a directive starting at t[i] == '#': the newline not preceded by '\'. */
+static size_t directive_end(const char *t, size_t len, size_t i)
+{
+	while (i < len) {
+		if (t[i] == '\\' && i + 1 < len && t[i + 1] == '\n') {
+			i += 2;
+			continue;
+		}
+		if (t[i] == '/' && i + 1 < len && t[i + 1] == '*') {
+			const char *e = strstr(t + i + 2, "*/");
+			i = e ? (size_t)(e - t) + 2 : len;
+			continue;
+		}
+		if (t[i] == '\n')
+			return i;
+		i++;
+	}
+	return len;
+}
+
+static char *trimmed(const char *s, size_t n)
+{
+	while (n && (*s == ' ' || *s == '\t' || *s == '\n' || *s == '\\'))
+		s++, n--;
+	while (n && (s[n - 1] == ' ' || s[n - 1] == '\t' || s[n - 1] == '\n' || s[n - 1] == '\\'))
+		n--;
+	return xstrndup(s, n);
+}
+
+static void record_define(struct source *src, size_t start, size_t end)
+{
+	const char *t = src->text;
+	size_t i = start + 1;
+	while (i < end && (t[i] == ' ' || t[i] == '\t'))
+		i++;
+	if (end - i < 6 || memcmp(t + i, "define", 6) != 0)
+		return;
+	i += 6;
+	while (i < end && (t[i] == ' ' || t[i] == '\t'))
+		i++;
+	size_t n0 = i;
+	while (i < end && is_ident_char(t[i]))
+		i++;
+	if (i == n0)
+		return;
+	struct macro_def d = {0};
+	d.name = xstrndup(t + n0, i - n0);
+	d.offset = n0;
+	d.end = end;
+	if (i < end && t[i] == '(') {
+		d.function_like = true;
+		while (i < end && t[i] != ')')
+			i++;
+		if (i < end)
+			i++;
+	}
+	struct buf body = BUF_INIT;
+	for (size_t k = i; k < end; k++) {
+		if (t[k] == '\\' && k + 1 < end && t[k + 1] == '\n') {
+			buf_putc(&body, ' ');
+			k++;
+			continue;
+		}
+		buf_putc(&body, t[k]);
+	}
+	char *b = buf_detach(&body);
+	d.body = trimmed(b, strlen(b));
+	free(b);
+	vec_push(&src->defs, d);
+}
+
+static void record_use(struct source *src, size_t name, size_t name_len, size_t open, size_t close)
+{
+	const char *t = src->text;
+	struct macro_use u = {0};
+	u.name = xstrndup(t + name, name_len);
+	u.offset = name;
+	if (open < close) {
+		int depth = 0;
+		size_t a = open + 1;
+		for (size_t k = open + 1; k < close; k++) {
+			char c = t[k];
+			if (c == '"' || c == '\'') {
+				k = skip_literal(t, close, k) - 1;
+				continue;
+			}
+			if (c == '(' || c == '{' || c == '[')
+				depth++;
+			else if (c == ')' || c == '}' || c == ']') {
+				if (depth == 0) {
+					vec_push(&u.args, trimmed(t + a, k - a));
+					break;
+				}
+				depth--;
+			} else if (c == ',' && depth == 0) {
+				vec_push(&u.args, trimmed(t + a, k - a));
+				a = k + 1;
+			}
+		}
+	}
+	vec_push(&src->uses, u);
+}
+
+static void blank(char *out, size_t from, size_t to)
+{
+	for (size_t k = from; k < to; k++)
+		if (out[k] != '\n')
+			out[k] = ' ';
+}
+
+static void neutralise(struct source *src)
+{
+	const char *t = src->text;
+	char *out = src->parse_text;
+	size_t len = src->len;
+	VEC(char) braces = VEC_INIT;
+	char prev = ';'; /* last significant punctuation; 'w' = word, 'x' = other */
+	bool line_start = true;
+
+	for (size_t i = 0; i < len; ) {
+		char c = t[i];
+		if (c == '\n') {
+			line_start = true;
+			i++;
+			continue;
+		}
+		if (c == ' ' || c == '\t' || c == '\r' || c == '\f' || c == '\v') {
+			i++;
+			continue;
+		}
+		if (c == '#' && line_start) {
+			size_t e = directive_end(t, len, i);
+			record_define(src, i, e);
+			i = e;
+			continue;
+		}
+		line_start = false;
+		if (c == '/' && i + 1 < len && (t[i + 1] == '*' || t[i + 1] == '/')) {
+			size_t e = skip_space_comments(t, len, i);
+			for (size_t k = i; k < e; k++)
+				if (t[k] == '\n')
+					line_start = true;
+			i = e;
+			continue;
+		}
+		if (c == '"' || c == '\'') {
+			i = skip_literal(t, len, i);
+			prev = 'x';
+			continue;
+		}
+		if (is_ident_start(c)) {
+			size_t s = i;
+			while (i < len && is_ident_char(t[i]))
+				i++;
+			size_t n = i - s;
+			if (word_in(t + s, n, blank_words, ARRAY_SIZE(blank_words))) {
+				size_t e = i;
+				/* __exit_p(f) and __devexit_p(f) wrap a function name. */
+				size_t j = skip_space_comments(t, len, i);
+				if (j < len && t[j] == '(' && n > 2 && t[s + n - 1] == 'p' && t[s + n - 2] == '_') {
+					blank(out, s, i);
+					continue;
+				}
+				blank(out, s, e);
+				continue;
+			}
+			size_t j = skip_space_comments(t, len, i);
+			if (braces.len == 0 &&
+			    word_in(t + s, n, toplevel_macros, ARRAY_SIZE(toplevel_macros))) {
+				size_t close = j;
+				if (j < len && t[j] == '(')
+					close = skip_parens(t, len, j);
+				if (close < len || (j < len && t[j] == ';')) {
+					record_use(src, s, n, j < len && t[j] == '(' ? j : close, close);
+					size_t e = skip_space_comments(t, len, close);
+					if (e < len && t[e] == ';')
+						e++;
+					else
+						e = close;
+					/* a preceding `static` goes too */
+					size_t b = s;
+					if (prev == 'w' && s >= 7) {
+						size_t k = s;
+						while (k > 0 && (t[k - 1] == ' ' || t[k - 1] == '\t' || t[k - 1] == '\n'))
+							k--;
+						if (k >= 6 && memcmp(t + k - 6, "static", 6) == 0 &&
+						    (k == 6 || !is_ident_char(t[k - 7])))
+							b = k - 6;
+					}
+					blank(out, b, e);
+					i = e;
+					prev = ';';
+					continue;
+				}
+			}
+			if (braces.len > 0 && j < len && t[j] == '(' && is_iterator_macro(t + s, n)) {
+				size_t close = skip_parens(t, len, j);
+				size_t k = skip_space_comments(t, len, close);
+				if (close < len && k < len && t[k] != ';' && t[k] != ')' &&
+				    t[k] != ',' && t[k] != '?' && t[k] != ':') {
+					memcpy(out + s, "while", 5);
+					blank(out, s + 5, s + n);
+				}
+			}
+			/* 2.4 initialisers: `owner: THIS_MODULE` becomes `.owner= THIS_MODULE`. */
+			if (braces.len > 0 && braces.items[braces.len - 1] == 'i' &&
+			    (prev == '{' || prev == ',') && j < len && t[j] == ':' &&
+			    !(j + 1 < len && t[j + 1] == ':')) {
+				if (s > 0 && (t[s - 1] == ' ' || t[s - 1] == '\t')) {
+					out[s - 1] = '.';
+					out[j] = '=';
+				} else if (j == i && j + 1 < len &&
+					   (t[j + 1] == ' ' || t[j + 1] == '\t')) {
+					/* `ident: x` at a line start: shift the name right by one */
+					out[s] = '.';
+					memcpy(out + s + 1, t + s, n);
+					out[j + 1] = '=';
+				}
+			}
+			prev = 'w';
+			continue;
+		}
+		switch (c) {
+		case '{': {
+			bool init = prev == '=' || (braces.len > 0 && braces.items[braces.len - 1] == 'i' &&
+						    (prev == '{' || prev == ','));
+			char kind = init ? 'i' : 'b';
+			vec_push(&braces, kind);
+			break;
+		}
+		case '}':
+			if (braces.len > 0)
+				braces.len--;
+			break;
+		default:
+			break;
+		}
+		prev = c;
+		i++;
+	}
+	vec_free(&braces);
+}
+
+static void index_lines(struct source *src)
+{
+	vec_push(&src->line_starts, (size_t)0);
+	for (size_t i = 0; i < src->len; i++)
+		if (src->text[i] == '\n')
+			vec_push(&src->line_starts, i + 1);
+}
+
+void source_init(struct source *src, const char *path, char *text, size_t len)
+{
+	memset(src, 0, sizeof *src);
+	src->path = xstrdup(path);
+	src->text = text;
+	src->len = len;
+	src->parse_text = xmalloc(len + 1);
+	memcpy(src->parse_text, text, len + 1);
+	index_lines(src);
+	neutralise(src);
+}
+
+void source_free(struct source *src)
+{
+	free(src->path);
+	free(src->text);
+	free(src->parse_text);
+	vec_free(&src->line_starts);
+	for (size_t i = 0; i < src->uses.len; i++) {
+		free(src->uses.items[i].name);
+		for (size_t k = 0; k < src->uses.items[i].args.len; k++)
+			free(src->uses.items[i].args.items[k]);
+		vec_free(&src->uses.items[i].args);
+	}
+	vec_free(&src->uses);
+	for (size_t i = 0; i < src->defs.len; i++) {
+		free(src->defs.items[i].name);
+		free(src->defs.items[i].body);
+	}
+	vec_free(&src->defs);
+}
+
+struct srcpos source_pos(const struct source *src, size_t offset)
+{
+	size_t lo = line_index(src->line_starts.items, src->line_starts.len, offset);
+	struct srcpos p = {(unsigned)lo + 1, (unsigned)(offset - src->line_starts.items[lo]) + 1, offset};
+	return p;
+}
+
+const struct macro_def *source_find_def(const struct source *src, const char *name)
+{
+	for (size_t i = 0; i < src->defs.len; i++)
+		if (strcmp(src->defs.items[i].name, name) == 0)
+			return &src->defs.items[i];
+	return NULL;
+}
+
+bool source_in_directive(const struct source *src, size_t offset)
+{
+	for (size_t i = 0; i < src->defs.len; i++)
+		if (src->defs.items[i].offset <= offset && offset < src->defs.items[i].end)
+			return true;
+	return false;
+}

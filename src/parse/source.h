@@ -1,0 +1,61 @@
+/*
+ * Source preparation: a file's bytes, a copy with kernel macros neutralised
+ * for the C grammar (same length, same offsets), a line index, and what the
+ * neutraliser learned on the way (file-scope macro invocations, #defines).
+ */
+#ifndef PREEMPTIFY_SOURCE_H
+#define PREEMPTIFY_SOURCE_H
+
+#include "rules/finding.h"
+
+/* A file-scope macro invocation that was blanked, e.g. DECLARE_TASKLET(t, f, 0). */
+struct macro_use {
+	char *name;
+	VEC(char *) args; /* trimmed argument texts */
+	size_t offset;    /* of the name */
+};
+
+/* A #define seen anywhere in the file. */
+struct macro_def {
+	char *name;
+	bool function_like;
+	char *body;    /* with line continuations joined */
+	size_t offset; /* of the name */
+	size_t end;    /* end of the directive */
+};
+
+struct source {
+	char *path;       /* owned */
+	char *text;       /* original bytes, NUL-terminated, owned */
+	size_t len;
+	char *parse_text; /* neutralised copy given to the parser, owned */
+	VEC(size_t) line_starts; /* offset of each line's first byte */
+	VEC(struct macro_use) uses;
+	VEC(struct macro_def) defs;
+};
+
+/* Takes ownership of TEXT (NUL-terminated, LEN bytes) and prepares it. */
+void source_init(struct source *src, const char *path, char *text, size_t len);
+void source_free(struct source *src);
+
+/* Position of OFFSET (1-based line and byte column). */
+struct srcpos source_pos(const struct source *src, size_t offset);
+
+/* The #define called NAME, or NULL. */
+const struct macro_def *source_find_def(const struct source *src, const char *name);
+
+/* True if OFFSET lies inside a preprocessor directive (e.g. a #define body). */
+bool source_in_directive(const struct source *src, size_t offset);
+
+/* Byte classes used by the lexers. */
+static inline bool is_ident_start(char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
+}
+
+static inline bool is_ident_char(char c)
+{
+	return is_ident_start(c) || (c >= '0' && c <= '9');
+}
+
+#endif

@@ -1,0 +1,125 @@
+/*
+ * Walk: PATH arguments -> the sorted list of C files to scan.
+ *
+ * Entries inside a walked directory are examined with lstat(): a symlink is
+ * never followed, so a link to /usr/include or to `..` cannot pull files
+ * from outside the roots into a scan (or a rewrite). A root itself is
+ * stat()ed: naming a symlink on the command line is an explicit choice.
+ */
+#include "parse/walk.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+/* Excludes match the path as walked, without a leading "./" (so ".*" does not match everything under "."). */
+static bool excluded(const struct walk_options *opts, const char *path)
+{
+	while (path[0] == '.' && path[1] == '/')
+		path += 2;
+	for (size_t i = 0; opts && i < opts->n_excludes; i++)
+		if (path_glob_match(opts->excludes[i], path))
+			return true;
+	return false;
+}
+
+static bool is_c_source(const char *name)
+{
+	size_t n = strlen(name);
+	return n > 2 && name[n - 2] == '.' && (name[n - 1] == 'c' || name[n - 1] == 'h');
+}
+
+static int cmp_names(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static void add_io_diag(diagnostic_vec *diags, const char *path, const char *what, int err)
+{
+	struct diagnostic d = {DIAG_IO, xstrdup(path), 0, 0, xasprintf("%s: %s: %s", path, what, strerror(err))};
+	vec_push(diags, d);
+}
+
+static char *join(const char *dir, const char *name)
+{
+	size_t n = strlen(dir);
+	return xasprintf("%s%s%s", dir, n && dir[n - 1] == '/' ? "" : "/", name);
+}
+
+/*
+ * Appends DIR's C files to OUT, depth first, each directory's entries in
+ * byte order (files and subdirectories interleaved as sorted), so the list
+ * is the same on every filesystem. Returns 0 or -1 if a directory could not
+ * be read (diagnostic added; the rest is still walked).
+ */
+static int walk_dir(const char *dir, const struct walk_options *opts, path_vec *out, diagnostic_vec *diags)
+{
+	int rc = 0;
+	path_vec names = VEC_INIT;
+	DIR *d = opendir(dir);
+	if (!d) {
+		add_io_diag(diags, dir, "cannot open directory", errno);
+		return -1;
+	}
+	struct dirent *e;
+	errno = 0;
+	while ((e = readdir(d)) != NULL) {
+		if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0)
+			vec_push(&names, xstrdup(e->d_name));
+		errno = 0;
+	}
+	if (errno) {
+		add_io_diag(diags, dir, "cannot read directory", errno);
+		rc = -1;
+	}
+	closedir(d);
+	if (names.len > 1)
+		qsort(names.items, names.len, sizeof *names.items, cmp_names);
+	for (size_t i = 0; i < names.len; i++) {
+		char *path = join(dir, names.items[i]);
+		struct stat st;
+		if (lstat(path, &st) != 0) {
+			add_io_diag(diags, path, "cannot stat", errno);
+			rc = -1;
+		} else if (S_ISLNK(st.st_mode) || excluded(opts, path)) {
+			/* not followed / not wanted */
+		} else if (S_ISDIR(st.st_mode)) {
+			if (walk_dir(path, opts, out, diags) < 0)
+				rc = -1;
+		} else if (S_ISREG(st.st_mode) && is_c_source(names.items[i])) {
+			vec_push(out, path);
+			path = NULL;
+		}
+		free(path);
+	}
+	path_vec_free(&names);
+	return rc;
+}
+
+int walk_paths(char *const *roots, size_t n, const struct walk_options *opts,
+	       path_vec *out, diagnostic_vec *diags)
+{
+	int rc = 0;
+	for (size_t i = 0; i < n; i++) {
+		struct stat st;
+		if (stat(roots[i], &st) != 0) {
+			add_io_diag(diags, roots[i], "cannot access", errno);
+			rc = -1;
+		} else if (S_ISDIR(st.st_mode)) {
+			if (walk_dir(roots[i], opts, out, diags) < 0)
+				rc = -1;
+		} else if (!excluded(opts, roots[i])) {
+			vec_push(out, xstrdup(roots[i]));
+		}
+	}
+	return rc;
+}
+
+void path_vec_free(path_vec *v)
+{
+	for (size_t i = 0; i < v->len; i++)
+		free(v->items[i]);
+	vec_free(v);
+}

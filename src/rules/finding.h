@@ -1,0 +1,107 @@
+/*
+ * Findings: what the analysis concluded about one candidate site, and the
+ * edits a rewrite would make for it. Every later stage (emit, rewrite, git)
+ * consumes these; none of them re-derives a verdict.
+ */
+#ifndef PREEMPTIFY_FINDING_H
+#define PREEMPTIFY_FINDING_H
+
+#include "util/util.h"
+
+enum rule_id {
+	RULE_P001, /* percpu-array */
+	RULE_P002, /* percpu-unguarded */
+	RULE_P003, /* cpu-id */
+	RULE_P004, /* resched */
+	RULE_P005, /* noresched */
+	RULE_P006, /* sleep-in-atomic */
+	RULE_P007, /* unbalanced */
+	RULE_COUNT
+};
+
+enum severity { SEV_ERROR, SEV_WARNING, SEV_NOTE };
+enum confidence { CONF_HIGH, CONF_MEDIUM, CONF_LOW };
+
+/* How a later rewrite changes the site; FIX_NONE = report only. */
+enum fix_kind {
+	FIX_NONE,
+	FIX_GET_CPU,
+	FIX_DEFINE_PER_CPU,
+	FIX_GET_CPU_VAR,
+	FIX_MOVE_INSIDE,
+	FIX_COND_RESCHED,
+	FIX_NEED_RESCHED_CALL,
+	FIX_YIELD,
+	FIX_CHECK_RESCHED,
+	FIX_COUNT
+};
+
+/* A point in a source file. line and column are 1-based; column counts bytes. */
+struct srcpos {
+	unsigned line, column;
+	size_t offset; /* byte offset in the file */
+};
+
+/*
+ * One textual change, anchored on a syntax node the analysis saw. The
+ * rewrite stage hands these to Coccinelle, which must reproduce them; it
+ * never invents an edit of its own.
+ */
+enum edit_op {
+	EDIT_REPLACE,       /* replace [start, end) with text */
+	EDIT_INSERT_BEFORE, /* insert statement `text` before the statement at start */
+	EDIT_INSERT_AFTER,  /* insert statement `text` after the statement [start, end) */
+};
+
+struct edit {
+	enum edit_op op;
+	struct srcpos start, end; /* span of the anchor node */
+	const char *node;         /* tree-sitter node type of the anchor, static */
+	char *text;               /* replacement / inserted text, owned */
+};
+
+struct finding {
+	enum rule_id rule;
+	char *file;     /* as given on the command line / walked, owned */
+	struct srcpos pos;
+	char *function; /* enclosing function, or NULL at file scope; owned */
+	char *message;  /* one line, owned */
+	enum severity severity;
+	enum confidence confidence;
+	enum fix_kind fix; /* FIX_NONE when not fixable */
+	char *evidence;    /* why: the analysis' reasoning, owned */
+	char *fix_note;    /* why not fixable / what the fix drops; may be NULL */
+	bool protected_site; /* considered and found protected: --verbose only */
+	VEC(struct edit) edits; /* the planned change; empty when fix == FIX_NONE */
+};
+
+/* Diagnostics: things the analysis could not do (unparsed regions, I/O). */
+enum diag_kind { DIAG_UNPARSED, DIAG_IO, DIAG_TOOL };
+
+struct diagnostic {
+	enum diag_kind kind;
+	char *file;
+	unsigned line, column; /* 0 when not about a position */
+	char *message;
+};
+
+typedef VEC(struct finding) finding_vec;
+typedef VEC(struct diagnostic) diagnostic_vec;
+
+const char *rule_code(enum rule_id r);  /* "P003" */
+const char *rule_name(enum rule_id r);  /* "cpu-id" */
+const char *rule_summary(enum rule_id r); /* one line */
+const char *rule_help(enum rule_id r);  /* a paragraph */
+/* Parses "P003" or "cpu-id"; -1 if neither. */
+int rule_parse(const char *s);
+const char *severity_name(enum severity s);     /* "error", "warning", "note" */
+const char *confidence_name(enum confidence c); /* "high", ... */
+const char *fix_name(enum fix_kind f);          /* "get-cpu", ...; "none" */
+int fix_parse(const char *s);
+
+void finding_free(struct finding *f);
+void diagnostic_free(struct diagnostic *d);
+/* Orders by file, line, column, rule. */
+int finding_cmp(const void *a, const void *b);
+
+#endif

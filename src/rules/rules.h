@@ -1,0 +1,18 @@
+/*
+ * Rules: find the candidate sites of P001-P007 in an analysed file, decide
+ * each one with the data-flow state, and plan the fix as edits.
+ */
+#ifndef PREEMPTIFY_RULES_H
+#define PREEMPTIFY_RULES_H
+
+#include "analysis/flow.h"
+#include "analysis/scan.h"
+
+/*
+ * Appends the findings for FA (one file) to OUT. Returns 0, or -1 with the
+ * error slot set when the site query (grammars/sites.scm) cannot be used.
+ */
+int rules_run(const struct file_analysis *fa, const struct scan_options *opts,
+	       struct scan_result *out);
+
+#endif

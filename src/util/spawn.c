@@ -1,0 +1,208 @@
+/* Spawn: fork+exec with a cloexec error pipe, poll-based capture, timeout. */
+#include "util/spawn.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "util/util.h"
+
+static bool is_executable(const char *path)
+{
+	struct stat st;
+	return stat(path, &st) == 0 && S_ISREG(st.st_mode) && access(path, X_OK) == 0;
+}
+
+int spawn_find_program(const char *name, char **out)
+{
+	*out = NULL;
+	if (!name || !*name)
+		return error_set("empty program name");
+	if (strchr(name, '/')) {
+		if (!is_executable(name))
+			return error_set("%s: not an executable file", name);
+		*out = xstrdup(name);
+		return 0;
+	}
+	const char *path = getenv("PATH");
+	if (!path || !*path)
+		path = "/usr/local/bin:/usr/bin:/bin";
+	const char *p = path;
+	for (;;) {
+		const char *colon = strchr(p, ':');
+		size_t n = colon ? (size_t)(colon - p) : strlen(p);
+		char *cand = n ? xasprintf("%.*s/%s", (int)n, p, name) : xasprintf("./%s", name);
+		if (is_executable(cand)) {
+			*out = cand;
+			return 0;
+		}
+		free(cand);
+		if (!colon)
+			break;
+		p = colon + 1;
+	}
+	return error_set("%s: not found in PATH", name);
+}
+
+static double now_sec(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* In the child: only async-signal-safe calls until exec. */
+static void child_exec(const char *prog, char *const *argv, const char *cwd, int out_fd,
+		       int err_fd)
+{
+	int e;
+	setpgid(0, 0);
+	int devnull = open("/dev/null", O_RDONLY);
+	if (devnull >= 0) {
+		dup2(devnull, 0);
+		close(devnull);
+	}
+	dup2(out_fd, 1);
+	dup2(out_fd, 2);
+	close(out_fd);
+	if (cwd && chdir(cwd) != 0)
+		goto fail;
+	execv(prog, argv);
+fail:
+	e = errno;
+	if (write(err_fd, &e, sizeof e) < 0)
+		_exit(127);
+	_exit(127);
+}
+
+int spawn_run(char *const *argv, const char *cwd, int timeout_sec,
+	      struct spawn_result *out)
+{
+	int ret = -1;
+	char *prog = NULL;
+	int outp[2] = {-1, -1}, errp[2] = {-1, -1};
+	struct buf output = BUF_INIT;
+	pid_t pid = -1;
+
+	*out = (struct spawn_result)SPAWN_RESULT_INIT;
+	if (spawn_find_program(argv[0], &prog) < 0)
+		goto done;
+	if (pipe(outp) != 0 || pipe(errp) != 0) {
+		error_set("pipe: %s", strerror(errno));
+		goto done;
+	}
+	fcntl(outp[0], F_SETFD, FD_CLOEXEC);
+	fcntl(errp[0], F_SETFD, FD_CLOEXEC);
+	fcntl(errp[1], F_SETFD, FD_CLOEXEC);
+
+	pid = fork();
+	if (pid < 0) {
+		error_set("fork: %s", strerror(errno));
+		goto done;
+	}
+	if (pid == 0)
+		child_exec(prog, argv, cwd, outp[1], errp[1]);
+	setpgid(pid, pid); /* also in the parent: no race with the kill below */
+	close(outp[1]);
+	outp[1] = -1;
+	close(errp[1]);
+	errp[1] = -1;
+
+	/* Exec failure: the child wrote errno before the cloexec pipe closed. */
+	int child_errno = 0;
+	ssize_t n;
+	do
+		n = read(errp[0], &child_errno, sizeof child_errno);
+	while (n < 0 && errno == EINTR);
+	if (n == (ssize_t)sizeof child_errno) {
+		waitpid(pid, NULL, 0);
+		pid = -1;
+		error_set("%s: cannot execute: %s", prog, strerror(child_errno));
+		goto done;
+	}
+
+	double deadline = timeout_sec > 0 ? now_sec() + timeout_sec : 0;
+	for (;;) {
+		int wait_ms = -1;
+		if (timeout_sec > 0) {
+			double left = deadline - now_sec();
+			if (left <= 0) {
+				kill(-pid, SIGKILL);
+				out->timed_out = true;
+				break;
+			}
+			wait_ms = (int)(left * 1000) + 1;
+		}
+		struct pollfd pfd = {outp[0], POLLIN, 0};
+		int r = poll(&pfd, 1, wait_ms);
+		if (r < 0) {
+			if (errno == EINTR)
+				continue;
+			kill(-pid, SIGKILL);
+			error_set("poll: %s", strerror(errno));
+			break;
+		}
+		if (r == 0)
+			continue;
+		char chunk[8192];
+		n = read(outp[0], chunk, sizeof chunk);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		buf_add(&output, chunk, (size_t)n);
+	}
+
+	int status = 0;
+	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
+	pid = -1;
+	if (WIFEXITED(status)) {
+		out->exit_code = WEXITSTATUS(status);
+	} else if (WIFSIGNALED(status)) {
+		out->exit_code = -1;
+		out->signal = WTERMSIG(status);
+	}
+	/* A timed-out child may have left grandchildren in its group. */
+	ret = 0;
+done:
+	if (pid > 0) {
+		kill(-pid, SIGKILL);
+		waitpid(pid, NULL, 0);
+	}
+	for (int i = 0; i < 2; i++) {
+		if (outp[i] >= 0)
+			close(outp[i]);
+		if (errp[i] >= 0)
+			close(errp[i]);
+	}
+	out->output_len = output.len;
+	out->output = buf_detach(&output);
+	free(prog);
+	return ret;
+}
+
+char *spawn_describe(const struct spawn_result *r)
+{
+	if (r->timed_out)
+		return xstrdup("timed out");
+	if (r->signal)
+		return xasprintf("killed by signal %d", r->signal);
+	return xasprintf("exit %d", r->exit_code);
+}
+
+void spawn_result_free(struct spawn_result *r)
+{
+	if (!r)
+		return;
+	free(r->output);
+	r->output = NULL;
+	r->output_len = 0;
+}

@@ -1,0 +1,268 @@
+#include "util/util.h"
+#include "util/embedded.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <fnmatch.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static void oom(void)
+{
+	fputs("preemptify: out of memory\n", stderr);
+	abort();
+}
+
+void *xmalloc(size_t n)
+{
+	void *p = malloc(n ? n : 1);
+	if (!p)
+		oom();
+	return p;
+}
+
+void *xcalloc(size_t n, size_t size)
+{
+	void *p = calloc(n ? n : 1, size ? size : 1);
+	if (!p)
+		oom();
+	return p;
+}
+
+void *xrealloc(void *p, size_t n)
+{
+	p = realloc(p, n ? n : 1);
+	if (!p)
+		oom();
+	return p;
+}
+
+char *xstrdup(const char *s)
+{
+	return xstrndup(s, strlen(s));
+}
+
+char *xstrndup(const char *s, size_t n)
+{
+	char *p = xmalloc(n + 1);
+	memcpy(p, s, n);
+	p[n] = '\0';
+	return p;
+}
+
+char *xasprintf(const char *fmt, ...)
+{
+	struct buf b = BUF_INIT;
+	va_list ap;
+	va_start(ap, fmt);
+	buf_vprintf(&b, fmt, ap);
+	va_end(ap);
+	return buf_detach(&b);
+}
+
+static _Thread_local char error_msg[1024];
+
+int error_set(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(error_msg, sizeof error_msg, fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
+const char *error_last(void)
+{
+	return error_msg;
+}
+
+void error_clear(void)
+{
+	error_msg[0] = '\0';
+}
+
+void buf_grow(struct buf *b, size_t extra)
+{
+	if (b->len + extra + 1 <= b->cap)
+		return;
+	size_t cap = b->cap ? b->cap : 64;
+	while (cap < b->len + extra + 1)
+		cap *= 2;
+	b->ptr = xrealloc(b->ptr, cap);
+	b->cap = cap;
+}
+
+void buf_add(struct buf *b, const void *data, size_t n)
+{
+	buf_grow(b, n);
+	if (n)
+		memcpy(b->ptr + b->len, data, n);
+	b->len += n;
+	b->ptr[b->len] = '\0';
+}
+
+void buf_puts(struct buf *b, const char *s)
+{
+	buf_add(b, s, strlen(s));
+}
+
+void buf_putc(struct buf *b, char c)
+{
+	buf_add(b, &c, 1);
+}
+
+void buf_vprintf(struct buf *b, const char *fmt, va_list ap)
+{
+	va_list cp;
+	va_copy(cp, ap);
+	int n = vsnprintf(NULL, 0, fmt, cp);
+	va_end(cp);
+	if (n < 0)
+		return;
+	buf_grow(b, (size_t)n);
+	vsnprintf(b->ptr + b->len, (size_t)n + 1, fmt, ap);
+	b->len += (size_t)n;
+}
+
+void buf_printf(struct buf *b, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	buf_vprintf(b, fmt, ap);
+	va_end(ap);
+}
+
+void buf_json_str(struct buf *b, const char *s)
+{
+	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+		switch (*p) {
+		case '"': buf_puts(b, "\\\""); break;
+		case '\\': buf_puts(b, "\\\\"); break;
+		case '\n': buf_puts(b, "\\n"); break;
+		case '\t': buf_puts(b, "\\t"); break;
+		case '\r': buf_puts(b, "\\r"); break;
+		default:
+			if (*p < 0x20)
+				buf_printf(b, "\\u%04x", *p);
+			else
+				buf_putc(b, (char)*p);
+		}
+	}
+}
+
+const char *buf_cstr(const struct buf *b)
+{
+	return b->ptr ? b->ptr : "";
+}
+
+char *buf_detach(struct buf *b)
+{
+	char *p = b->ptr ? b->ptr : xstrdup("");
+	b->ptr = NULL;
+	b->len = b->cap = 0;
+	return p;
+}
+
+void buf_clear(struct buf *b)
+{
+	b->len = 0;
+	if (b->ptr)
+		b->ptr[0] = '\0';
+}
+
+void buf_free(struct buf *b)
+{
+	free(b->ptr);
+	b->ptr = NULL;
+	b->len = b->cap = 0;
+}
+
+void vec_reserve_(void **items, size_t *cap, size_t need, size_t elem)
+{
+	if (need <= *cap)
+		return;
+	size_t n = *cap ? *cap : 8;
+	while (n < need)
+		n *= 2;
+	*items = xrealloc(*items, n * elem);
+	*cap = n;
+}
+
+int read_file(const char *path, char **out, size_t *out_len)
+{
+	struct buf b = BUF_INIT;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return error_set("%s: cannot open: %s", path, strerror(errno));
+	struct stat st;
+	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode))
+		buf_grow(&b, (size_t)st.st_size);
+	for (;;) {
+		buf_grow(&b, 65536);
+		ssize_t n = read(fd, b.ptr + b.len, b.cap - b.len - 1);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			int e = errno;
+			close(fd);
+			buf_free(&b);
+			return error_set("%s: read error: %s", path, strerror(e));
+		}
+		if (n == 0)
+			break;
+		b.len += (size_t)n;
+	}
+	close(fd);
+	buf_grow(&b, 0);
+	b.ptr[b.len] = '\0';
+	*out_len = b.len;
+	*out = buf_detach(&b);
+	return 0;
+}
+
+int write_file(const char *path, const char *data, size_t len)
+{
+	FILE *f = fopen(path, "wb");
+	if (!f)
+		return error_set("%s: cannot create: %s", path, strerror(errno));
+	size_t w = fwrite(data, 1, len, f);
+	if (fclose(f) != 0 || w != len)
+		return error_set("%s: write error", path);
+	return 0;
+}
+
+size_t line_index(const size_t *starts, size_t n, size_t offset)
+{
+	size_t lo = 0, hi = n;
+	while (hi - lo > 1) {
+		size_t mid = (lo + hi) / 2;
+		if (starts[mid] <= offset)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+bool path_glob_match(const char *glob, const char *path)
+{
+	for (const char *p = path; p; ) {
+		if (fnmatch(glob, p, 0) == 0)
+			return true;
+		p = strchr(p, '/');
+		if (p)
+			p++;
+	}
+	return false;
+}
+
+const struct embedded_file *embedded_find(const char *name)
+{
+	for (const struct embedded_file *f = embedded_files; f->name; f++)
+		if (strcmp(f->name, name) == 0)
+			return f;
+	return NULL;
+}
