@@ -1,0 +1,560 @@
+/*
+ * Translation validation (validate.h). The token check rebuilds the text the
+ * plan promises (OLD with its edits) as a token stream and compares it with
+ * spatch's output; the analysis checks re-run the scan on both texts and
+ * compare per function.
+ */
+#include "fix/validate.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <tree_sitter/api.h>
+
+#include "parse/source.h"
+
+const TSLanguage *tree_sitter_c(void);
+
+/* ---- tokens -------------------------------------------------------------- */
+
+struct tok {
+	const char *s;     /* its bytes */
+	size_t len;
+	size_t origin;     /* offset in OLD it stands for (an edit's anchor if inserted) */
+	bool comment;
+	bool inserted;     /* comes from an edit's text */
+	bool same_line;    /* comment: on the line of the previous non-comment token */
+	size_t slot_lo, slot_hi; /* comment that may float among these non-comment indices */
+};
+typedef VEC(struct tok) tok_vec;
+typedef VEC(const struct tok *) tokp_vec;
+typedef VEC(size_t) size_vec;
+
+#define NO_SLOT ((size_t)-1)
+
+static bool is_space(char c)
+{
+	return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v';
+}
+
+/* Length of the token at S (N bytes left); *COMMENT set for comments. 0 = whitespace. */
+static size_t tok_len(const char *s, size_t n, bool *comment)
+{
+	*comment = false;
+	if (is_space(s[0]))
+		return 0;
+	if (s[0] == '\\' && n > 1 && (s[1] == '\n' || s[1] == '\r'))
+		return 0;
+	if (n > 1 && s[0] == '/' && s[1] == '*') {
+		const char *e = NULL;
+		for (size_t i = 2; i + 1 < n; i++)
+			if (s[i] == '*' && s[i + 1] == '/') {
+				e = s + i + 2;
+				break;
+			}
+		*comment = true;
+		return e ? (size_t)(e - s) : n;
+	}
+	if (n > 1 && s[0] == '/' && s[1] == '/') {
+		size_t i = 2;
+		while (i < n && s[i] != '\n')
+			i++;
+		*comment = true;
+		return i;
+	}
+	if (s[0] == '"' || s[0] == '\'') {
+		size_t i = 1;
+		while (i < n && s[i] != s[0] && s[i] != '\n')
+			i += s[i] == '\\' && i + 1 < n ? 2 : 1;
+		return i < n && s[i] == s[0] ? i + 1 : i;
+	}
+	if (is_ident_char(s[0])) {
+		size_t i = 1;
+		while (i < n && is_ident_char(s[i]))
+			i++;
+		return i;
+	}
+	return 1;
+}
+
+/*
+ * Appends the tokens of TEXT to OUT. BASE is added to offsets for origins
+ * (so OLD's tokens carry their own offsets); when INSERTED, every token's
+ * origin is BASE instead. same_line is computed within TEXT.
+ */
+static void lex(const char *text, size_t len, size_t base, bool inserted, tok_vec *out)
+{
+	size_t i = 0, last_nc_end = 0;
+	bool have_nc = false;
+	while (i < len) {
+		bool comment;
+		size_t n = tok_len(text + i, len - i, &comment);
+		if (n == 0) {
+			i += text[i] == '\\' ? 2 : 1;
+			continue;
+		}
+		struct tok t = {text + i, n, inserted ? base : base + i, comment, inserted, false,
+				NO_SLOT, NO_SLOT};
+		if (comment && have_nc)
+			t.same_line = memchr(text + last_nc_end, '\n', i - last_nc_end) == NULL;
+		if (!comment) {
+			have_nc = true;
+			last_nc_end = i + n;
+		}
+		vec_push(out, t);
+		i += n;
+	}
+}
+
+/* ---- the expected stream: OLD with the planned edits ------------------- */
+
+struct event {
+	size_t pos;        /* where in OLD the edit's tokens go */
+	size_t skip_end;   /* REPLACE: old tokens in [pos, skip_end) are dropped */
+	int order;         /* at one pos: insert-after, replace, insert-before */
+	const char *text;
+};
+
+static int event_cmp(const void *a, const void *b)
+{
+	const struct event *x = a, *y = b;
+	if (x->pos != y->pos)
+		return x->pos < y->pos ? -1 : 1;
+	return x->order - y->order;
+}
+
+/* After END: past blanks and comments that start on the same line. */
+static size_t after_trailing_comments(const char *s, size_t len, size_t end)
+{
+	size_t p = end;
+	for (;;) {
+		while (p < len && (s[p] == ' ' || s[p] == '\t'))
+			p++;
+		bool comment;
+		size_t n = p < len ? tok_len(s + p, len - p, &comment) : 0;
+		if (!n || !comment)
+			return p;
+		p += n;
+	}
+}
+
+/* Appends EV's tokens, with comments of the edit text floating over them. */
+static void emit_event(const struct event *ev, tok_vec *out, size_t *nc)
+{
+	size_t first = out->len, lo = *nc;
+	lex(ev->text, strlen(ev->text), ev->pos, true, out);
+	for (size_t k = first; k < out->len; k++)
+		if (!out->items[k].comment)
+			(*nc)++;
+	for (size_t k = first; k < out->len; k++)
+		if (out->items[k].comment)
+			out->items[k].slot_lo = lo, out->items[k].slot_hi = *nc;
+}
+
+static void expected_stream(const char *old, size_t old_len, const struct edit *const *edits,
+			    size_t n_edits, tok_vec *out)
+{
+	tok_vec olds = VEC_INIT;
+	VEC(struct event) evs = VEC_INIT;
+	lex(old, old_len, 0, false, &olds);
+	for (size_t i = 0; i < n_edits; i++) {
+		const struct edit *e = edits[i];
+		struct event ev = {e->start.offset, 0, 2, e->text ? e->text : ""};
+		if (e->op == EDIT_INSERT_AFTER)
+			ev.pos = after_trailing_comments(old, old_len, e->end.offset), ev.order = 0;
+		else if (e->op == EDIT_REPLACE)
+			ev.skip_end = e->end.offset, ev.order = 1;
+		vec_push(&evs, ev);
+	}
+	if (evs.len)
+		qsort(evs.items, evs.len, sizeof *evs.items, event_cmp);
+
+	size_t next = 0, nc = 0, skip_lo = 0, skip_hi = 0, slot_lo = 0, slot_hi = 0;
+	for (size_t i = 0; i <= olds.len; i++) {
+		size_t at = i < olds.len ? olds.items[i].origin : (size_t)-1;
+		while (next < evs.len && evs.items[next].pos <= at) {
+			const struct event *ev = &evs.items[next++];
+			size_t before = nc;
+			emit_event(ev, out, &nc);
+			if (ev->order == 1) {
+				skip_lo = ev->pos, skip_hi = ev->skip_end;
+				slot_lo = before, slot_hi = nc;
+			}
+		}
+		if (i == olds.len)
+			break;
+		struct tok t = olds.items[i];
+		if (at >= skip_lo && at < skip_hi) {
+			if (!t.comment)
+				continue; /* replaced */
+			t.slot_lo = slot_lo, t.slot_hi = slot_hi; /* kept, somewhere in the slot */
+		}
+		if (!t.comment)
+			nc++;
+		vec_push(out, t);
+	}
+	vec_free(&olds);
+	vec_free(&evs);
+}
+
+/* ---- comparison --------------------------------------------------------- */
+
+static bool tok_eq(const struct tok *a, const struct tok *b)
+{
+	return a->len == b->len && memcmp(a->s, b->s, a->len) == 0;
+}
+
+/* Splits S into non-comment tokens (NC) and comments with their NC index in K. */
+static void split(const tok_vec *s, tokp_vec *nc, tokp_vec *cm, size_vec *k)
+{
+	for (size_t i = 0; i < s->len; i++) {
+		if (s->items[i].comment) {
+			vec_push(cm, &s->items[i]);
+			vec_push(k, nc->len);
+		} else {
+			vec_push(nc, &s->items[i]);
+		}
+	}
+}
+
+static char *quote(const struct tok *t)
+{
+	if (!t)
+		return xstrdup("the end of the file");
+	int n = t->len > 40 ? 40 : (int)t->len;
+	return xasprintf("`%.*s%s`", n, t->s, t->len > 40 ? "..." : "");
+}
+
+/* Is the comment E_C[j] (expected at KE) acceptably placed at KA in the output? */
+static bool comment_placed(const struct tok *e, size_t ke, const struct tok *a, size_t ka,
+			   const tokp_vec *enc)
+{
+	if (e->slot_lo != NO_SLOT)
+		return ka >= e->slot_lo && ka <= e->slot_hi;
+	if (e->same_line != a->same_line)
+		return false;
+	if (e->same_line)
+		return ka == ke;
+	/* a comment on a line of its own may sit either side of inserted code */
+	size_t lo = ke < ka ? ke : ka, hi = ke < ka ? ka : ke;
+	for (size_t i = lo; i < hi; i++)
+		if (i >= enc->len || !enc->items[i]->inserted)
+			return false;
+	return true;
+}
+
+size_t validate_tokens(const char *old_text, size_t old_len, const char *new_text,
+		       size_t new_len, const struct edit *const *edits, size_t n_edits,
+		       char **what)
+{
+	tok_vec exp = VEC_INIT, act = VEC_INIT;
+	tokp_vec enc = VEC_INIT, anc = VEC_INIT, ecm = VEC_INIT, acm = VEC_INIT;
+	size_vec ek = VEC_INIT, ak = VEC_INIT;
+	size_t where = 0;
+
+	*what = NULL;
+	expected_stream(old_text, old_len, edits, n_edits, &exp);
+	lex(new_text, new_len, 0, false, &act);
+	split(&exp, &enc, &ecm, &ek);
+	split(&act, &anc, &acm, &ak);
+
+	for (size_t i = 0; i < enc.len || i < anc.len; i++) {
+		const struct tok *e = i < enc.len ? enc.items[i] : NULL;
+		const struct tok *a = i < anc.len ? anc.items[i] : NULL;
+		if (e && a && tok_eq(e, a))
+			continue;
+		const struct tok *near = e ? e : enc.len ? enc.items[enc.len - 1] : NULL;
+		char *qe = quote(e), *qa = quote(a);
+		where = (near ? near->origin : 0) + 1;
+		*what = xasprintf("the rewritten text is not the planned change: %s expected, %s found",
+				  qe, qa);
+		free(qe);
+		free(qa);
+		goto done;
+	}
+	for (size_t j = 0; j < ecm.len || j < acm.len; j++) {
+		const struct tok *e = j < ecm.len ? ecm.items[j] : NULL;
+		const struct tok *a = j < acm.len ? acm.items[j] : NULL;
+		if (e && a && tok_eq(e, a) && comment_placed(e, ek.items[j], a, ak.items[j], &enc))
+			continue;
+		const struct tok *c = e ? e : a;
+		char *q = quote(c);
+		where = (e ? e->origin : old_len) + 1;
+		*what = !e || !a || !tok_eq(e, a)
+				? xasprintf("the rewrite lost, added or reordered the comment %s", q)
+				: xasprintf("the rewrite moved the comment %s", q);
+		free(q);
+		goto done;
+	}
+done:
+	vec_free(&exp);
+	vec_free(&act);
+	vec_free(&enc);
+	vec_free(&anc);
+	vec_free(&ecm);
+	vec_free(&acm);
+	vec_free(&ek);
+	vec_free(&ak);
+	return where;
+}
+
+/* ---- per-function facts of one text ------------------------------------ */
+
+struct fn_fact {
+	char *name;      /* function, or NULL for file scope */
+	size_t start, end;
+	unsigned errors; /* ERROR and MISSING nodes */
+	unsigned fixable;
+	VEC(char *) bad; /* P006 and P007 findings, as "message [Pnnn]" */
+};
+typedef VEC(struct fn_fact) fact_vec;
+
+static unsigned count_errors(TSNode n)
+{
+	if (!ts_node_has_error(n))
+		return 0;
+	unsigned c = ts_node_is_missing(n) || strcmp(ts_node_type(n), "ERROR") == 0;
+	uint32_t k = ts_node_child_count(n);
+	for (uint32_t i = 0; i < k; i++)
+		c += count_errors(ts_node_child(n, i));
+	return c;
+}
+
+static char *definition_name(TSNode def, const char *text)
+{
+	TSNode d = ts_node_child_by_field_name(def, "declarator", 10);
+	while (!ts_node_is_null(d) && strcmp(ts_node_type(d), "identifier") != 0) {
+		TSNode inner = ts_node_child_by_field_name(d, "declarator", 10);
+		if (ts_node_is_null(inner))
+			return NULL;
+		d = inner;
+	}
+	if (ts_node_is_null(d))
+		return NULL;
+	uint32_t s = ts_node_start_byte(d);
+	return xstrndup(text + s, ts_node_end_byte(d) - s);
+}
+
+static bool name_eq(const char *a, const char *b)
+{
+	return (!a && !b) || (a && b && strcmp(a, b) == 0);
+}
+
+static struct fn_fact *fact_for(fact_vec *v, const char *name)
+{
+	for (size_t i = 0; i < v->len; i++)
+		if (name_eq(v->items[i].name, name))
+			return &v->items[i];
+	struct fn_fact f = {name ? xstrdup(name) : NULL, 0, 0, 0, 0, VEC_INIT};
+	vec_push(v, f);
+	return &v->items[v->len - 1];
+}
+
+/* Parse errors and definition spans per function of TEXT. */
+static void parse_facts(const char *path, const char *text, size_t len, fact_vec *out)
+{
+	struct source src;
+	source_init(&src, path, xstrndup(text, len), len);
+	TSParser *p = ts_parser_new();
+	ts_parser_set_language(p, tree_sitter_c());
+	TSTree *tree = ts_parser_parse_string(p, NULL, src.parse_text, (uint32_t)len);
+	TSNode root = tree ? ts_tree_root_node(tree) : (TSNode){{0}, NULL, NULL};
+	uint32_t k = tree ? ts_node_child_count(root) : 0;
+	for (uint32_t i = 0; i < k; i++) {
+		TSNode c = ts_node_child(root, i);
+		char *name = strcmp(ts_node_type(c), "function_definition") == 0
+				     ? definition_name(c, src.parse_text) : NULL;
+		struct fn_fact *f = fact_for(out, name);
+		if (name) {
+			f->start = ts_node_start_byte(c);
+			f->end = ts_node_end_byte(c);
+		}
+		f->errors += count_errors(c);
+		free(name);
+	}
+	if (!tree)
+		fact_for(out, NULL)->errors++;
+	ts_tree_delete(tree);
+	ts_parser_delete(p);
+	source_free(&src);
+}
+
+/* "MESSAGE [RULE]" with line numbers folded: edits move lines, not problems. */
+static char *without_numbers(const char *msg, const char *rule)
+{
+	struct buf b = BUF_INIT;
+	for (const char *p = msg; *p; p++) {
+		if (*p >= '0' && *p <= '9') {
+			while (p[1] >= '0' && p[1] <= '9')
+				p++;
+			buf_putc(&b, 'N');
+		} else {
+			buf_putc(&b, *p);
+		}
+	}
+	buf_printf(&b, " [%s]", rule);
+	return buf_detach(&b);
+}
+
+static void scan_facts(const char *path, const char *text, size_t len,
+		       const struct scan_options *opts, fact_vec *out)
+{
+	struct scan_options o = *opts;
+	struct scan_result r = SCAN_RESULT_INIT;
+	o.verbose = false;
+	o.no_prefilter = true;
+	o.jobs = 1;
+	scan_buffer(path, text, len, &o, &r);
+	for (size_t i = 0; i < r.findings.len; i++) {
+		const struct finding *f = &r.findings.items[i];
+		struct fn_fact *ff = fact_for(out, f->function);
+		if (f->rule == RULE_P006 || f->rule == RULE_P007)
+			vec_push(&ff->bad, without_numbers(f->message, rule_code(f->rule)));
+		ff->fixable += f->fix != FIX_NONE && f->edits.len > 0;
+	}
+	scan_result_free(&r);
+}
+
+static void facts_free(fact_vec *v)
+{
+	for (size_t i = 0; i < v->len; i++) {
+		free(v->items[i].name);
+		for (size_t k = 0; k < v->items[i].bad.len; k++)
+			free(v->items[i].bad.items[k]);
+		vec_free(&v->items[i].bad);
+	}
+	vec_free(v);
+}
+
+static const char *fn_at(const fact_vec *v, size_t offset)
+{
+	for (size_t i = 0; i < v->len; i++)
+		if (v->items[i].name && offset >= v->items[i].start && offset < v->items[i].end)
+			return v->items[i].name;
+	return NULL;
+}
+
+/* ---- the verdict --------------------------------------------------------- */
+
+/*
+ * Refuses the applied findings of function FN (all of them when none is in
+ * FN: the output cannot be pinned on one function) with REASON (consumed).
+ */
+static size_t refuse_fn(const char *fn, char *reason, struct finding *const *applied, size_t n,
+			char **why)
+{
+	size_t hit = 0, refused = 0;
+	for (size_t i = 0; i < n; i++)
+		hit += name_eq(applied[i]->function, fn);
+	for (size_t i = 0; i < n; i++) {
+		if ((hit && !name_eq(applied[i]->function, fn)) || why[i])
+			continue;
+		why[i] = xstrdup(reason);
+		refused++;
+	}
+	free(reason);
+	return refused;
+}
+
+static const char *fn_label(const char *fn)
+{
+	return fn ? fn : "file scope";
+}
+
+/* A P006/P007 finding of NEW that OLD does not have (as a multiset), or NULL. */
+static const char *new_problem(const struct fn_fact *nw, const struct fn_fact *old)
+{
+	bool *used = xcalloc(old->bad.len + 1, sizeof *used);
+	const char *found = NULL;
+	for (size_t i = 0; i < nw->bad.len && !found; i++) {
+		size_t k = 0;
+		while (k < old->bad.len && (used[k] || strcmp(old->bad.items[k], nw->bad.items[i]) != 0))
+			k++;
+		if (k < old->bad.len)
+			used[k] = true;
+		else
+			found = nw->bad.items[i];
+	}
+	free(used);
+	return found;
+}
+
+static size_t check_analysis(const char *path, const char *old_text, size_t old_len,
+			     const char *new_text, size_t new_len, struct finding *const *applied,
+			     size_t n, const struct scan_options *opts, char **why)
+{
+	fact_vec of = VEC_INIT, nf = VEC_INIT;
+	size_t refused = 0;
+	parse_facts(path, old_text, old_len, &of);
+	parse_facts(path, new_text, new_len, &nf);
+	scan_facts(path, old_text, old_len, opts, &of);
+	scan_facts(path, new_text, new_len, opts, &nf);
+	for (size_t i = 0; i < nf.len; i++) {
+		const struct fn_fact *a = &nf.items[i];
+		const struct fn_fact *b = fact_for(&of, a->name);
+		unsigned done = 0;
+		for (size_t k = 0; k < n; k++)
+			done += name_eq(applied[k]->function, a->name);
+		char *r = NULL;
+		const char *bad;
+		if (a->errors > b->errors)
+			r = xasprintf("the rewrite of %s() does not parse (%u new parse error%s)",
+				      fn_label(a->name), a->errors - b->errors,
+				      a->errors - b->errors == 1 ? "" : "s");
+		else if ((bad = new_problem(a, b)))
+			r = xasprintf("re-analysis of the rewritten %s() finds a new problem: %s",
+				      fn_label(a->name), bad);
+		else if (a->fixable + done > b->fixable)
+			r = xasprintf("the rewrite of %s() is not a fixpoint: re-analysis plans "
+				      "another change there, so a second run would change it again",
+				      fn_label(a->name));
+		if (r)
+			refused += refuse_fn(a->name, r, applied, n, why);
+	}
+	facts_free(&of);
+	facts_free(&nf);
+	return refused;
+}
+
+size_t validate_rewrite(const char *path, const char *old_text, size_t old_len,
+			const char *new_text, size_t new_len, struct finding *const *applied,
+			size_t n, const struct scan_options *opts, char **why)
+{
+	size_t refused = 0;
+	if (n == 0)
+		return 0;
+	if (memchr(new_text, '\0', new_len))
+		return refuse_fn(NULL, xstrdup("the rewritten text contains NUL bytes"), applied, n, why);
+
+	/* the distinct edits of the applied findings */
+	VEC(const struct edit *) edits = VEC_INIT;
+	for (size_t i = 0; i < n; i++)
+		for (size_t k = 0; k < applied[i]->edits.len; k++) {
+			const struct edit *e = &applied[i]->edits.items[k];
+			bool dup = false;
+			for (size_t j = 0; j < edits.len && !dup; j++)
+				dup = edits.items[j]->op == e->op &&
+				      edits.items[j]->start.offset == e->start.offset &&
+				      edits.items[j]->end.offset == e->end.offset &&
+				      strcmp(edits.items[j]->text ? edits.items[j]->text : "",
+					     e->text ? e->text : "") == 0;
+			if (!dup)
+				vec_push(&edits, e);
+		}
+	char *what = NULL;
+	size_t at = validate_tokens(old_text, old_len, new_text, new_len, edits.items, edits.len,
+				    &what);
+	vec_free(&edits);
+	if (at) {
+		fact_vec of = VEC_INIT;
+		parse_facts(path, old_text, old_len, &of);
+		const char *fn = fn_at(&of, at - 1);
+		unsigned line = 1;
+		for (size_t i = 0; i + 1 < at && i < old_len; i++)
+			line += old_text[i] == '\n';
+		refused = refuse_fn(fn, xasprintf("%s (line %u)", what, line), applied, n, why);
+		facts_free(&of);
+		free(what);
+		return refused;
+	}
+	return check_analysis(path, old_text, old_len, new_text, new_len, applied, n, opts, why);
+}

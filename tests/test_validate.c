@@ -1,0 +1,176 @@
+/*
+ * Translation validation: the token check on small texts (what spatch may
+ * and may not do to a file), then the whole validator on rewrites that a
+ * broken rewriter could produce (unbalanced put, region over a sleeping
+ * call, parse errors, a second-pass change).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "fix/validate.h"
+
+static struct edit mk(enum edit_op op, const char *old, const char *anchor, const char *text)
+{
+	const char *p = strstr(old, anchor);
+	struct edit e = {op, {0, 0, 0}, {0, 0, 0}, "expression_statement", (char *)text};
+	e.start.offset = (size_t)(p - old);
+	e.end.offset = e.start.offset + strlen(anchor);
+	return e;
+}
+
+/* 0 when NEW is accepted as OLD with the one edit E. */
+static size_t tokens(const char *old, const char *new_text, const struct edit *e, char **what)
+{
+	const struct edit *es[] = {e};
+	return validate_tokens(old, strlen(old), new_text, strlen(new_text), es, e ? 1 : 0, what);
+}
+
+static void expect_ok(const char *name, const char *old, const char *new_text, const struct edit *e)
+{
+	char *what = NULL;
+	size_t at = tokens(old, new_text, e, &what);
+	CHECK(at == 0, "%s: refused: %s", name, what ? what : "?");
+	free(what);
+}
+
+static void expect_refused(const char *name, const char *old, const char *new_text,
+			   const struct edit *e, const char *why_word)
+{
+	char *what = NULL;
+	size_t at = tokens(old, new_text, e, &what);
+	CHECK(at != 0, "%s: accepted", name);
+	CHECK(!what || strstr(what, why_word), "%s: reason '%s' lacks '%s'", name, what, why_word);
+	free(what);
+}
+
+static void test_tokens(void)
+{
+	const char *old = "void f(void)\n{\n\ta();\t/* keep */\n\tb();\n}\n";
+	struct edit put = mk(EDIT_INSERT_AFTER, old, "a();", "put_cpu();");
+	expect_ok("identity", old, old, NULL);
+	expect_ok("whitespace only", old, "void f(void) {\n  a(); /* keep */\n b();\n}\n", NULL);
+	expect_ok("insert after, trailing comment kept on its line", old,
+		  "void f(void)\n{\n\ta();\t/* keep */\n\tput_cpu();\n\tb();\n}\n", &put);
+	expect_refused("comment moved onto the inserted line", old,
+		       "void f(void)\n{\n\ta();\n\tput_cpu(); /* keep */\n\tb();\n}\n", &put, "moved");
+	expect_refused("comment lost", old, "void f(void)\n{\n\ta();\n\tput_cpu();\n\tb();\n}\n",
+		       &put, "comment");
+	expect_refused("edit not made", old, old, &put, "expected");
+	expect_refused("extra change", old,
+		       "void f(void)\n{\n\ta();\t/* keep */\n\tput_cpu();\n\tc();\n}\n", &put,
+		       "expected");
+	expect_refused("truncated", old, "void f(void)\n{\n\ta();\t/* keep */\n\tput_cpu();\n", &put,
+		       "the end of the file");
+
+	const char *own = "void f(void)\n{\n\tx = 1;\n\t/* about b */\n\tb();\n}\n";
+	struct edit get = mk(EDIT_INSERT_BEFORE, own, "b();", "get_cpu();");
+	expect_ok("own-line comment before the insertion", own,
+		  "void f(void)\n{\n\tx = 1;\n\t/* about b */\n\tget_cpu();\n\tb();\n}\n", &get);
+	expect_ok("own-line comment after the insertion", own,
+		  "void f(void)\n{\n\tx = 1;\n\tget_cpu();\n\t/* about b */\n\tb();\n}\n", &get);
+	expect_refused("own-line comment joined to code", own,
+		       "void f(void)\n{\n\tx = 1;\n\tget_cpu(); /* about b */\n\tb();\n}\n", &get,
+		       "moved");
+	expect_refused("own-line comment moved past original code", own,
+		       "void f(void)\n{\n\tx = 1;\n\tget_cpu();\n\tb();\n\t/* about b */\n}\n", &get,
+		       "moved");
+
+	const char *rs = "void f(void)\n{\n\tif (current->need_resched) /* busy */\n\t\tschedule();\n}\n";
+	struct edit cr = mk(EDIT_REPLACE, rs, "if (current->need_resched) /* busy */\n\t\tschedule();",
+			    "cond_resched();");
+	expect_ok("comment of a replaced statement kept", rs,
+		  "void f(void)\n{\n\t/* busy */\n\tcond_resched();\n}\n", &cr);
+	expect_refused("comment of a replaced statement dropped", rs,
+		       "void f(void)\n{\n\tcond_resched();\n}\n", &cr, "comment");
+}
+
+/* The whole validator: one applied finding in f() whose planned edits are E[0..n). */
+static size_t validate(const char *old, const char *new_text, struct edit *e, size_t n,
+		       char **why)
+{
+	struct finding f = {0};
+	struct finding *applied[] = {&f};
+	struct scan_options opts = SCAN_OPTIONS_INIT;
+	f.rule = RULE_P003;
+	f.fix = FIX_GET_CPU;
+	f.function = "f";
+	for (size_t i = 0; i < n; i++)
+		vec_push(&f.edits, e[i]);
+	*why = NULL;
+	size_t r = validate_rewrite("t.c", old, strlen(old), new_text, strlen(new_text), applied, 1,
+				    &opts, why);
+	vec_free(&f.edits);
+	return r;
+}
+
+static void expect_validated(const char *name, const char *old, const char *new_text,
+			     struct edit *e, size_t n, const char *why_word)
+{
+	char *why = NULL;
+	size_t r = validate(old, new_text, e, n, &why);
+	if (!why_word)
+		CHECK(r == 0, "%s: refused: %s", name, why ? why : "?");
+	else
+		CHECK(r == 1 && why && strstr(why, why_word), "%s: expected a refusal with '%s', got %s",
+		      name, why_word, why ? why : "none");
+	free(why);
+}
+
+static void test_rewrite(void)
+{
+	const char *old = "extern int v[32];\nvoid g(int);\n"
+			  "void f(int x)\n{\n\tint cpu = smp_processor_id();\n"
+			  "\tv[cpu]++;\n\tg(cpu);\n}\n";
+	const char *good = "extern int v[32];\nvoid g(int);\n"
+			   "void f(int x)\n{\n\tint cpu = get_cpu();\n"
+			   "\tv[cpu]++;\n\tg(cpu);\n\tput_cpu();\n}\n";
+	struct edit e[2] = {mk(EDIT_REPLACE, old, "smp_processor_id()", "get_cpu()"),
+			    mk(EDIT_INSERT_AFTER, old, "g(cpu);", "put_cpu();")};
+	expect_validated("balanced region", old, good, e, 2, NULL);
+
+	/* the plan itself unbalanced: get_cpu() only when x is set, put_cpu() always */
+	const char *cond_old = "extern int v[32];\nvoid g(int);\nvoid f(int x)\n{\n\tint cpu = 0;\n"
+			       "\tif (x)\n\t\tcpu = smp_processor_id();\n\tg(cpu);\n}\n";
+	const char *cond_new = "extern int v[32];\nvoid g(int);\nvoid f(int x)\n{\n\tint cpu = 0;\n"
+			       "\tif (x)\n\t\tcpu = get_cpu();\n\tg(cpu);\n\tput_cpu();\n}\n";
+	struct edit c[2] = {mk(EDIT_REPLACE, cond_old, "smp_processor_id()", "get_cpu()"),
+			    mk(EDIT_INSERT_AFTER, cond_old, "g(cpu);", "put_cpu();")};
+	expect_validated("get_cpu() on one arm only", cond_old, cond_new, c, 2, "unbalanced");
+
+	/* a region over a call that may sleep */
+	const char *sl_old = "extern int v[32];\nvoid f(int x)\n{\n\tint cpu = smp_processor_id();\n"
+			     "\tschedule();\n\tv[cpu]++;\n}\n";
+	const char *sl_new = "extern int v[32];\nvoid f(int x)\n{\n\tint cpu = get_cpu();\n"
+			     "\tschedule();\n\tv[cpu]++;\n\tput_cpu();\n}\n";
+	struct edit s[2] = {mk(EDIT_REPLACE, sl_old, "smp_processor_id()", "get_cpu()"),
+			    mk(EDIT_INSERT_AFTER, sl_old, "v[cpu]++;", "put_cpu();")};
+	expect_validated("region over schedule()", sl_old, sl_new, s, 2, "may sleep, but preemption is off");
+
+	/* output that does not parse */
+	const char *bad = "extern int v[32];\nvoid g(int);\n"
+			  "void f(int x)\n{\n\tint cpu = get_cpu(;;\n"
+			  "\tv[cpu]++;\n\tg(cpu);\n\tput_cpu();\n}\n";
+	struct edit b[2] = {mk(EDIT_REPLACE, old, "smp_processor_id()", "get_cpu(;"),
+			    mk(EDIT_INSERT_AFTER, old, "g(cpu);", "put_cpu();")};
+	expect_validated("parse error", old, bad, b, 2, "parse");
+
+	/* NUL bytes */
+	char nul[] = "void f(void)\n{\n}\n";
+	nul[3] = '\0';
+	char *why = NULL;
+	struct finding f0 = {0};
+	struct finding *ap[] = {&f0};
+	struct scan_options opts = SCAN_OPTIONS_INIT;
+	size_t r = validate_rewrite("t.c", old, strlen(old), nul, sizeof nul - 1, ap, 1, &opts, &why);
+	CHECK(r == 1 && why && strstr(why, "NUL"), "NUL bytes: %s", why ? why : "accepted");
+	free(why);
+}
+
+int main(void)
+{
+	test_tokens();
+	test_rewrite();
+	return check_report("test_validate");
+}
