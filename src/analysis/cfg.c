@@ -23,56 +23,6 @@ struct builder {
 	unsigned depth;
 };
 
-bool ts_type_is(TSNode n, const char *type)
-{
-	return !ts_node_is_null(n) && strcmp(ts_node_type(n), type) == 0;
-}
-
-TSNode ts_field(TSNode n, const char *field)
-{
-	if (ts_node_is_null(n))
-		return n;
-	return ts_node_child_by_field_name(n, field, (uint32_t)strlen(field));
-}
-
-bool ts_text_is(TSNode n, const char *src, const char *text)
-{
-	uint32_t s = ts_node_start_byte(n), e = ts_node_end_byte(n);
-	size_t len = strlen(text);
-	return e - s == len && memcmp(src + s, text, len) == 0;
-}
-
-size_t ts_call_name(TSNode call, const char *src, const char **out)
-{
-	TSNode f = ts_field(call, "function");
-	if (!ts_type_is(f, "identifier"))
-		return 0;
-	*out = src + ts_node_start_byte(f);
-	return ts_node_end_byte(f) - ts_node_start_byte(f);
-}
-
-TSNode ts_strip_parens(TSNode n, const char *src)
-{
-	for (;;) {
-		if (ts_type_is(n, "parenthesized_expression") && ts_node_named_child_count(n) == 1) {
-			n = ts_node_named_child(n, 0);
-			continue;
-		}
-		if (ts_type_is(n, "call_expression")) {
-			const char *name;
-			size_t len = ts_call_name(n, src, &name);
-			TSNode args = ts_field(n, "arguments");
-			if (((len == 6 && memcmp(name, "likely", 6) == 0) ||
-			     (len == 8 && memcmp(name, "unlikely", 8) == 0)) &&
-			    ts_node_named_child_count(args) == 1) {
-				n = ts_node_named_child(args, 0);
-				continue;
-			}
-		}
-		return n;
-	}
-}
-
 static uint32_t new_node(struct builder *b, enum cfg_kind kind, TSNode ast, TSNode stmt)
 {
 	struct cfg_node n;
@@ -99,9 +49,7 @@ static uint32_t label_node(struct builder *b, TSNode ident)
 	for (size_t i = 0; i < b->labels.len; i++)
 		if (b->labels.items[i].len == len && memcmp(b->labels.items[i].name, name, len) == 0)
 			return b->labels.items[i].node;
-	TSNode null_node;
-	memset(&null_node, 0, sizeof null_node);
-	struct label l = {name, len, new_node(b, CFG_JOIN, null_node, null_node)};
+	struct label l = {name, len, new_node(b, CFG_JOIN, ts_null(), ts_null())};
 	vec_push(&b->labels, l);
 	return l.node;
 }
@@ -138,9 +86,7 @@ static uint32_t join2(struct builder *b, uint32_t x, uint32_t y)
 		return y;
 	if (y == NONE)
 		return x;
-	TSNode null_node;
-	memset(&null_node, 0, sizeof null_node);
-	uint32_t j = new_node(b, CFG_JOIN, null_node, null_node);
+	uint32_t j = new_node(b, CFG_JOIN, ts_null(), ts_null());
 	connect(b, x, j, EDGE_ALWAYS);
 	connect(b, y, j, EDGE_ALWAYS);
 	return j;
@@ -166,11 +112,9 @@ static uint32_t build_preproc(struct builder *b, TSNode s, uint32_t cur)
 		k = constant_cond(cond, b->src);
 	/* Children after the condition/name are the arm's items. */
 	uint32_t first = ts_type_is(s, "preproc_ifdef") || !ts_node_is_null(cond) ? 1 : 0;
-	TSNode null_node;
-	memset(&null_node, 0, sizeof null_node);
 	if (k == 0) /* #if 0: the arm is dead */
 		return ts_node_is_null(alt) ? cur : build(b, alt, cur);
-	uint32_t arm = build_children(b, s, first, alt, null_node, cur);
+	uint32_t arm = build_children(b, s, first, alt, ts_null(), cur);
 	if (k == 1) /* #if 1: the alternative is dead */
 		return arm;
 	uint32_t other = ts_node_is_null(alt) ? cur : build(b, alt, cur);
@@ -179,11 +123,9 @@ static uint32_t build_preproc(struct builder *b, TSNode s, uint32_t cur)
 
 static uint32_t build_switch(struct builder *b, TSNode s, uint32_t cur)
 {
-	TSNode null_node;
-	memset(&null_node, 0, sizeof null_node);
 	uint32_t sw = new_node(b, CFG_STMT, ts_field(s, "condition"), s);
 	connect(b, cur, sw, EDGE_ALWAYS);
-	uint32_t exit = new_node(b, CFG_JOIN, null_node, null_node);
+	uint32_t exit = new_node(b, CFG_JOIN, ts_null(), ts_null());
 	TSNode body = ts_field(s, "body");
 	bool has_default = false;
 	uint32_t prev = NONE;
@@ -193,13 +135,13 @@ static uint32_t build_switch(struct builder *b, TSNode s, uint32_t cur)
 	for (uint32_t i = 0; i < n; i++) {
 		TSNode c = ts_node_named_child(body, i);
 		if (ts_type_is(c, "case_statement")) {
-			uint32_t l = new_node(b, CFG_JOIN, null_node, null_node);
+			uint32_t l = new_node(b, CFG_JOIN, ts_null(), ts_null());
 			connect(b, sw, l, EDGE_ALWAYS);
 			connect(b, prev, l, EDGE_ALWAYS); /* fall-through */
 			TSNode value = ts_field(c, "value");
 			if (ts_node_is_null(value))
 				has_default = true;
-			prev = build_children(b, c, 0, value, null_node, l);
+			prev = build_children(b, c, 0, value, ts_null(), l);
 		} else {
 			prev = build(b, c, prev);
 		}
@@ -214,8 +156,6 @@ static uint32_t build_switch(struct builder *b, TSNode s, uint32_t cur)
 static uint32_t build(struct builder *b, TSNode s, uint32_t cur)
 {
 	const char *t = ts_node_type(s);
-	TSNode null_node;
-	memset(&null_node, 0, sizeof null_node);
 
 	if (++b->depth > MAX_NESTING) {
 		b->g->truncated = true;
@@ -225,27 +165,27 @@ static uint32_t build(struct builder *b, TSNode s, uint32_t cur)
 	uint32_t out = cur;
 
 	if (strcmp(t, "compound_statement") == 0) {
-		out = build_children(b, s, 0, null_node, null_node, cur);
+		out = build_children(b, s, 0, ts_null(), ts_null(), cur);
 	} else if (strcmp(t, "if_statement") == 0) {
 		uint32_t c = new_node(b, CFG_COND, ts_field(s, "condition"), s);
 		connect(b, cur, c, EDGE_ALWAYS);
-		uint32_t t_in = new_node(b, CFG_JOIN, null_node, null_node);
-		uint32_t f_in = new_node(b, CFG_JOIN, null_node, null_node);
+		uint32_t t_in = new_node(b, CFG_JOIN, ts_null(), ts_null());
+		uint32_t f_in = new_node(b, CFG_JOIN, ts_null(), ts_null());
 		connect(b, c, t_in, EDGE_TRUE);
 		connect(b, c, f_in, EDGE_FALSE);
 		uint32_t t_out = build(b, ts_field(s, "consequence"), t_in);
 		TSNode alt = ts_field(s, "alternative");
 		uint32_t f_out = f_in;
 		if (!ts_node_is_null(alt)) /* else_clause wraps one statement */
-			f_out = build_children(b, alt, 0, null_node, null_node, f_in);
+			f_out = build_children(b, alt, 0, ts_null(), ts_null(), f_in);
 		out = join2(b, t_out, f_out);
 	} else if (strcmp(t, "while_statement") == 0) {
 		TSNode cond = ts_field(s, "condition");
 		int k = constant_cond(cond, b->src);
 		uint32_t head = new_node(b, CFG_COND, cond, s);
 		connect(b, cur, head, EDGE_ALWAYS);
-		uint32_t body_in = new_node(b, CFG_JOIN, null_node, null_node);
-		uint32_t exit = new_node(b, CFG_JOIN, null_node, null_node);
+		uint32_t body_in = new_node(b, CFG_JOIN, ts_null(), ts_null());
+		uint32_t exit = new_node(b, CFG_JOIN, ts_null(), ts_null());
 		if (k != 0)
 			connect(b, head, body_in, EDGE_TRUE);
 		if (k != 1)
@@ -256,10 +196,10 @@ static uint32_t build(struct builder *b, TSNode s, uint32_t cur)
 	} else if (strcmp(t, "do_statement") == 0) {
 		TSNode cond = ts_field(s, "condition");
 		int k = constant_cond(cond, b->src);
-		uint32_t body_in = new_node(b, CFG_JOIN, null_node, null_node);
+		uint32_t body_in = new_node(b, CFG_JOIN, ts_null(), ts_null());
 		connect(b, cur, body_in, EDGE_ALWAYS);
 		uint32_t test = new_node(b, CFG_COND, cond, s);
-		uint32_t exit = new_node(b, CFG_JOIN, null_node, null_node);
+		uint32_t exit = new_node(b, CFG_JOIN, ts_null(), ts_null());
 		uint32_t end = build_loop_body(b, ts_field(s, "body"), body_in, exit, test);
 		connect(b, end, test, EDGE_ALWAYS);
 		if (k != 0)
@@ -276,12 +216,12 @@ static uint32_t build(struct builder *b, TSNode s, uint32_t cur)
 			connect(b, cur, i, EDGE_ALWAYS);
 			cur = i;
 		}
-		uint32_t head = ts_node_is_null(cond) ? new_node(b, CFG_JOIN, null_node, null_node)
+		uint32_t head = ts_node_is_null(cond) ? new_node(b, CFG_JOIN, ts_null(), ts_null())
 						      : new_node(b, CFG_COND, cond, s);
 		int k = ts_node_is_null(cond) ? 1 : constant_cond(cond, b->src);
 		connect(b, cur, head, EDGE_ALWAYS);
-		uint32_t body_in = new_node(b, CFG_JOIN, null_node, null_node);
-		uint32_t exit = new_node(b, CFG_JOIN, null_node, null_node);
+		uint32_t body_in = new_node(b, CFG_JOIN, ts_null(), ts_null());
+		uint32_t exit = new_node(b, CFG_JOIN, ts_null(), ts_null());
 		uint32_t step = ts_node_is_null(upd) ? head : new_node(b, CFG_STMT, upd, s);
 		if (step != head)
 			connect(b, step, head, EDGE_ALWAYS);
@@ -316,13 +256,13 @@ static uint32_t build(struct builder *b, TSNode s, uint32_t cur)
 		TSNode l = ts_field(s, "label");
 		uint32_t ln = label_node(b, l);
 		connect(b, cur, ln, EDGE_ALWAYS);
-		out = build_children(b, s, 0, l, null_node, ln);
+		out = build_children(b, s, 0, l, ts_null(), ln);
 	} else if (strcmp(t, "preproc_if") == 0 || strcmp(t, "preproc_ifdef") == 0 ||
 		   strcmp(t, "preproc_elif") == 0 || strcmp(t, "preproc_elifdef") == 0) {
 		out = build_preproc(b, s, cur);
 	} else if (strcmp(t, "preproc_else") == 0 || strcmp(t, "attributed_statement") == 0 ||
 		   strcmp(t, "else_clause") == 0) {
-		out = build_children(b, s, 0, null_node, null_node, cur);
+		out = build_children(b, s, 0, ts_null(), ts_null(), cur);
 	} else if (strcmp(t, "comment") == 0 || strcmp(t, "preproc_def") == 0 ||
 		   strcmp(t, "preproc_function_def") == 0 || strcmp(t, "preproc_call") == 0 ||
 		   strcmp(t, "preproc_include") == 0 || strcmp(t, "function_definition") == 0 ||
@@ -355,10 +295,8 @@ void cfg_build(struct cfg *out, TSNode body, const char *src)
 	memset(out, 0, sizeof *out);
 	b.g = out;
 	b.src = src;
-	TSNode null_node;
-	memset(&null_node, 0, sizeof null_node);
-	new_node(&b, CFG_ENTRY, null_node, null_node);
-	new_node(&b, CFG_EXIT, null_node, null_node);
+	new_node(&b, CFG_ENTRY, ts_null(), ts_null());
+	new_node(&b, CFG_EXIT, ts_null(), ts_null());
 	uint32_t end = build(&b, body, CFG_ENTRY_ID);
 	connect(&b, end, CFG_EXIT_ID, EDGE_ALWAYS);
 	for (uint32_t i = 0; i < out->nodes.len; i++)
@@ -428,26 +366,5 @@ void cfg_dump(const struct cfg *g, const char *src, struct buf *out)
 				   n->succ.items[k].label == EDGE_TRUE ? "t" :
 				   n->succ.items[k].label == EDGE_FALSE ? "f" : "");
 		buf_putc(out, '\n');
-	}
-}
-
-void ts_walk(TSNode root, bool (*visit)(TSNode n, void *ctx), void *ctx)
-{
-	TSTreeCursor c = ts_tree_cursor_new(root);
-	bool descend = visit(root, ctx);
-	for (;;) {
-		if (descend && ts_tree_cursor_goto_first_child(&c)) {
-			descend = visit(ts_tree_cursor_current_node(&c), ctx);
-			continue;
-		}
-		for (;;) {
-			if (ts_tree_cursor_goto_next_sibling(&c))
-				break;
-			if (!ts_tree_cursor_goto_parent(&c)) {
-				ts_tree_cursor_delete(&c);
-				return;
-			}
-		}
-		descend = visit(ts_tree_cursor_current_node(&c), ctx);
 	}
 }

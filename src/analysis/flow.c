@@ -157,11 +157,8 @@ static TSNode declarator_name(TSNode d)
 {
 	while (!ts_node_is_null(d) && !ts_type_is(d, "identifier")) {
 		TSNode inner = ts_field(d, "declarator");
-		if (ts_node_is_null(inner)) {
-			TSNode null_node;
-			memset(&null_node, 0, sizeof null_node);
-			return null_node;
-		}
+		if (ts_node_is_null(inner))
+			return ts_null();
 		d = inner;
 	}
 	return d;
@@ -1035,8 +1032,7 @@ bool fn_releases(const struct fn *f, const char *key)
 
 bool fn_drops_caller_lock(const struct fn *f, const char *key)
 {
-	TSNode first;
-	memset(&first, 0, sizeof first);
+	TSNode first = ts_null();
 	bool first_is_release = false;
 	for (size_t n = 0; n < f->events.len; n++)
 		for (size_t e = 0; e < f->events.items[n].len; e++) {
