@@ -23,13 +23,12 @@ struct builder {
 	unsigned depth;
 };
 
-static uint32_t new_node(struct builder *b, enum cfg_kind kind, TSNode ast, TSNode stmt)
+static uint32_t new_node(struct builder *b, enum cfg_kind kind, TSNode ast)
 {
 	struct cfg_node n;
 	memset(&n, 0, sizeof n);
 	n.kind = kind;
 	n.ast = ast;
-	n.stmt = stmt;
 	vec_push(&b->g->nodes, n);
 	return (uint32_t)(b->g->nodes.len - 1);
 }
@@ -49,7 +48,7 @@ static uint32_t label_node(struct builder *b, TSNode ident)
 	for (size_t i = 0; i < b->labels.len; i++)
 		if (b->labels.items[i].len == len && memcmp(b->labels.items[i].name, name, len) == 0)
 			return b->labels.items[i].node;
-	struct label l = {name, len, new_node(b, CFG_JOIN, ts_null(), ts_null())};
+	struct label l = {name, len, new_node(b, CFG_JOIN, ts_null())};
 	vec_push(&b->labels, l);
 	return l.node;
 }
@@ -86,7 +85,7 @@ static uint32_t join2(struct builder *b, uint32_t x, uint32_t y)
 		return y;
 	if (y == NONE)
 		return x;
-	uint32_t j = new_node(b, CFG_JOIN, ts_null(), ts_null());
+	uint32_t j = new_node(b, CFG_JOIN, ts_null());
 	connect(b, x, j, EDGE_ALWAYS);
 	connect(b, y, j, EDGE_ALWAYS);
 	return j;
@@ -123,9 +122,9 @@ static uint32_t build_preproc(struct builder *b, TSNode s, uint32_t cur)
 
 static uint32_t build_switch(struct builder *b, TSNode s, uint32_t cur)
 {
-	uint32_t sw = new_node(b, CFG_STMT, ts_field(s, "condition"), s);
+	uint32_t sw = new_node(b, CFG_STMT, ts_field(s, "condition"));
 	connect(b, cur, sw, EDGE_ALWAYS);
-	uint32_t exit = new_node(b, CFG_JOIN, ts_null(), ts_null());
+	uint32_t exit = new_node(b, CFG_JOIN, ts_null());
 	TSNode body = ts_field(s, "body");
 	bool has_default = false;
 	uint32_t prev = NONE;
@@ -135,7 +134,7 @@ static uint32_t build_switch(struct builder *b, TSNode s, uint32_t cur)
 	for (uint32_t i = 0; i < n; i++) {
 		TSNode c = ts_node_named_child(body, i);
 		if (ts_type_is(c, "case_statement")) {
-			uint32_t l = new_node(b, CFG_JOIN, ts_null(), ts_null());
+			uint32_t l = new_node(b, CFG_JOIN, ts_null());
 			connect(b, sw, l, EDGE_ALWAYS);
 			connect(b, prev, l, EDGE_ALWAYS); /* fall-through */
 			TSNode value = ts_field(c, "value");
@@ -167,10 +166,10 @@ static uint32_t build(struct builder *b, TSNode s, uint32_t cur)
 	if (strcmp(t, "compound_statement") == 0) {
 		out = build_children(b, s, 0, ts_null(), ts_null(), cur);
 	} else if (strcmp(t, "if_statement") == 0) {
-		uint32_t c = new_node(b, CFG_COND, ts_field(s, "condition"), s);
+		uint32_t c = new_node(b, CFG_COND, ts_field(s, "condition"));
 		connect(b, cur, c, EDGE_ALWAYS);
-		uint32_t t_in = new_node(b, CFG_JOIN, ts_null(), ts_null());
-		uint32_t f_in = new_node(b, CFG_JOIN, ts_null(), ts_null());
+		uint32_t t_in = new_node(b, CFG_JOIN, ts_null());
+		uint32_t f_in = new_node(b, CFG_JOIN, ts_null());
 		connect(b, c, t_in, EDGE_TRUE);
 		connect(b, c, f_in, EDGE_FALSE);
 		uint32_t t_out = build(b, ts_field(s, "consequence"), t_in);
@@ -182,10 +181,10 @@ static uint32_t build(struct builder *b, TSNode s, uint32_t cur)
 	} else if (strcmp(t, "while_statement") == 0) {
 		TSNode cond = ts_field(s, "condition");
 		int k = constant_cond(cond, b->src);
-		uint32_t head = new_node(b, CFG_COND, cond, s);
+		uint32_t head = new_node(b, CFG_COND, cond);
 		connect(b, cur, head, EDGE_ALWAYS);
-		uint32_t body_in = new_node(b, CFG_JOIN, ts_null(), ts_null());
-		uint32_t exit = new_node(b, CFG_JOIN, ts_null(), ts_null());
+		uint32_t body_in = new_node(b, CFG_JOIN, ts_null());
+		uint32_t exit = new_node(b, CFG_JOIN, ts_null());
 		if (k != 0)
 			connect(b, head, body_in, EDGE_TRUE);
 		if (k != 1)
@@ -196,10 +195,10 @@ static uint32_t build(struct builder *b, TSNode s, uint32_t cur)
 	} else if (strcmp(t, "do_statement") == 0) {
 		TSNode cond = ts_field(s, "condition");
 		int k = constant_cond(cond, b->src);
-		uint32_t body_in = new_node(b, CFG_JOIN, ts_null(), ts_null());
+		uint32_t body_in = new_node(b, CFG_JOIN, ts_null());
 		connect(b, cur, body_in, EDGE_ALWAYS);
-		uint32_t test = new_node(b, CFG_COND, cond, s);
-		uint32_t exit = new_node(b, CFG_JOIN, ts_null(), ts_null());
+		uint32_t test = new_node(b, CFG_COND, cond);
+		uint32_t exit = new_node(b, CFG_JOIN, ts_null());
 		uint32_t end = build_loop_body(b, ts_field(s, "body"), body_in, exit, test);
 		connect(b, end, test, EDGE_ALWAYS);
 		if (k != 0)
@@ -212,17 +211,17 @@ static uint32_t build(struct builder *b, TSNode s, uint32_t cur)
 		TSNode cond = ts_field(s, "condition");
 		TSNode upd = ts_field(s, "update");
 		if (!ts_node_is_null(init)) {
-			uint32_t i = new_node(b, CFG_STMT, init, s);
+			uint32_t i = new_node(b, CFG_STMT, init);
 			connect(b, cur, i, EDGE_ALWAYS);
 			cur = i;
 		}
-		uint32_t head = ts_node_is_null(cond) ? new_node(b, CFG_JOIN, ts_null(), ts_null())
-						      : new_node(b, CFG_COND, cond, s);
+		uint32_t head = ts_node_is_null(cond) ? new_node(b, CFG_JOIN, ts_null())
+						      : new_node(b, CFG_COND, cond);
 		int k = ts_node_is_null(cond) ? 1 : constant_cond(cond, b->src);
 		connect(b, cur, head, EDGE_ALWAYS);
-		uint32_t body_in = new_node(b, CFG_JOIN, ts_null(), ts_null());
-		uint32_t exit = new_node(b, CFG_JOIN, ts_null(), ts_null());
-		uint32_t step = ts_node_is_null(upd) ? head : new_node(b, CFG_STMT, upd, s);
+		uint32_t body_in = new_node(b, CFG_JOIN, ts_null());
+		uint32_t exit = new_node(b, CFG_JOIN, ts_null());
+		uint32_t step = ts_node_is_null(upd) ? head : new_node(b, CFG_STMT, upd);
 		if (step != head)
 			connect(b, step, head, EDGE_ALWAYS);
 		if (k != 0)
@@ -243,7 +242,7 @@ static uint32_t build(struct builder *b, TSNode s, uint32_t cur)
 			connect(b, cur, b->continue_to.items[b->continue_to.len - 1], EDGE_ALWAYS);
 		out = NONE;
 	} else if (strcmp(t, "return_statement") == 0) {
-		uint32_t r = new_node(b, CFG_RETURN, s, s);
+		uint32_t r = new_node(b, CFG_RETURN, s);
 		connect(b, cur, r, EDGE_ALWAYS);
 		connect(b, r, CFG_EXIT_ID, EDGE_ALWAYS);
 		out = NONE;
@@ -270,7 +269,7 @@ static uint32_t build(struct builder *b, TSNode s, uint32_t cur)
 		out = cur; /* no code, or nothing the flow can see */
 	} else {
 		/* expression_statement, declaration, ERROR, ...: one step */
-		uint32_t n = new_node(b, CFG_STMT, s, s);
+		uint32_t n = new_node(b, CFG_STMT, s);
 		connect(b, cur, n, EDGE_ALWAYS);
 		out = n;
 	}
@@ -295,8 +294,8 @@ void cfg_build(struct cfg *out, TSNode body, const char *src)
 	memset(out, 0, sizeof *out);
 	b.g = out;
 	b.src = src;
-	new_node(&b, CFG_ENTRY, ts_null(), ts_null());
-	new_node(&b, CFG_EXIT, ts_null(), ts_null());
+	new_node(&b, CFG_ENTRY, ts_null());
+	new_node(&b, CFG_EXIT, ts_null());
 	uint32_t end = build(&b, body, CFG_ENTRY_ID);
 	connect(&b, end, CFG_EXIT_ID, EDGE_ALWAYS);
 	for (uint32_t i = 0; i < out->nodes.len; i++)

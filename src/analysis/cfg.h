@@ -30,7 +30,6 @@ struct cfg_edge {
 struct cfg_node {
 	enum cfg_kind kind;
 	TSNode ast;  /* the code evaluated here (null for ENTRY/EXIT/JOIN) */
-	TSNode stmt; /* the statement this node belongs to (e.g. the if for its condition) */
 	VEC(struct cfg_edge) succ;
 };
 

@@ -179,17 +179,6 @@ static bool preds_hold(const struct query *q, const TSQueryMatch *m, const char 
 	return true;
 }
 
-TSNode query_capture(const struct query_match *m, const char *name)
-{
-	for (uint16_t i = 0; i < m->m->capture_count; i++) {
-		uint32_t len;
-		const char *cn = ts_query_capture_name_for_id(m->q->ts, m->m->captures[i].index, &len);
-		if (strlen(name) == len && memcmp(cn, name, len) == 0)
-			return m->m->captures[i].node;
-	}
-	return ts_null();
-}
-
 const char *query_site(const struct query_match *m, TSNode *out)
 {
 	for (uint16_t i = 0; i < m->m->capture_count; i++) {

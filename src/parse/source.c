@@ -67,15 +67,6 @@ static bool is_iterator_macro(const char *s, size_t n)
 	return (n == 15 && memcmp(s, "skb_queue_walk", 14) == 0);
 }
 
-struct lexer {
-	struct source *src;
-	char *out;   /* parse_text */
-	size_t i;
-	VEC(char) braces; /* 'b' block, 'i' initializer */
-	char prev;        /* last significant punctuation or 'w' after a word */
-	size_t prev_word_start, prev_word_len;
-};
-
 static size_t skip_space_comments(const char *t, size_t len, size_t i)
 {
 	for (;;) {
@@ -425,14 +416,6 @@ struct srcpos source_pos(const struct source *src, size_t offset)
 	size_t lo = line_index(src->line_starts.items, src->line_starts.len, offset);
 	struct srcpos p = {(unsigned)lo + 1, (unsigned)(offset - src->line_starts.items[lo]) + 1, offset};
 	return p;
-}
-
-const struct macro_def *source_find_def(const struct source *src, const char *name)
-{
-	for (size_t i = 0; i < src->defs.len; i++)
-		if (strcmp(src->defs.items[i].name, name) == 0)
-			return &src->defs.items[i];
-	return NULL;
 }
 
 bool source_in_directive(const struct source *src, size_t offset)
