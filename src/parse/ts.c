@@ -37,6 +37,13 @@ size_t ts_call_name(TSNode call, const char *src, const char **out)
 	return ts_node_end_byte(f) - ts_node_start_byte(f);
 }
 
+bool ts_call_is(TSNode call, const char *src, const char *name)
+{
+	const char *callee;
+	size_t len = ts_call_name(call, src, &callee);
+	return len && len == strlen(name) && memcmp(callee, name, len) == 0;
+}
+
 TSNode ts_strip_parens(TSNode n, const char *src)
 {
 	for (;;) {

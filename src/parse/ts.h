@@ -27,6 +27,9 @@ bool ts_text_is(TSNode n, const char *src, const char *text);
  */
 size_t ts_call_name(TSNode call, const char *src, const char **out);
 
+/* True if CALL calls the plain name NAME. */
+bool ts_call_is(TSNode call, const char *src, const char *name);
+
 /* Strips parentheses (and likely()/unlikely()) around an expression. */
 TSNode ts_strip_parens(TSNode n, const char *src);
 
