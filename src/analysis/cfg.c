@@ -23,65 +23,19 @@ struct builder {
 	unsigned depth;
 };
 
-bool ts_type_is(TSNode n, const char *type)
-{
-	return !ts_node_is_null(n) && strcmp(ts_node_type(n), type) == 0;
-}
-
-TSNode ts_field(TSNode n, const char *field)
-{
-	if (ts_node_is_null(n))
-		return n;
-	return ts_node_child_by_field_name(n, field, (uint32_t)strlen(field));
-}
-
-bool ts_text_is(TSNode n, const char *src, const char *text)
-{
-	uint32_t s = ts_node_start_byte(n), e = ts_node_end_byte(n);
-	size_t len = strlen(text);
-	return e - s == len && memcmp(src + s, text, len) == 0;
-}
-
-size_t ts_call_name(TSNode call, const char *src, const char **out)
-{
-	TSNode f = ts_field(call, "function");
-	if (!ts_type_is(f, "identifier"))
-		return 0;
-	*out = src + ts_node_start_byte(f);
-	return ts_node_end_byte(f) - ts_node_start_byte(f);
-}
-
-TSNode ts_strip_parens(TSNode n, const char *src)
-{
-	for (;;) {
-		if (ts_type_is(n, "parenthesized_expression") && ts_node_named_child_count(n) == 1) {
-			n = ts_node_named_child(n, 0);
-			continue;
-		}
-		if (ts_type_is(n, "call_expression")) {
-			const char *name;
-			size_t len = ts_call_name(n, src, &name);
-			TSNode args = ts_field(n, "arguments");
-			if (((len == 6 && memcmp(name, "likely", 6) == 0) ||
-			     (len == 8 && memcmp(name, "unlikely", 8) == 0)) &&
-			    ts_node_named_child_count(args) == 1) {
-				n = ts_node_named_child(args, 0);
-				continue;
-			}
-		}
-		return n;
-	}
-}
-
-static uint32_t new_node(struct builder *b, enum cfg_kind kind, TSNode ast, TSNode stmt)
+static uint32_t new_node(struct builder *b, enum cfg_kind kind, TSNode ast)
 {
 	struct cfg_node n;
 	memset(&n, 0, sizeof n);
 	n.kind = kind;
 	n.ast = ast;
-	n.stmt = stmt;
 	vec_push(&b->g->nodes, n);
 	return (uint32_t)(b->g->nodes.len - 1);
+}
+
+static uint32_t new_join(struct builder *b)
+{
+	return new_node(b, CFG_JOIN, ts_null());
 }
 
 static void connect(struct builder *b, uint32_t from, uint32_t to, enum cfg_edge_label label)
@@ -92,6 +46,14 @@ static void connect(struct builder *b, uint32_t from, uint32_t to, enum cfg_edge
 	vec_push(&b->g->nodes.items[from].succ, e);
 }
 
+/* A new node reached from CUR. */
+static uint32_t append(struct builder *b, enum cfg_kind kind, TSNode ast, uint32_t cur)
+{
+	uint32_t n = new_node(b, kind, ast);
+	connect(b, cur, n, EDGE_ALWAYS);
+	return n;
+}
+
 static uint32_t label_node(struct builder *b, TSNode ident)
 {
 	const char *name = b->src + ts_node_start_byte(ident);
@@ -99,9 +61,7 @@ static uint32_t label_node(struct builder *b, TSNode ident)
 	for (size_t i = 0; i < b->labels.len; i++)
 		if (b->labels.items[i].len == len && memcmp(b->labels.items[i].name, name, len) == 0)
 			return b->labels.items[i].node;
-	TSNode null_node;
-	memset(&null_node, 0, sizeof null_node);
-	struct label l = {name, len, new_node(b, CFG_JOIN, null_node, null_node)};
+	struct label l = {name, len, new_join(b)};
 	vec_push(&b->labels, l);
 	return l.node;
 }
@@ -138,9 +98,7 @@ static uint32_t join2(struct builder *b, uint32_t x, uint32_t y)
 		return y;
 	if (y == NONE)
 		return x;
-	TSNode null_node;
-	memset(&null_node, 0, sizeof null_node);
-	uint32_t j = new_node(b, CFG_JOIN, null_node, null_node);
+	uint32_t j = new_join(b);
 	connect(b, x, j, EDGE_ALWAYS);
 	connect(b, y, j, EDGE_ALWAYS);
 	return j;
@@ -157,6 +115,19 @@ static uint32_t build_loop_body(struct builder *b, TSNode body, uint32_t from,
 	return end;
 }
 
+/*
+ * A loop test's edges into the body (labelled INTO_BODY) and out of the
+ * loop; K, the test's constant_cond(), drops the edge never taken.
+ */
+static void loop_test_edges(struct builder *b, uint32_t test, int k, uint32_t body,
+			    enum cfg_edge_label into_body, uint32_t exit)
+{
+	if (k != 0)
+		connect(b, test, body, into_body);
+	if (k != 1)
+		connect(b, test, exit, EDGE_FALSE);
+}
+
 static uint32_t build_preproc(struct builder *b, TSNode s, uint32_t cur)
 {
 	TSNode cond = ts_field(s, "condition");
@@ -166,11 +137,9 @@ static uint32_t build_preproc(struct builder *b, TSNode s, uint32_t cur)
 		k = constant_cond(cond, b->src);
 	/* Children after the condition/name are the arm's items. */
 	uint32_t first = ts_type_is(s, "preproc_ifdef") || !ts_node_is_null(cond) ? 1 : 0;
-	TSNode null_node;
-	memset(&null_node, 0, sizeof null_node);
 	if (k == 0) /* #if 0: the arm is dead */
 		return ts_node_is_null(alt) ? cur : build(b, alt, cur);
-	uint32_t arm = build_children(b, s, first, alt, null_node, cur);
+	uint32_t arm = build_children(b, s, first, alt, ts_null(), cur);
 	if (k == 1) /* #if 1: the alternative is dead */
 		return arm;
 	uint32_t other = ts_node_is_null(alt) ? cur : build(b, alt, cur);
@@ -179,11 +148,8 @@ static uint32_t build_preproc(struct builder *b, TSNode s, uint32_t cur)
 
 static uint32_t build_switch(struct builder *b, TSNode s, uint32_t cur)
 {
-	TSNode null_node;
-	memset(&null_node, 0, sizeof null_node);
-	uint32_t sw = new_node(b, CFG_STMT, ts_field(s, "condition"), s);
-	connect(b, cur, sw, EDGE_ALWAYS);
-	uint32_t exit = new_node(b, CFG_JOIN, null_node, null_node);
+	uint32_t sw = append(b, CFG_STMT, ts_field(s, "condition"), cur);
+	uint32_t exit = new_join(b);
 	TSNode body = ts_field(s, "body");
 	bool has_default = false;
 	uint32_t prev = NONE;
@@ -193,13 +159,13 @@ static uint32_t build_switch(struct builder *b, TSNode s, uint32_t cur)
 	for (uint32_t i = 0; i < n; i++) {
 		TSNode c = ts_node_named_child(body, i);
 		if (ts_type_is(c, "case_statement")) {
-			uint32_t l = new_node(b, CFG_JOIN, null_node, null_node);
+			uint32_t l = new_join(b);
 			connect(b, sw, l, EDGE_ALWAYS);
 			connect(b, prev, l, EDGE_ALWAYS); /* fall-through */
 			TSNode value = ts_field(c, "value");
 			if (ts_node_is_null(value))
 				has_default = true;
-			prev = build_children(b, c, 0, value, null_node, l);
+			prev = build_children(b, c, 0, value, ts_null(), l);
 		} else {
 			prev = build(b, c, prev);
 		}
@@ -211,129 +177,149 @@ static uint32_t build_switch(struct builder *b, TSNode s, uint32_t cur)
 	return exit;
 }
 
-static uint32_t build(struct builder *b, TSNode s, uint32_t cur)
+static uint32_t build_if(struct builder *b, TSNode s, uint32_t cur)
+{
+	uint32_t c = append(b, CFG_COND, ts_field(s, "condition"), cur);
+	uint32_t t_in = new_join(b);
+	uint32_t f_in = new_join(b);
+	connect(b, c, t_in, EDGE_TRUE);
+	connect(b, c, f_in, EDGE_FALSE);
+	uint32_t t_out = build(b, ts_field(s, "consequence"), t_in);
+	TSNode alt = ts_field(s, "alternative");
+	uint32_t f_out = f_in;
+	if (!ts_node_is_null(alt)) /* else_clause wraps one statement */
+		f_out = build_children(b, alt, 0, ts_null(), ts_null(), f_in);
+	return join2(b, t_out, f_out);
+}
+
+static uint32_t build_while(struct builder *b, TSNode s, uint32_t cur)
+{
+	TSNode cond = ts_field(s, "condition");
+	uint32_t head = append(b, CFG_COND, cond, cur);
+	uint32_t body_in = new_join(b);
+	uint32_t exit = new_join(b);
+	loop_test_edges(b, head, constant_cond(cond, b->src), body_in, EDGE_TRUE, exit);
+	uint32_t end = build_loop_body(b, ts_field(s, "body"), body_in, exit, head);
+	connect(b, end, head, EDGE_ALWAYS);
+	return exit;
+}
+
+static uint32_t build_do(struct builder *b, TSNode s, uint32_t cur)
+{
+	TSNode cond = ts_field(s, "condition");
+	uint32_t body_in = append(b, CFG_JOIN, ts_null(), cur);
+	uint32_t test = new_node(b, CFG_COND, cond);
+	uint32_t exit = new_join(b);
+	uint32_t end = build_loop_body(b, ts_field(s, "body"), body_in, exit, test);
+	connect(b, end, test, EDGE_ALWAYS);
+	loop_test_edges(b, test, constant_cond(cond, b->src), body_in, EDGE_TRUE, exit);
+	return exit;
+}
+
+static uint32_t build_for(struct builder *b, TSNode s, uint32_t cur)
+{
+	TSNode init = ts_field(s, "initializer");
+	TSNode cond = ts_field(s, "condition");
+	TSNode upd = ts_field(s, "update");
+	if (!ts_node_is_null(init))
+		cur = append(b, CFG_STMT, init, cur);
+	/* no condition: a join that always enters the body */
+	uint32_t head = ts_node_is_null(cond) ? append(b, CFG_JOIN, ts_null(), cur)
+					      : append(b, CFG_COND, cond, cur);
+	uint32_t body_in = new_join(b);
+	uint32_t exit = new_join(b);
+	uint32_t step = ts_node_is_null(upd) ? head : new_node(b, CFG_STMT, upd);
+	if (step != head)
+		connect(b, step, head, EDGE_ALWAYS);
+	if (ts_node_is_null(cond))
+		loop_test_edges(b, head, 1, body_in, EDGE_ALWAYS, exit);
+	else
+		loop_test_edges(b, head, constant_cond(cond, b->src), body_in, EDGE_TRUE, exit);
+	uint32_t end = build_loop_body(b, ts_field(s, "body"), body_in, exit, step);
+	connect(b, end, step, EDGE_ALWAYS);
+	return exit;
+}
+
+/* break, continue, return and goto (type T): no statement follows them on this path. */
+static uint32_t build_jump(struct builder *b, TSNode s, const char *t, uint32_t cur)
+{
+	if (strcmp(t, "break_statement") == 0) {
+		if (b->break_to.len)
+			connect(b, cur, b->break_to.items[b->break_to.len - 1], EDGE_ALWAYS);
+	} else if (strcmp(t, "continue_statement") == 0) {
+		if (b->continue_to.len)
+			connect(b, cur, b->continue_to.items[b->continue_to.len - 1], EDGE_ALWAYS);
+	} else if (strcmp(t, "return_statement") == 0) {
+		uint32_t r = append(b, CFG_RETURN, s, cur);
+		connect(b, r, CFG_EXIT_ID, EDGE_ALWAYS);
+	} else { /* goto_statement */
+		TSNode l = ts_field(s, "label");
+		if (!ts_node_is_null(l))
+			connect(b, cur, label_node(b, l), EDGE_ALWAYS);
+	}
+	return NONE;
+}
+
+static bool is_jump(const char *t)
+{
+	return strcmp(t, "break_statement") == 0 || strcmp(t, "continue_statement") == 0 ||
+	       strcmp(t, "return_statement") == 0 || strcmp(t, "goto_statement") == 0;
+}
+
+/* Code the flow does not see: comments, directives, nested functions, empty nodes. */
+static bool is_no_code(TSNode s, const char *t)
+{
+	return strcmp(t, "comment") == 0 || strcmp(t, "preproc_def") == 0 ||
+	       strcmp(t, "preproc_function_def") == 0 || strcmp(t, "preproc_call") == 0 ||
+	       strcmp(t, "preproc_include") == 0 || strcmp(t, "function_definition") == 0 ||
+	       ts_node_named_child_count(s) == 0;
+}
+
+/*
+ * Adds statement S, entered from CUR. Returns the node the next statement
+ * follows, NONE when no path falls through.
+ */
+static uint32_t build_stmt(struct builder *b, TSNode s, uint32_t cur)
 {
 	const char *t = ts_node_type(s);
-	TSNode null_node;
-	memset(&null_node, 0, sizeof null_node);
+	if (strcmp(t, "compound_statement") == 0 || strcmp(t, "preproc_else") == 0 ||
+	    strcmp(t, "attributed_statement") == 0 || strcmp(t, "else_clause") == 0)
+		return build_children(b, s, 0, ts_null(), ts_null(), cur);
+	if (strcmp(t, "if_statement") == 0)
+		return build_if(b, s, cur);
+	if (strcmp(t, "while_statement") == 0)
+		return build_while(b, s, cur);
+	if (strcmp(t, "do_statement") == 0)
+		return build_do(b, s, cur);
+	if (strcmp(t, "for_statement") == 0)
+		return build_for(b, s, cur);
+	if (strcmp(t, "switch_statement") == 0)
+		return build_switch(b, s, cur);
+	if (is_jump(t))
+		return build_jump(b, s, t, cur);
+	if (strcmp(t, "labeled_statement") == 0) {
+		TSNode l = ts_field(s, "label");
+		uint32_t ln = label_node(b, l);
+		connect(b, cur, ln, EDGE_ALWAYS);
+		return build_children(b, s, 0, l, ts_null(), ln);
+	}
+	if (strcmp(t, "preproc_if") == 0 || strcmp(t, "preproc_ifdef") == 0 ||
+	    strcmp(t, "preproc_elif") == 0 || strcmp(t, "preproc_elifdef") == 0)
+		return build_preproc(b, s, cur);
+	if (is_no_code(s, t))
+		return cur;
+	/* expression_statement, declaration, ERROR, ...: one step */
+	return append(b, CFG_STMT, s, cur);
+}
 
+static uint32_t build(struct builder *b, TSNode s, uint32_t cur)
+{
 	if (++b->depth > MAX_NESTING) {
 		b->g->truncated = true;
 		b->depth--;
 		return cur;
 	}
-	uint32_t out = cur;
-
-	if (strcmp(t, "compound_statement") == 0) {
-		out = build_children(b, s, 0, null_node, null_node, cur);
-	} else if (strcmp(t, "if_statement") == 0) {
-		uint32_t c = new_node(b, CFG_COND, ts_field(s, "condition"), s);
-		connect(b, cur, c, EDGE_ALWAYS);
-		uint32_t t_in = new_node(b, CFG_JOIN, null_node, null_node);
-		uint32_t f_in = new_node(b, CFG_JOIN, null_node, null_node);
-		connect(b, c, t_in, EDGE_TRUE);
-		connect(b, c, f_in, EDGE_FALSE);
-		uint32_t t_out = build(b, ts_field(s, "consequence"), t_in);
-		TSNode alt = ts_field(s, "alternative");
-		uint32_t f_out = f_in;
-		if (!ts_node_is_null(alt)) /* else_clause wraps one statement */
-			f_out = build_children(b, alt, 0, null_node, null_node, f_in);
-		out = join2(b, t_out, f_out);
-	} else if (strcmp(t, "while_statement") == 0) {
-		TSNode cond = ts_field(s, "condition");
-		int k = constant_cond(cond, b->src);
-		uint32_t head = new_node(b, CFG_COND, cond, s);
-		connect(b, cur, head, EDGE_ALWAYS);
-		uint32_t body_in = new_node(b, CFG_JOIN, null_node, null_node);
-		uint32_t exit = new_node(b, CFG_JOIN, null_node, null_node);
-		if (k != 0)
-			connect(b, head, body_in, EDGE_TRUE);
-		if (k != 1)
-			connect(b, head, exit, EDGE_FALSE);
-		uint32_t end = build_loop_body(b, ts_field(s, "body"), body_in, exit, head);
-		connect(b, end, head, EDGE_ALWAYS);
-		out = exit;
-	} else if (strcmp(t, "do_statement") == 0) {
-		TSNode cond = ts_field(s, "condition");
-		int k = constant_cond(cond, b->src);
-		uint32_t body_in = new_node(b, CFG_JOIN, null_node, null_node);
-		connect(b, cur, body_in, EDGE_ALWAYS);
-		uint32_t test = new_node(b, CFG_COND, cond, s);
-		uint32_t exit = new_node(b, CFG_JOIN, null_node, null_node);
-		uint32_t end = build_loop_body(b, ts_field(s, "body"), body_in, exit, test);
-		connect(b, end, test, EDGE_ALWAYS);
-		if (k != 0)
-			connect(b, test, body_in, EDGE_TRUE);
-		if (k != 1)
-			connect(b, test, exit, EDGE_FALSE);
-		out = exit;
-	} else if (strcmp(t, "for_statement") == 0) {
-		TSNode init = ts_field(s, "initializer");
-		TSNode cond = ts_field(s, "condition");
-		TSNode upd = ts_field(s, "update");
-		if (!ts_node_is_null(init)) {
-			uint32_t i = new_node(b, CFG_STMT, init, s);
-			connect(b, cur, i, EDGE_ALWAYS);
-			cur = i;
-		}
-		uint32_t head = ts_node_is_null(cond) ? new_node(b, CFG_JOIN, null_node, null_node)
-						      : new_node(b, CFG_COND, cond, s);
-		int k = ts_node_is_null(cond) ? 1 : constant_cond(cond, b->src);
-		connect(b, cur, head, EDGE_ALWAYS);
-		uint32_t body_in = new_node(b, CFG_JOIN, null_node, null_node);
-		uint32_t exit = new_node(b, CFG_JOIN, null_node, null_node);
-		uint32_t step = ts_node_is_null(upd) ? head : new_node(b, CFG_STMT, upd, s);
-		if (step != head)
-			connect(b, step, head, EDGE_ALWAYS);
-		if (k != 0)
-			connect(b, head, body_in, ts_node_is_null(cond) ? EDGE_ALWAYS : EDGE_TRUE);
-		if (k != 1)
-			connect(b, head, exit, EDGE_FALSE);
-		uint32_t end = build_loop_body(b, ts_field(s, "body"), body_in, exit, step);
-		connect(b, end, step, EDGE_ALWAYS);
-		out = exit;
-	} else if (strcmp(t, "switch_statement") == 0) {
-		out = build_switch(b, s, cur);
-	} else if (strcmp(t, "break_statement") == 0) {
-		if (b->break_to.len)
-			connect(b, cur, b->break_to.items[b->break_to.len - 1], EDGE_ALWAYS);
-		out = NONE;
-	} else if (strcmp(t, "continue_statement") == 0) {
-		if (b->continue_to.len)
-			connect(b, cur, b->continue_to.items[b->continue_to.len - 1], EDGE_ALWAYS);
-		out = NONE;
-	} else if (strcmp(t, "return_statement") == 0) {
-		uint32_t r = new_node(b, CFG_RETURN, s, s);
-		connect(b, cur, r, EDGE_ALWAYS);
-		connect(b, r, CFG_EXIT_ID, EDGE_ALWAYS);
-		out = NONE;
-	} else if (strcmp(t, "goto_statement") == 0) {
-		TSNode l = ts_field(s, "label");
-		if (!ts_node_is_null(l))
-			connect(b, cur, label_node(b, l), EDGE_ALWAYS);
-		out = NONE;
-	} else if (strcmp(t, "labeled_statement") == 0) {
-		TSNode l = ts_field(s, "label");
-		uint32_t ln = label_node(b, l);
-		connect(b, cur, ln, EDGE_ALWAYS);
-		out = build_children(b, s, 0, l, null_node, ln);
-	} else if (strcmp(t, "preproc_if") == 0 || strcmp(t, "preproc_ifdef") == 0 ||
-		   strcmp(t, "preproc_elif") == 0 || strcmp(t, "preproc_elifdef") == 0) {
-		out = build_preproc(b, s, cur);
-	} else if (strcmp(t, "preproc_else") == 0 || strcmp(t, "attributed_statement") == 0 ||
-		   strcmp(t, "else_clause") == 0) {
-		out = build_children(b, s, 0, null_node, null_node, cur);
-	} else if (strcmp(t, "comment") == 0 || strcmp(t, "preproc_def") == 0 ||
-		   strcmp(t, "preproc_function_def") == 0 || strcmp(t, "preproc_call") == 0 ||
-		   strcmp(t, "preproc_include") == 0 || strcmp(t, "function_definition") == 0 ||
-		   ts_node_named_child_count(s) == 0) {
-		out = cur; /* no code, or nothing the flow can see */
-	} else {
-		/* expression_statement, declaration, ERROR, ...: one step */
-		uint32_t n = new_node(b, CFG_STMT, s, s);
-		connect(b, cur, n, EDGE_ALWAYS);
-		out = n;
-	}
+	uint32_t out = build_stmt(b, s, cur);
 	b->depth--;
 	return out;
 }
@@ -355,10 +341,8 @@ void cfg_build(struct cfg *out, TSNode body, const char *src)
 	memset(out, 0, sizeof *out);
 	b.g = out;
 	b.src = src;
-	TSNode null_node;
-	memset(&null_node, 0, sizeof null_node);
-	new_node(&b, CFG_ENTRY, null_node, null_node);
-	new_node(&b, CFG_EXIT, null_node, null_node);
+	new_node(&b, CFG_ENTRY, ts_null());
+	new_node(&b, CFG_EXIT, ts_null());
 	uint32_t end = build(&b, body, CFG_ENTRY_ID);
 	connect(&b, end, CFG_EXIT_ID, EDGE_ALWAYS);
 	for (uint32_t i = 0; i < out->nodes.len; i++)
@@ -428,26 +412,5 @@ void cfg_dump(const struct cfg *g, const char *src, struct buf *out)
 				   n->succ.items[k].label == EDGE_TRUE ? "t" :
 				   n->succ.items[k].label == EDGE_FALSE ? "f" : "");
 		buf_putc(out, '\n');
-	}
-}
-
-void ts_walk(TSNode root, bool (*visit)(TSNode n, void *ctx), void *ctx)
-{
-	TSTreeCursor c = ts_tree_cursor_new(root);
-	bool descend = visit(root, ctx);
-	for (;;) {
-		if (descend && ts_tree_cursor_goto_first_child(&c)) {
-			descend = visit(ts_tree_cursor_current_node(&c), ctx);
-			continue;
-		}
-		for (;;) {
-			if (ts_tree_cursor_goto_next_sibling(&c))
-				break;
-			if (!ts_tree_cursor_goto_parent(&c)) {
-				ts_tree_cursor_delete(&c);
-				return;
-			}
-		}
-		descend = visit(ts_tree_cursor_current_node(&c), ctx);
 	}
 }

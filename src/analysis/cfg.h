@@ -8,6 +8,7 @@
 #define PREEMPTIFY_CFG_H
 
 #include <tree_sitter/api.h>
+#include "parse/ts.h" /* the node helpers every CFG user needs */
 #include "util/util.h"
 
 enum cfg_kind {
@@ -29,7 +30,6 @@ struct cfg_edge {
 struct cfg_node {
 	enum cfg_kind kind;
 	TSNode ast;  /* the code evaluated here (null for ENTRY/EXIT/JOIN) */
-	TSNode stmt; /* the statement this node belongs to (e.g. the if for its condition) */
 	VEC(struct cfg_edge) succ;
 };
 
@@ -56,21 +56,4 @@ uint32_t cfg_node_at(const struct cfg *g, uint32_t offset);
 /* Text of the graph for tests: one line per node, "id kind line -> succ..." */
 void cfg_dump(const struct cfg *g, const char *src, struct buf *out);
 
-/* Helpers over tree-sitter nodes shared by the analysis. */
-bool ts_type_is(TSNode n, const char *type);
-/* The child in FIELD; a null node when N is null or has no such child. */
-TSNode ts_field(TSNode n, const char *field);
-/* Strips parentheses (and likely()/unlikely()) around an expression. */
-TSNode ts_strip_parens(TSNode n, const char *src);
-/* The identifier a call calls, as a pointer into src and length; 0 if not a plain name. */
-size_t ts_call_name(TSNode call, const char *src, const char **out);
-bool ts_text_is(TSNode n, const char *src, const char *text);
-
-
-
-/*
- * Pre-order walk of ROOT's subtree without recursion. VISIT returns true to
- * descend into the node's children.
- */
-void ts_walk(TSNode root, bool (*visit)(TSNode n, void *ctx), void *ctx);
 #endif

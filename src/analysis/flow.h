@@ -7,34 +7,18 @@
  * get_cpu, ...) held at a point. `must` is held on every path from entry
  * (intersection), `may` on some path (union). Preemption is off at a point
  * when the function runs in atomic context or `must` is not empty.
+ *
+ * One header, five files: analysis.c (functions, the driver), flow.c (the
+ * data-flow), context.c (atomic contexts, the callers' fixed point), sleep.c
+ * (may-sleep summaries), over kernel_api.c's tables of kernel calls.
  */
 #ifndef PREEMPTIFY_FLOW_H
 #define PREEMPTIFY_FLOW_H
 
 #include <tree_sitter/api.h>
 #include "analysis/cfg.h"
+#include "analysis/kernel_api.h"
 #include "parse/source.h"
-
-/* What a call does to the state. */
-enum api_op { API_NONE, API_ACQUIRE, API_RELEASE, API_TRYLOCK };
-enum { KEY_LOCK = 1, KEY_IRQ = 2, KEY_BH = 4, KEY_PREEMPT = 8 };
-
-struct api {
-	const char *name;
-	enum api_op op;
-	unsigned keys; /* KEY_* bits */
-};
-
-/* The api entry for a callee name, or NULL. */
-const struct api *api_lookup(const char *name, size_t len);
-
-enum sleep_kind { SLEEP_NO, SLEEP_MAYBE, SLEEP_YES };
-
-/*
- * Whether CALL may sleep (by name, and for allocators by GFP flags). WHY
- * gets e.g. "kmalloc(GFP_KERNEL)" when not NULL.
- */
-enum sleep_kind api_may_sleep(TSNode call, const char *src, struct buf *why);
 
 /* One acquisition site; a call may make two (spin_lock_irqsave: lock + irq). */
 struct acq {
@@ -54,8 +38,6 @@ struct event {
 };
 
 typedef VEC(struct event) event_vec;
-
-enum fn_context { CTX_PROCESS, CTX_HARDIRQ, CTX_SOFTIRQ, CTX_CALLERS };
 
 struct call_site {
 	uint32_t callee;   /* index in file_analysis.fns */
@@ -139,7 +121,24 @@ bool fn_releases(const struct fn *f, const char *key);
  */
 bool fn_drops_caller_lock(const struct fn *f, const char *key);
 
-/* Names of context kinds, e.g. "hard-IRQ context". */
-const char *fn_context_name(enum fn_context c);
+/*
+ * The stages of analysis_run() (analysis.c), one file each; internal to
+ * src/analysis.
+ */
+
+/* flow.c: F's events per CFG node and its (zeroed) flow state. */
+void flow_prepare(struct fn *f, const struct source *src);
+/* flow.c: runs the data-flow of F from its entry state (F->ctx) to a fixed point. */
+void flow_run(struct fn *f);
+/* context.c: contexts from registrations, signatures, irq_enter() and DECLARE_TASKLET(). */
+void context_find(struct file_analysis *fa);
+/*
+ * context.c: the pessimistic fixed point that makes a static function
+ * atomic at entry once every call to it in the file has preemption off;
+ * runs flow_run() and fills fn.calls for every function.
+ */
+void context_callers_fixpoint(struct file_analysis *fa);
+/* sleep.c: may-sleep summaries, from the calls made and over the call graph. */
+void sleep_summarise(struct file_analysis *fa);
 
 #endif

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "parse/ts.h"
 #include "util/embedded.h"
 
 const TSLanguage *tree_sitter_c(void);
@@ -128,15 +129,7 @@ static TSNode capture_node(const TSQueryMatch *m, uint32_t id, bool *ok)
 			return m->captures[i].node;
 		}
 	*ok = false;
-	TSNode null_node;
-	memset(&null_node, 0, sizeof null_node);
-	return null_node;
-}
-
-static bool text_eq(TSNode n, const char *text, const char *s)
-{
-	uint32_t a = ts_node_start_byte(n), b = ts_node_end_byte(n);
-	return strlen(s) == b - a && memcmp(text + a, s, b - a) == 0;
+	return ts_null();
 }
 
 static bool preds_hold(const struct query *q, const TSQueryMatch *m, const char *text,
@@ -160,14 +153,14 @@ static bool preds_hold(const struct query *q, const TSQueryMatch *m, const char 
 				uint32_t c = ts_node_start_byte(o), d = ts_node_end_byte(o);
 				r = ok2 && b - a == d - c && memcmp(text + a, text + c, b - a) == 0;
 			} else {
-				r = text_eq(n, text, p->strings.items[0]);
+				r = ts_text_is(n, text, p->strings.items[0]);
 			}
 			if (p->kind == PRED_NOT_EQ)
 				r = !r;
 			break;
 		case PRED_ANY_OF:
 			for (size_t k = 0; k < p->strings.len && !r; k++)
-				r = text_eq(n, text, p->strings.items[k]);
+				r = ts_text_is(n, text, p->strings.items[k]);
 			break;
 		case PRED_MATCH: {
 			uint32_t a = ts_node_start_byte(n), b = ts_node_end_byte(n);
@@ -184,19 +177,6 @@ static bool preds_hold(const struct query *q, const TSQueryMatch *m, const char 
 			return false;
 	}
 	return true;
-}
-
-TSNode query_capture(const struct query_match *m, const char *name)
-{
-	for (uint16_t i = 0; i < m->m->capture_count; i++) {
-		uint32_t len;
-		const char *cn = ts_query_capture_name_for_id(m->q->ts, m->m->captures[i].index, &len);
-		if (strlen(name) == len && memcmp(cn, name, len) == 0)
-			return m->m->captures[i].node;
-	}
-	TSNode null_node;
-	memset(&null_node, 0, sizeof null_node);
-	return null_node;
 }
 
 const char *query_site(const struct query_match *m, TSNode *out)

@@ -27,9 +27,6 @@ struct query_match {
 	const TSQueryMatch *m;
 };
 
-/* The node captured as NAME in M, or a null node. */
-TSNode query_capture(const struct query_match *m, const char *name);
-
 /* Index of M's first capture whose name starts with "site.", and that name. */
 const char *query_site(const struct query_match *m, TSNode *out);
 

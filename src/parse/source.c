@@ -67,15 +67,6 @@ static bool is_iterator_macro(const char *s, size_t n)
 	return (n == 15 && memcmp(s, "skb_queue_walk", 14) == 0);
 }
 
-struct lexer {
-	struct source *src;
-	char *out;   /* parse_text */
-	size_t i;
-	VEC(char) braces; /* 'b' block, 'i' initializer */
-	char prev;        /* last significant punctuation or 'w' after a word */
-	size_t prev_word_start, prev_word_len;
-};
-
 static size_t skip_space_comments(const char *t, size_t len, size_t i)
 {
 	for (;;) {
@@ -247,13 +238,132 @@ static void blank(char *out, size_t from, size_t to)
 			out[k] = ' ';
 }
 
+/* The neutraliser's state while it walks the raw bytes. */
+struct neutraliser {
+	struct source *src;
+	const char *t;    /* the raw bytes */
+	char *out;        /* parse_text, rewritten in place */
+	size_t len;
+	VEC(char) braces; /* 'b' block, 'i' initializer */
+	char prev;        /* last significant punctuation; 'w' = word, 'x' = other */
+};
+
+/*
+ * A file-scope macro call NAME (S, N bytes; J the first byte after it) with
+ * its `;` and a `static` before it: recorded and blanked. Returns the
+ * offset after it, or 0 when it is not a call we understand.
+ */
+static size_t blank_toplevel_macro(struct neutraliser *nz, size_t s, size_t n, size_t j)
+{
+	const char *t = nz->t;
+	size_t len = nz->len;
+	size_t close = j;
+	if (j < len && t[j] == '(')
+		close = skip_parens(t, len, j);
+	if (!(close < len || (j < len && t[j] == ';')))
+		return 0;
+	record_use(nz->src, s, n, j < len && t[j] == '(' ? j : close, close);
+	size_t e = skip_space_comments(t, len, close);
+	if (e < len && t[e] == ';')
+		e++;
+	else
+		e = close;
+	/* a preceding `static` goes too */
+	size_t b = s;
+	if (nz->prev == 'w' && s >= 7) {
+		size_t k = s;
+		while (k > 0 && (t[k - 1] == ' ' || t[k - 1] == '\t' || t[k - 1] == '\n'))
+			k--;
+		if (k >= 6 && memcmp(t + k - 6, "static", 6) == 0 &&
+		    (k == 6 || !is_ident_char(t[k - 7])))
+			b = k - 6;
+	}
+	blank(nz->out, b, e);
+	return e;
+}
+
+/* `list_for_each(p, head) {` (S, N bytes; J its '(') becomes `while        (p, head) {`. */
+static void rewrite_iterator(struct neutraliser *nz, size_t s, size_t n, size_t j)
+{
+	const char *t = nz->t;
+	size_t len = nz->len;
+	size_t close = skip_parens(t, len, j);
+	size_t k = skip_space_comments(t, len, close);
+	if (close < len && k < len && t[k] != ';' && t[k] != ')' &&
+	    t[k] != ',' && t[k] != '?' && t[k] != ':') {
+		memcpy(nz->out + s, "while", 5);
+		blank(nz->out, s + 5, s + n);
+	}
+}
+
+/* 2.4 initialisers: `owner: THIS_MODULE` becomes `.owner= THIS_MODULE`. */
+static void rewrite_old_initialiser(struct neutraliser *nz, size_t s, size_t n, size_t j)
+{
+	const char *t = nz->t;
+	char *out = nz->out;
+	size_t len = nz->len;
+	if (!(nz->braces.len > 0 && nz->braces.items[nz->braces.len - 1] == 'i' &&
+	      (nz->prev == '{' || nz->prev == ',') && j < len && t[j] == ':' &&
+	      !(j + 1 < len && t[j + 1] == ':')))
+		return;
+	if (s > 0 && (t[s - 1] == ' ' || t[s - 1] == '\t')) {
+		out[s - 1] = '.';
+		out[j] = '=';
+	} else if (j == s + n && j + 1 < len && (t[j + 1] == ' ' || t[j + 1] == '\t')) {
+		/* `ident: x` at a line start: shift the name right by one */
+		out[s] = '.';
+		memcpy(out + s + 1, t + s, n);
+		out[j + 1] = '=';
+	}
+}
+
+/* The word starting at S. Returns the offset after what was handled. */
+static size_t neutralise_word(struct neutraliser *nz, size_t s)
+{
+	const char *t = nz->t;
+	size_t len = nz->len;
+	size_t i = s;
+	while (i < len && is_ident_char(t[i]))
+		i++;
+	size_t n = i - s;
+	if (word_in(t + s, n, blank_words, ARRAY_SIZE(blank_words))) {
+		/* __exit_p(f) and __devexit_p(f) too: `(f)` stays, a parenthesised name */
+		blank(nz->out, s, i);
+		return i;
+	}
+	size_t j = skip_space_comments(t, len, i);
+	if (nz->braces.len == 0 && word_in(t + s, n, toplevel_macros, ARRAY_SIZE(toplevel_macros))) {
+		size_t e = blank_toplevel_macro(nz, s, n, j);
+		if (e) {
+			nz->prev = ';';
+			return e;
+		}
+	}
+	if (nz->braces.len > 0 && j < len && t[j] == '(' && is_iterator_macro(t + s, n))
+		rewrite_iterator(nz, s, n, j);
+	rewrite_old_initialiser(nz, s, n, j);
+	nz->prev = 'w';
+	return i;
+}
+
+/* Braces opened after `=` (or inside an initializer, after `{` or `,`) open an initializer. */
+static void track_brace(struct neutraliser *nz, char c)
+{
+	if (c == '{') {
+		bool init = nz->prev == '=' || (nz->braces.len > 0 && nz->braces.items[nz->braces.len - 1] == 'i' &&
+						(nz->prev == '{' || nz->prev == ','));
+		char kind = init ? 'i' : 'b';
+		vec_push(&nz->braces, kind);
+	} else if (c == '}' && nz->braces.len > 0) {
+		nz->braces.len--;
+	}
+}
+
 static void neutralise(struct source *src)
 {
 	const char *t = src->text;
-	char *out = src->parse_text;
 	size_t len = src->len;
-	VEC(char) braces = VEC_INIT;
-	char prev = ';'; /* last significant punctuation; 'w' = word, 'x' = other */
+	struct neutraliser nz = {src, t, src->parse_text, len, VEC_INIT, ';'};
 	bool line_start = true;
 
 	for (size_t i = 0; i < len; ) {
@@ -284,100 +394,18 @@ static void neutralise(struct source *src)
 		}
 		if (c == '"' || c == '\'') {
 			i = skip_literal(t, len, i);
-			prev = 'x';
+			nz.prev = 'x';
 			continue;
 		}
 		if (is_ident_start(c)) {
-			size_t s = i;
-			while (i < len && is_ident_char(t[i]))
-				i++;
-			size_t n = i - s;
-			if (word_in(t + s, n, blank_words, ARRAY_SIZE(blank_words))) {
-				size_t e = i;
-				/* __exit_p(f) and __devexit_p(f) wrap a function name. */
-				size_t j = skip_space_comments(t, len, i);
-				if (j < len && t[j] == '(' && n > 2 && t[s + n - 1] == 'p' && t[s + n - 2] == '_') {
-					blank(out, s, i);
-					continue;
-				}
-				blank(out, s, e);
-				continue;
-			}
-			size_t j = skip_space_comments(t, len, i);
-			if (braces.len == 0 &&
-			    word_in(t + s, n, toplevel_macros, ARRAY_SIZE(toplevel_macros))) {
-				size_t close = j;
-				if (j < len && t[j] == '(')
-					close = skip_parens(t, len, j);
-				if (close < len || (j < len && t[j] == ';')) {
-					record_use(src, s, n, j < len && t[j] == '(' ? j : close, close);
-					size_t e = skip_space_comments(t, len, close);
-					if (e < len && t[e] == ';')
-						e++;
-					else
-						e = close;
-					/* a preceding `static` goes too */
-					size_t b = s;
-					if (prev == 'w' && s >= 7) {
-						size_t k = s;
-						while (k > 0 && (t[k - 1] == ' ' || t[k - 1] == '\t' || t[k - 1] == '\n'))
-							k--;
-						if (k >= 6 && memcmp(t + k - 6, "static", 6) == 0 &&
-						    (k == 6 || !is_ident_char(t[k - 7])))
-							b = k - 6;
-					}
-					blank(out, b, e);
-					i = e;
-					prev = ';';
-					continue;
-				}
-			}
-			if (braces.len > 0 && j < len && t[j] == '(' && is_iterator_macro(t + s, n)) {
-				size_t close = skip_parens(t, len, j);
-				size_t k = skip_space_comments(t, len, close);
-				if (close < len && k < len && t[k] != ';' && t[k] != ')' &&
-				    t[k] != ',' && t[k] != '?' && t[k] != ':') {
-					memcpy(out + s, "while", 5);
-					blank(out, s + 5, s + n);
-				}
-			}
-			/* 2.4 initialisers: `owner: THIS_MODULE` becomes `.owner= THIS_MODULE`. */
-			if (braces.len > 0 && braces.items[braces.len - 1] == 'i' &&
-			    (prev == '{' || prev == ',') && j < len && t[j] == ':' &&
-			    !(j + 1 < len && t[j + 1] == ':')) {
-				if (s > 0 && (t[s - 1] == ' ' || t[s - 1] == '\t')) {
-					out[s - 1] = '.';
-					out[j] = '=';
-				} else if (j == i && j + 1 < len &&
-					   (t[j + 1] == ' ' || t[j + 1] == '\t')) {
-					/* `ident: x` at a line start: shift the name right by one */
-					out[s] = '.';
-					memcpy(out + s + 1, t + s, n);
-					out[j + 1] = '=';
-				}
-			}
-			prev = 'w';
+			i = neutralise_word(&nz, i);
 			continue;
 		}
-		switch (c) {
-		case '{': {
-			bool init = prev == '=' || (braces.len > 0 && braces.items[braces.len - 1] == 'i' &&
-						    (prev == '{' || prev == ','));
-			char kind = init ? 'i' : 'b';
-			vec_push(&braces, kind);
-			break;
-		}
-		case '}':
-			if (braces.len > 0)
-				braces.len--;
-			break;
-		default:
-			break;
-		}
-		prev = c;
+		track_brace(&nz, c);
+		nz.prev = c;
 		i++;
 	}
-	vec_free(&braces);
+	vec_free(&nz.braces);
 }
 
 static void index_lines(struct source *src)
@@ -425,14 +453,6 @@ struct srcpos source_pos(const struct source *src, size_t offset)
 	size_t lo = line_index(src->line_starts.items, src->line_starts.len, offset);
 	struct srcpos p = {(unsigned)lo + 1, (unsigned)(offset - src->line_starts.items[lo]) + 1, offset};
 	return p;
-}
-
-const struct macro_def *source_find_def(const struct source *src, const char *name)
-{
-	for (size_t i = 0; i < src->defs.len; i++)
-		if (strcmp(src->defs.items[i].name, name) == 0)
-			return &src->defs.items[i];
-	return NULL;
 }
 
 bool source_in_directive(const struct source *src, size_t offset)

@@ -41,9 +41,6 @@ void source_free(struct source *src);
 /* Position of OFFSET (1-based line and byte column). */
 struct srcpos source_pos(const struct source *src, size_t offset);
 
-/* The #define called NAME, or NULL. */
-const struct macro_def *source_find_def(const struct source *src, const char *name);
-
 /* True if OFFSET lies inside a preprocessor directive (e.g. a #define body). */
 bool source_in_directive(const struct source *src, size_t offset);
 

@@ -1,0 +1,348 @@
+/*
+ * Atomic contexts: the functions the kernel runs in hard-IRQ or softirq
+ * context (registered with request_irq, as timers, tasklets, NAPI ->poll,
+ * ...; interrupt signatures; irq_enter()), and the static functions every
+ * caller in the file calls with preemption off (a pessimistic fixed point).
+ */
+#define _GNU_SOURCE /* memmem */
+#include "analysis/flow.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static void set_context(struct fn *f, enum fn_context ctx, const char *fmt, unsigned line)
+{
+	if (f->ctx == CTX_HARDIRQ || (f->ctx == CTX_SOFTIRQ && ctx != CTX_HARDIRQ))
+		return; /* keep the first, strongest reason */
+	f->ctx = ctx;
+	free(f->ctx_reason);
+	f->ctx_reason = xasprintf(fmt, line);
+}
+
+struct ident_scan {
+	struct file_analysis *fa;
+	/* fields copied into pm_idle (`pm_idle = cfg.curr_idle;`): a function stored
+	 * in such a field is an idle routine too */
+	VEC(TSNode) idle_fields;
+	VEC(unsigned) idle_lines;
+};
+
+static bool idle_field_visit(TSNode n, void *ctx)
+{
+	struct ident_scan *is = ctx;
+	if (!ts_type_is(n, "assignment_expression"))
+		return true;
+	const char *src = is->fa->src->parse_text;
+	TSNode l = ts_field(n, "left"), r = ts_field(n, "right");
+	if (ts_type_is(l, "identifier") && ts_text_is(l, src, "pm_idle") && ts_type_is(r, "field_expression")) {
+		vec_push(&is->idle_fields, ts_field(r, "field"));
+		unsigned line = source_pos(is->fa->src, ts_node_start_byte(n)).line;
+		vec_push(&is->idle_lines, line);
+	}
+	return true;
+}
+
+/* Climbs from an identifier through casts, parentheses and `&`. */
+static TSNode value_parent(TSNode n, TSNode *child)
+{
+	TSNode p = ts_node_parent(n);
+	while (!ts_node_is_null(p) && (ts_type_is(p, "parenthesized_expression") ||
+				       ts_type_is(p, "cast_expression") ||
+				       ts_type_is(p, "pointer_expression"))) {
+		n = p;
+		p = ts_node_parent(p);
+	}
+	*child = n;
+	return p;
+}
+
+static bool in_timer_list_decl(TSNode n, const char *src)
+{
+	for (TSNode p = ts_node_parent(n); !ts_node_is_null(p); p = ts_node_parent(p)) {
+		if (ts_type_is(p, "declaration")) {
+			TSNode type = ts_field(p, "type");
+			uint32_t s = ts_node_start_byte(type), e = ts_node_end_byte(type);
+			return e - s >= 10 && memmem(src + s, e - s, "timer_list", 10) != NULL;
+		}
+		if (ts_type_is(p, "function_definition"))
+			return false;
+	}
+	return false;
+}
+
+/* The registration through node N's text, or NULL. */
+static const struct registration *registration_at(enum reg_via via, TSNode n, const char *src)
+{
+	uint32_t s = ts_node_start_byte(n), e = ts_node_end_byte(n);
+	return api_registration(via, src + s, e - s);
+}
+
+static void set_registered(struct fn *f, const struct registration *r, unsigned line)
+{
+	if (r)
+		set_context(f, r->ctx, r->fmt, line);
+}
+
+/* F passed as an argument (CHILD of ARGS): request_irq(irq, f, ...). */
+static void registered_by_call(struct fn *f, TSNode args, TSNode child, const char *src, unsigned line)
+{
+	const char *name;
+	size_t len = ts_call_name(ts_node_parent(args), src, &name);
+	uint32_t argi = 0;
+	for (uint32_t i = 0; i < ts_node_named_child_count(args); i++)
+		if (ts_node_eq(ts_node_named_child(args, i), child))
+			argi = i;
+	const struct registration *r = len ? api_registration(REG_CALL, name, len) : NULL;
+	if (r && r->arg == argi)
+		set_context(f, r->ctx, r->fmt, line);
+}
+
+/* F stored in field FLD, a field some code copies into pm_idle. */
+static void registered_as_idle(const struct ident_scan *is, struct fn *f, TSNode fld, unsigned line)
+{
+	const char *src = is->fa->src->parse_text;
+	for (size_t k = 0; k < is->idle_fields.len; k++) {
+		TSNode idf = is->idle_fields.items[k];
+		uint32_t a = ts_node_start_byte(idf), b = ts_node_end_byte(idf);
+		uint32_t x = ts_node_start_byte(fld), y = ts_node_end_byte(fld);
+		if (b - a == y - x && memcmp(src + a, src + x, b - a) == 0) {
+			char *fmt = xasprintf("the idle loop (stored in .%.*s at line %%u, installed as "
+					      "pm_idle at line %u) runs with preemption disabled",
+					      (int)(b - a), src + a, is->idle_lines.items[k]);
+			set_context(f, CTX_CALLERS, fmt, line);
+			free(fmt);
+		}
+	}
+}
+
+/* F assigned to LEFT: a variable (pm_idle = f) or a field (t.function = f, dev->poll = f). */
+static void registered_by_assignment(const struct ident_scan *is, struct fn *f, TSNode left, unsigned line)
+{
+	const char *src = is->fa->src->parse_text;
+	if (ts_type_is(left, "identifier"))
+		set_registered(f, registration_at(REG_VARIABLE, left, src), line);
+	if (ts_type_is(left, "field_expression")) {
+		TSNode fld = ts_field(left, "field");
+		registered_as_idle(is, f, fld, line);
+		set_registered(f, registration_at(REG_FIELD, fld, src), line);
+		if (ts_text_is(ts_field(left, "operator"), src, "->"))
+			set_registered(f, registration_at(REG_POINTER_FIELD, fld, src), line);
+	}
+}
+
+/* F in a designated initialiser PAIR: { .function = f }. */
+static void registered_by_designator(struct fn *f, TSNode pair, const char *src, unsigned line)
+{
+	TSNode des = ts_field(pair, "designator");
+	if (ts_type_is(des, "field_designator") && ts_node_named_child_count(des) > 0)
+		des = ts_node_named_child(des, 0);
+	set_registered(f, registration_at(REG_FIELD, des, src), line);
+}
+
+/* Every use of a function's name other than a call: its address is taken, maybe registered. */
+static bool ident_visit(TSNode n, void *ctx)
+{
+	struct ident_scan *is = ctx;
+	if (!ts_type_is(n, "identifier"))
+		return true;
+	const char *src = is->fa->src->parse_text;
+	int idx = analysis_fn_index(is->fa, src + ts_node_start_byte(n),
+				    ts_node_end_byte(n) - ts_node_start_byte(n));
+	if (idx < 0)
+		return false;
+	struct fn *f = &is->fa->fns.items[idx];
+	TSNode direct = ts_node_parent(n);
+	if (ts_type_is(direct, "call_expression") && ts_node_eq(ts_field(direct, "function"), n))
+		return false; /* a call */
+	if (ts_type_is(direct, "function_declarator") || ts_type_is(direct, "pointer_declarator") ||
+	    ts_type_is(direct, "init_declarator") || ts_type_is(direct, "declaration"))
+		return false; /* its own (re)declaration */
+	f->addr_taken = true;
+	unsigned line = source_pos(is->fa->src, ts_node_start_byte(n)).line;
+	TSNode child;
+	TSNode p = value_parent(n, &child);
+	if (ts_type_is(p, "argument_list"))
+		registered_by_call(f, p, child, src, line);
+	if (ts_type_is(p, "assignment_expression") && ts_node_eq(ts_field(p, "right"), child))
+		registered_by_assignment(is, f, ts_field(p, "left"), line);
+	else if (ts_type_is(p, "initializer_pair"))
+		registered_by_designator(f, p, src, line);
+	else if (ts_type_is(p, "initializer_list") && in_timer_list_decl(p, src))
+		set_context(f, CTX_SOFTIRQ, "timer function (static timer_list initialiser at line %u)", line);
+	return false;
+}
+
+static TSNode function_declarator(TSNode d)
+{
+	while (!ts_node_is_null(d) && !ts_type_is(d, "function_declarator"))
+		d = ts_field(d, "declarator");
+	return d;
+}
+
+/*
+ * The 2.4 interrupt handler signature, void f(int, void *, struct pt_regs *),
+ * or an architecture's interrupt entry point: a struct pt_regs * parameter
+ * and a name like smp_apic_timer_interrupt or do_IRQ.
+ */
+static const char *irq_signature(const struct fn *f, const char *src)
+{
+	TSNode fd = function_declarator(ts_field(f->def, "declarator"));
+	TSNode params = ts_field(fd, "parameters");
+	if (ts_node_is_null(params))
+		return NULL;
+	uint32_t np = ts_node_named_child_count(params);
+	bool regs = false;
+	for (uint32_t i = 0; i < np; i++) {
+		TSNode p = ts_node_named_child(params, i);
+		uint32_t s = ts_node_start_byte(p), e = ts_node_end_byte(p);
+		if (memmem(src + s, e - s, "pt_regs", 7))
+			regs = true;
+	}
+	if (!regs)
+		return NULL;
+	if (np == 3) {
+		TSNode p1 = ts_node_named_child(params, 1);
+		uint32_t s1 = ts_node_start_byte(p1), e1 = ts_node_end_byte(p1);
+		if (memmem(src + s1, e1 - s1, "void", 4) && memchr(src + s1, '*', e1 - s1))
+			return "interrupt handler (2.4 handler signature, line %u)";
+	}
+	size_t n = strlen(f->name);
+	if ((n > 10 && strcmp(f->name + n - 10, "_interrupt") == 0) || strcmp(f->name, "do_IRQ") == 0)
+		return "interrupt entry point (named like one and given struct pt_regs *, line %u)";
+	return NULL;
+}
+
+/* Functions named in DECLARE_TASKLET(t, f, data) and DEFINE_TIMER(t, f, ...). */
+static void macro_contexts(struct file_analysis *fa)
+{
+	for (size_t i = 0; i < fa->src->uses.len; i++) {
+		const struct macro_use *u = &fa->src->uses.items[i];
+		bool tasklet = strncmp(u->name, "DECLARE_TASKLET", 15) == 0;
+		bool timer = strcmp(u->name, "DEFINE_TIMER") == 0;
+		if ((!tasklet && !timer) || u->args.len < 2)
+			continue;
+		int idx = analysis_fn_index(fa, u->args.items[1], strlen(u->args.items[1]));
+		if (idx < 0)
+			continue;
+		fa->fns.items[idx].addr_taken = true;
+		set_context(&fa->fns.items[idx], CTX_SOFTIRQ,
+			    tasklet ? "tasklet function (DECLARE_TASKLET at line %u)"
+				    : "timer function (DEFINE_TIMER at line %u)",
+			    source_pos(fa->src, u->offset).line);
+	}
+}
+
+/* Interrupt entry points: by signature, or calling irq_enter(). */
+static void irq_entry_contexts(struct file_analysis *fa)
+{
+	const char *src = fa->src->parse_text;
+	for (size_t i = 0; i < fa->fns.len; i++) {
+		struct fn *f = &fa->fns.items[i];
+		const char *sig = irq_signature(f, src);
+		if (sig)
+			set_context(f, CTX_HARDIRQ, sig, f->pos.line);
+		for (size_t n = 0; n < f->events.len; n++)
+			for (size_t e = 0; e < f->events.items[n].len; e++) {
+				TSNode call = f->events.items[n].items[e].call;
+				if (ts_call_is(call, src, "irq_enter"))
+					set_context(f, CTX_HARDIRQ, "calls irq_enter() at line %u",
+						    source_pos(fa->src, ts_node_start_byte(call)).line);
+			}
+	}
+}
+
+void context_find(struct file_analysis *fa)
+{
+	struct ident_scan is = {fa, VEC_INIT, VEC_INIT};
+	ts_walk(ts_tree_root_node(fa->tree), idle_field_visit, &is);
+	ts_walk(ts_tree_root_node(fa->tree), ident_visit, &is);
+	vec_free(&is.idle_fields);
+	vec_free(&is.idle_lines);
+	macro_contexts(fa);
+	irq_entry_contexts(fa);
+}
+
+/* ---- every caller holds a lock ---------------------------------------------- */
+
+/* F's calls to functions of this file, and whether preemption is off at each. */
+static void collect_calls(struct file_analysis *fa, struct fn *f)
+{
+	const char *src = fa->src->parse_text;
+	f->calls.len = 0;
+	for (size_t n = 0; n < f->events.len; n++)
+		for (size_t e = 0; e < f->events.items[n].len; e++) {
+			TSNode call = f->events.items[n].items[e].call;
+			const char *name;
+			size_t len = ts_call_name(call, src, &name);
+			int idx = len ? analysis_fn_index(fa, name, len) : -1;
+			if (idx < 0)
+				continue;
+			struct point_state ps = flow_state_at(f, ts_node_start_byte(call));
+			struct call_site cs = {(uint32_t)idx, call, point_protected(&ps)};
+			vec_push(&f->calls, cs);
+		}
+}
+
+/*
+ * True if every call to function G in the file is made with preemption off,
+ * none from G itself. *NCALLS counts the calls seen; WHY gets the reasons of
+ * the first three.
+ */
+static bool every_call_protected(const struct file_analysis *fa, size_t g, struct buf *why, size_t *ncalls)
+{
+	*ncalls = 0;
+	for (size_t i = 0; i < fa->fns.len; i++) {
+		const struct fn *caller = &fa->fns.items[i];
+		for (size_t c = 0; c < caller->calls.len; c++) {
+			const struct call_site *cs = &caller->calls.items[c];
+			if (cs->callee != g)
+				continue;
+			++*ncalls;
+			if (!cs->protected_call || i == g)
+				return false;
+			if (*ncalls <= 3) {
+				struct point_state ps = flow_state_at(caller, ts_node_start_byte(cs->call));
+				buf_printf(why, "%sfrom %s() at line %u (", *ncalls > 1 ? "; " : "", caller->name,
+					   source_pos(fa->src, ts_node_start_byte(cs->call)).line);
+				point_explain(caller, &ps, why);
+				buf_putc(why, ')');
+			}
+		}
+	}
+	return true;
+}
+
+void context_callers_fixpoint(struct file_analysis *fa)
+{
+	size_t nf = fa->fns.len;
+	uint8_t *dirty = xcalloc(nf ? nf : 1, 1);
+	memset(dirty, 1, nf);
+	for (size_t round = 0; round <= nf; round++) {
+		for (size_t i = 0; i < nf; i++)
+			if (dirty[i]) {
+				flow_run(&fa->fns.items[i]);
+				collect_calls(fa, &fa->fns.items[i]);
+				dirty[i] = 0;
+			}
+		bool changed = false;
+		for (size_t g = 0; g < nf; g++) {
+			struct fn *callee = &fa->fns.items[g];
+			if (callee->ctx != CTX_PROCESS || !callee->is_static || callee->addr_taken)
+				continue;
+			size_t ncalls;
+			struct buf why = BUF_INIT;
+			if (every_call_protected(fa, g, &why, &ncalls) && ncalls > 0) {
+				callee->ctx = CTX_CALLERS;
+				free(callee->ctx_reason);
+				callee->ctx_reason = xasprintf("every call in this file is made with preemption off: %s%s",
+							       buf_cstr(&why), ncalls > 3 ? "; ..." : "");
+				dirty[g] = 1;
+				changed = true;
+			}
+			buf_free(&why);
+		}
+		if (!changed)
+			break;
+	}
+	free(dirty);
+}

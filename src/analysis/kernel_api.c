@@ -1,0 +1,219 @@
+/*
+ * The kernel calls the analysis knows, as tables: locking and interrupt
+ * APIs, sleeping calls and allocators, and the registrations that decide
+ * the context a function runs in.
+ */
+#include "analysis/kernel_api.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static bool name_is(const char *name, size_t len, const char *want)
+{
+	return strlen(want) == len && memcmp(name, want, len) == 0;
+}
+
+/* ---- locks, interrupts, bottom halves, preemption ------------------------ */
+
+static const struct api apis[] = {
+	{"spin_lock", API_ACQUIRE, KEY_LOCK},
+	{"_raw_spin_lock", API_ACQUIRE, KEY_LOCK},
+	{"read_lock", API_ACQUIRE, KEY_LOCK},
+	{"write_lock", API_ACQUIRE, KEY_LOCK},
+	{"spin_lock_irq", API_ACQUIRE, KEY_LOCK | KEY_IRQ},
+	{"read_lock_irq", API_ACQUIRE, KEY_LOCK | KEY_IRQ},
+	{"write_lock_irq", API_ACQUIRE, KEY_LOCK | KEY_IRQ},
+	{"spin_lock_irqsave", API_ACQUIRE, KEY_LOCK | KEY_IRQ},
+	{"read_lock_irqsave", API_ACQUIRE, KEY_LOCK | KEY_IRQ},
+	{"write_lock_irqsave", API_ACQUIRE, KEY_LOCK | KEY_IRQ},
+	{"spin_lock_bh", API_ACQUIRE, KEY_LOCK | KEY_BH},
+	{"read_lock_bh", API_ACQUIRE, KEY_LOCK | KEY_BH},
+	{"write_lock_bh", API_ACQUIRE, KEY_LOCK | KEY_BH},
+	{"spin_unlock", API_RELEASE, KEY_LOCK},
+	{"_raw_spin_unlock", API_RELEASE, KEY_LOCK},
+	{"read_unlock", API_RELEASE, KEY_LOCK},
+	{"write_unlock", API_RELEASE, KEY_LOCK},
+	{"spin_unlock_irq", API_RELEASE, KEY_LOCK | KEY_IRQ},
+	{"read_unlock_irq", API_RELEASE, KEY_LOCK | KEY_IRQ},
+	{"write_unlock_irq", API_RELEASE, KEY_LOCK | KEY_IRQ},
+	{"spin_unlock_irqrestore", API_RELEASE, KEY_LOCK | KEY_IRQ},
+	{"read_unlock_irqrestore", API_RELEASE, KEY_LOCK | KEY_IRQ},
+	{"write_unlock_irqrestore", API_RELEASE, KEY_LOCK | KEY_IRQ},
+	{"spin_unlock_bh", API_RELEASE, KEY_LOCK | KEY_BH},
+	{"read_unlock_bh", API_RELEASE, KEY_LOCK | KEY_BH},
+	{"write_unlock_bh", API_RELEASE, KEY_LOCK | KEY_BH},
+	{"spin_trylock", API_TRYLOCK, KEY_LOCK},
+	{"read_trylock", API_TRYLOCK, KEY_LOCK},
+	{"write_trylock", API_TRYLOCK, KEY_LOCK},
+	{"spin_trylock_bh", API_TRYLOCK, KEY_LOCK | KEY_BH},
+	{"spin_trylock_irq", API_TRYLOCK, KEY_LOCK | KEY_IRQ},
+	{"spin_trylock_irqsave", API_TRYLOCK, KEY_LOCK | KEY_IRQ},
+	{"local_irq_disable", API_ACQUIRE, KEY_IRQ},
+	{"local_irq_save", API_ACQUIRE, KEY_IRQ},
+	{"__cli", API_ACQUIRE, KEY_IRQ},
+	{"cli", API_ACQUIRE, KEY_IRQ},
+	{"save_and_cli", API_ACQUIRE, KEY_IRQ},
+	{"__save_and_cli", API_ACQUIRE, KEY_IRQ},
+	{"local_irq_enable", API_RELEASE, KEY_IRQ},
+	{"local_irq_restore", API_RELEASE, KEY_IRQ},
+	{"__sti", API_RELEASE, KEY_IRQ},
+	{"sti", API_RELEASE, KEY_IRQ},
+	{"restore_flags", API_RELEASE, KEY_IRQ},
+	{"__restore_flags", API_RELEASE, KEY_IRQ},
+	{"local_bh_disable", API_ACQUIRE, KEY_BH},
+	{"local_bh_enable", API_RELEASE, KEY_BH},
+	{"preempt_disable", API_ACQUIRE, KEY_PREEMPT},
+	{"get_cpu", API_ACQUIRE, KEY_PREEMPT},
+	{"get_cpu_var", API_ACQUIRE, KEY_PREEMPT},
+	{"preempt_enable", API_RELEASE, KEY_PREEMPT},
+	{"preempt_enable_no_resched", API_RELEASE, KEY_PREEMPT},
+	{"preempt_enable_noresched", API_RELEASE, KEY_PREEMPT},
+	{"put_cpu", API_RELEASE, KEY_PREEMPT},
+	{"put_cpu_no_resched", API_RELEASE, KEY_PREEMPT},
+	{"put_cpu_var", API_RELEASE, KEY_PREEMPT},
+};
+
+const struct api *api_lookup(const char *name, size_t len)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(apis); i++)
+		if (name_is(name, len, apis[i].name))
+			return &apis[i];
+	return NULL;
+}
+
+static const char *key_class_name(unsigned key)
+{
+	switch (key) {
+	case KEY_IRQ: return "irq";
+	case KEY_BH: return "bh";
+	case KEY_PREEMPT: return "preempt";
+	default: return NULL;
+	}
+}
+
+char *lock_key(TSNode call, unsigned key, const char *src)
+{
+	if (key != KEY_LOCK)
+		return xstrdup(key_class_name(key));
+	TSNode args = ts_field(call, "arguments");
+	if (ts_node_named_child_count(args) == 0)
+		return xstrdup("?");
+	TSNode a = ts_node_named_child(args, 0);
+	struct buf b = BUF_INIT;
+	for (uint32_t i = ts_node_start_byte(a); i < ts_node_end_byte(a); i++)
+		if (src[i] != ' ' && src[i] != '\t' && src[i] != '\n')
+			buf_putc(&b, src[i]);
+	char *k = buf_detach(&b);
+	if (k[0] == '&')
+		memmove(k, k + 1, strlen(k));
+	return k;
+}
+
+/* ---- sleeping calls -------------------------------------------------------- */
+
+/* Calls that may sleep whatever their arguments. */
+static const char *const sleepers[] = {
+	"schedule", "schedule_timeout", "interruptible_sleep_on",
+	"interruptible_sleep_on_timeout", "sleep_on", "sleep_on_timeout",
+	"wait_event", "wait_event_interruptible", "wait_event_timeout",
+	"wait_event_interruptible_timeout", "wait_for_completion",
+	"wait_for_completion_interruptible", "down", "down_interruptible",
+	"down_read", "down_write", "msleep", "ssleep", "msleep_interruptible",
+	"cond_resched", "yield", "lock_kernel", "request_irq", "free_irq",
+	"filp_open", "vmalloc", "vfree", "copy_to_user", "copy_from_user",
+	"__copy_to_user", "__copy_from_user", "get_user", "put_user",
+	"clear_user", "strncpy_from_user", "kernel_thread", "flush_scheduled_tasks",
+	"flush_scheduled_work", "synchronize_irq", "synchronize_net",
+};
+
+/* Allocators: the index of their GFP argument. */
+static const struct {
+	const char *name;
+	unsigned gfp_arg;
+} allocators[] = {
+	{"kmalloc", 1}, {"kzalloc", 1}, {"kcalloc", 2}, {"kmem_cache_alloc", 1},
+	{"__get_free_pages", 0}, {"__get_free_page", 0}, {"get_free_page", 0},
+	{"get_zeroed_page", 0}, {"alloc_pages", 0}, {"alloc_page", 0},
+	{"alloc_skb", 1}, {"__alloc_pages", 0}, {"pci_alloc_consistent", 99},
+};
+
+/* An allocator sleeps unless its GFP argument says it must not. */
+static enum sleep_kind allocator_may_sleep(TSNode call, size_t i, const char *src, struct buf *why)
+{
+	TSNode args = ts_field(call, "arguments");
+	if (allocators[i].gfp_arg >= ts_node_named_child_count(args))
+		return SLEEP_NO;
+	TSNode a = ts_node_named_child(args, allocators[i].gfp_arg);
+	uint32_t s = ts_node_start_byte(a), e = ts_node_end_byte(a);
+	char *text = xstrndup(src + s, e - s);
+	enum sleep_kind k = SLEEP_MAYBE;
+	if (strstr(text, "GFP_ATOMIC"))
+		k = SLEEP_NO;
+	else if (strstr(text, "GFP_KERNEL") || strstr(text, "GFP_USER") ||
+		 strstr(text, "GFP_NOFS") || strstr(text, "GFP_NOIO") ||
+		 strstr(text, "GFP_HIGHUSER") || strstr(text, "GFP_BUFFER") ||
+		 strstr(text, "__GFP_WAIT"))
+		k = SLEEP_YES;
+	else if (strcmp(text, "GFP_DMA") == 0)
+		k = SLEEP_NO;
+	if (why && k != SLEEP_NO)
+		buf_printf(why, "%s(%s)", allocators[i].name, text);
+	free(text);
+	return k;
+}
+
+enum sleep_kind api_may_sleep(TSNode call, const char *src, struct buf *why)
+{
+	const char *name;
+	size_t len = ts_call_name(call, src, &name);
+	if (!len)
+		return SLEEP_NO;
+	for (size_t i = 0; i < ARRAY_SIZE(sleepers); i++)
+		if (name_is(name, len, sleepers[i])) {
+			if (why)
+				buf_printf(why, "%s()", sleepers[i]);
+			return SLEEP_YES;
+		}
+	for (size_t i = 0; i < ARRAY_SIZE(allocators); i++)
+		if (name_is(name, len, allocators[i].name))
+			return allocator_may_sleep(call, i, src, why);
+	return SLEEP_NO;
+}
+
+/* ---- contexts and the registrations that imply them ------------------------ */
+
+const char *fn_context_name(enum fn_context c)
+{
+	static const char *const n[] = {"process context", "hard-IRQ context",
+					"softirq context", "called with preemption off"};
+	return n[c];
+}
+
+static const struct registration registrations[] = {
+	{REG_CALL, "request_irq", 1, CTX_HARDIRQ, "interrupt handler passed to request_irq() at line %u"},
+	{REG_CALL, "setup_timer", 1, CTX_SOFTIRQ, "timer function set by setup_timer() at line %u"},
+	{REG_CALL, "tasklet_init", 1, CTX_SOFTIRQ, "tasklet function set by tasklet_init() at line %u"},
+	{REG_CALL, "open_softirq", 1, CTX_SOFTIRQ, "softirq action registered by open_softirq() at line %u"},
+	{REG_CALL, "init_bh", 1, CTX_SOFTIRQ, "bottom half registered by init_bh() at line %u"},
+	{REG_FIELD, "function", 0, CTX_SOFTIRQ, "timer function (assigned to a timer's .function at line %u)"},
+	{REG_FIELD, "hard_start_xmit", 0, CTX_SOFTIRQ,
+	 "net_device hard_start_xmit (set at line %u): the network core calls it with bottom halves disabled"},
+	{REG_CALL, "smp_call_function", 0, CTX_HARDIRQ,
+	 "run on other CPUs by smp_call_function() at line %u (IPI handler)"},
+	{REG_VARIABLE, "pm_idle", 0, CTX_CALLERS,
+	 "the idle loop (installed as pm_idle at line %u) runs with preemption disabled"},
+	/* only a runtime assignment through a pointer (dev->poll =):
+	 * file_operations' .poll runs in process context */
+	{REG_POINTER_FIELD, "poll", 0, CTX_SOFTIRQ,
+	 "NAPI poll function (assigned to ->poll at line %u): run by the NET_RX softirq"},
+	{REG_FIELD, "tx_timeout", 0, CTX_SOFTIRQ,
+	 "net_device tx_timeout (set at line %u): called from the netdev watchdog timer"},
+};
+
+const struct registration *api_registration(enum reg_via via, const char *name, size_t len)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(registrations); i++)
+		if (registrations[i].via == via && name_is(name, len, registrations[i].name))
+			return &registrations[i];
+	return NULL;
+}

@@ -1,0 +1,67 @@
+/*
+ * What the kernel's calls mean to the analysis, in one place: which calls
+ * take and drop a lock, interrupts, bottom halves or preemption
+ * (spin_lock_irqsave takes a lock and interrupts), which calls may sleep,
+ * and which registrations make the kernel run a function in an atomic
+ * context (request_irq, timers, tasklets, NAPI ->poll, ...).
+ */
+#ifndef PREEMPTIFY_KERNEL_API_H
+#define PREEMPTIFY_KERNEL_API_H
+
+#include "parse/ts.h"
+#include "util/util.h"
+
+/* What a call does to the state. */
+enum api_op { API_NONE, API_ACQUIRE, API_RELEASE, API_TRYLOCK };
+enum { KEY_LOCK = 1, KEY_IRQ = 2, KEY_BH = 4, KEY_PREEMPT = 8 };
+
+struct api {
+	const char *name;
+	enum api_op op;
+	unsigned keys; /* KEY_* bits */
+};
+
+/* The api entry for a callee name, or NULL. */
+const struct api *api_lookup(const char *name, size_t len);
+
+/*
+ * The key CALL takes or drops for KEY (one KEY_* bit): the lock argument
+ * without whitespace and a leading '&' ("dev->lock", "?" when there is no
+ * argument) for KEY_LOCK, else "irq", "bh" or "preempt". Caller frees.
+ */
+char *lock_key(TSNode call, unsigned key, const char *src);
+
+enum sleep_kind { SLEEP_NO, SLEEP_MAYBE, SLEEP_YES };
+
+/*
+ * Whether CALL may sleep (by name, and for allocators by GFP flags). WHY
+ * gets e.g. "kmalloc(GFP_KERNEL)" when not NULL.
+ */
+enum sleep_kind api_may_sleep(TSNode call, const char *src, struct buf *why);
+
+enum fn_context { CTX_PROCESS, CTX_HARDIRQ, CTX_SOFTIRQ, CTX_CALLERS };
+
+/* Names of context kinds, e.g. "hard-IRQ context". */
+const char *fn_context_name(enum fn_context c);
+
+/* How a function is handed to the kernel. */
+enum reg_via {
+	REG_CALL,          /* an argument of a call: request_irq(irq, f, ...) */
+	REG_FIELD,         /* a field, assigned (x.f = / x->f =) or initialised (.f =) */
+	REG_POINTER_FIELD, /* a field assigned through a pointer only (dev->poll =) */
+	REG_VARIABLE,      /* a global variable assigned: pm_idle = f */
+};
+
+/* A registration: the kernel will call the function in context CTX. */
+struct registration {
+	enum reg_via via;
+	const char *name;  /* callee, field or variable */
+	unsigned arg;      /* REG_CALL: the argument index of the function */
+	enum fn_context ctx;
+	const char *fmt;   /* the reason; %u = line */
+};
+
+/* The registration through NAME (LEN bytes) of kind VIA, or NULL. */
+const struct registration *api_registration(enum reg_via via, const char *name, size_t len);
+
+#endif

@@ -1,0 +1,42 @@
+/*
+ * Small helpers over tree-sitter nodes, shared by every stage that reads
+ * the syntax tree (CFG, data-flow, contexts, rules, queries).
+ */
+#ifndef PREEMPTIFY_TS_H
+#define PREEMPTIFY_TS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <tree_sitter/api.h>
+
+/* The null node (ts_node_is_null() is true): "no such node". */
+TSNode ts_null(void);
+
+/* True if N is not null and of node type TYPE. */
+bool ts_type_is(TSNode n, const char *type);
+
+/* The child in FIELD; a null node when N is null or has no such child. */
+TSNode ts_field(TSNode n, const char *field);
+
+/* True if N's text in SRC is exactly TEXT. */
+bool ts_text_is(TSNode n, const char *src, const char *text);
+
+/*
+ * The identifier a call calls, as a pointer into SRC (in *OUT) and its
+ * length; 0 (and *OUT untouched) if the callee is not a plain name.
+ */
+size_t ts_call_name(TSNode call, const char *src, const char **out);
+
+/* True if CALL calls the plain name NAME. */
+bool ts_call_is(TSNode call, const char *src, const char *name);
+
+/* Strips parentheses (and likely()/unlikely()) around an expression. */
+TSNode ts_strip_parens(TSNode n, const char *src);
+
+/*
+ * Pre-order walk of ROOT's subtree without recursion. VISIT returns true to
+ * descend into the node's children.
+ */
+void ts_walk(TSNode root, bool (*visit)(TSNode n, void *ctx), void *ctx);
+
+#endif
