@@ -82,13 +82,28 @@ struct rewrite_cli {
 	{"spatch", 0, OPT_STRING, &(o)->spatch, "PROG", "the Coccinelle spatch program (default: spatch on PATH)"}
 
 /*
- * Scans PATHS (scan_cli_run) and plans the rewrite (rewrite_plan) into SR
- * and RR; prints diagnostics, sites not fixed and per-file failures on
- * stderr. Returns EXIT_USAGE (one line printed), EXIT_FAILED when a file,
- * the scan or spatch failed for some file (the others are still planned),
- * else EXIT_OK. The caller frees SR and RR.
+ * What a command that rewrites holds from parsing to printing: its shared
+ * options (put REWRITE_CLI_OPTIONS(&c.rewrite) and SCAN_CLI_OPTIONS(&c.scan)
+ * in its table), its PATH arguments and the results.
  */
-int rewrite_cli_run(const struct cli_command *cmd, const struct scan_cli *a, const struct rewrite_cli *o,
-		    const struct cli_list *paths, struct scan_result *sr, struct rewrite_result *rr);
+struct rewrite_cmd {
+	struct scan_cli scan;
+	struct rewrite_cli rewrite;
+	struct cli_list paths;
+	struct scan_result sr;
+	struct rewrite_result rr;
+};
+#define REWRITE_CMD_INIT {SCAN_CLI_INIT, REWRITE_CLI_INIT, {NULL, 0, 0}, SCAN_RESULT_INIT, REWRITE_RESULT_INIT}
+
+/*
+ * Scans c->paths (scan_cli_run) and plans the rewrite (rewrite_plan) into
+ * c->sr and c->rr; prints diagnostics, sites not fixed and per-file
+ * failures on stderr. Returns EXIT_USAGE (one line printed), EXIT_FAILED
+ * when a file, the scan or spatch failed for some file (the others are
+ * still planned), else EXIT_OK. Free C with rewrite_cmd_release().
+ */
+int rewrite_cli_run(const struct cli_command *cmd, struct rewrite_cmd *c);
+
+void rewrite_cmd_release(struct rewrite_cmd *c);
 
 #endif
