@@ -266,8 +266,8 @@ struct parsed {
 	bool verbose, quiet;
 	const char *format;
 	int jobs;
-	struct cli_list list;
-	struct cli_list pos;
+	struct strvec list;
+	struct strvec pos;
 	char err[512];
 	char *words; /* argv storage: string options point into it */
 };
@@ -308,8 +308,8 @@ static int parse(struct parsed *p, const char *line)
 
 static void parsed_free(struct parsed *p)
 {
-	cli_list_free(&p->list);
-	cli_list_free(&p->pos);
+	strvec_release(&p->list);
+	strvec_release(&p->pos);
 	free(p->words);
 }
 
@@ -424,13 +424,13 @@ static void make_dir(const char *rel)
 static char *walk_joined(char **roots, size_t n, char **excludes, size_t n_ex, int *out_rc, diagnostic_vec *diags)
 {
 	struct walk_options wo = {excludes, n_ex};
-	path_vec out = VEC_INIT;
+	struct strvec out = VEC_INIT;
 	*out_rc = walk_paths(roots, n, &wo, &out, diags);
 	struct buf b = BUF_INIT;
 	size_t skip = strlen(tmp_root) + 1;
 	for (size_t i = 0; i < out.len; i++)
 		buf_printf(&b, "%s\n", strncmp(out.items[i], tmp_root, skip - 1) == 0 ? out.items[i] + skip : out.items[i]);
-	path_vec_free(&out);
+	strvec_release(&out);
 	return buf_detach(&b);
 }
 

@@ -99,7 +99,7 @@ int cmd_series(int argc, char **argv)
 	struct repo_series_options so = REPO_SERIES_OPTIONS_INIT;
 	const char *outdir = ".", *repo_path = ".";
 	bool no_cover = false;
-	struct cli_list args = {0};
+	struct strvec args = STRVEC_INIT;
 	const struct cli_option opts[] = {
 		{"output-directory", 'o', OPT_STRING, &outdir, "DIR", "write the patches in DIR (default: .)"},
 		{"subject-prefix", 0, OPT_STRING, &so.subject_prefix, "TEXT", "instead of PATCH, e.g. \"PATCH v2\""},
@@ -133,6 +133,6 @@ int cmd_series(int argc, char **argv)
 done:
 	repo_series_report_free(&rep);
 	repo_free(repo);
-	cli_list_free(&args);
+	strvec_release(&args);
 	return rc;
 }

@@ -78,7 +78,7 @@ void rewrite_cmd_release(struct rewrite_cmd *c)
 {
 	rewrite_result_free(&c->rr);
 	scan_result_free(&c->sr);
-	cli_list_free(&c->paths);
+	strvec_release(&c->paths);
 	scan_cli_free(&c->scan);
 }
 

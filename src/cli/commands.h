@@ -44,8 +44,8 @@ struct scan_cli {
 	int jobs;                   /* 0: online CPUs */
 	bool verbose;
 	bool no_prefilter;          /* analyse files without preemption tokens too */
-	struct cli_list exclude;    /* globs */
-	struct cli_list ignore;     /* rule codes or names */
+	struct strvec exclude;    /* globs */
+	struct strvec ignore;     /* rule codes or names */
 	bool modern;                /* plan fixes for modern kernels (set by --target) */
 };
 #define SCAN_CLI_INIT {0, false, false, {NULL, 0, 0}, {NULL, 0, 0}, false}
@@ -65,7 +65,7 @@ struct scan_cli {
  * but EXIT_USAGE; the caller frees it with scan_result_free().
  */
 int scan_cli_run(const struct cli_command *cmd, const struct scan_cli *a,
-		 const struct cli_list *paths, struct scan_result *out);
+		 const struct strvec *paths, struct scan_result *out);
 
 void scan_cli_free(struct scan_cli *a);
 
@@ -89,11 +89,11 @@ struct rewrite_cli {
 struct rewrite_cmd {
 	struct scan_cli scan;
 	struct rewrite_cli rewrite;
-	struct cli_list paths;
+	struct strvec paths;
 	struct scan_result sr;
 	struct rewrite_result rr;
 };
-#define REWRITE_CMD_INIT {SCAN_CLI_INIT, REWRITE_CLI_INIT, {NULL, 0, 0}, SCAN_RESULT_INIT, REWRITE_RESULT_INIT}
+#define REWRITE_CMD_INIT {SCAN_CLI_INIT, REWRITE_CLI_INIT, STRVEC_INIT, SCAN_RESULT_INIT, REWRITE_RESULT_INIT}
 
 /*
  * Scans c->paths (scan_cli_run) and plans the rewrite (rewrite_plan) into

@@ -42,9 +42,7 @@ static void commit_entry_free(struct repo_commit *c)
 {
 	free(c->subject);
 	free(c->message);
-	for (size_t i = 0; i < c->paths.len; i++)
-		free(c->paths.items[i]);
-	vec_free(&c->paths);
+	strvec_release(&c->paths);
 }
 
 void repo_commit_report_free(struct repo_commit_report *rep)
@@ -52,9 +50,7 @@ void repo_commit_report_free(struct repo_commit_report *rep)
 	for (size_t i = 0; i < rep->commits.len; i++)
 		commit_entry_free(&rep->commits.items[i]);
 	vec_free(&rep->commits);
-	for (size_t i = 0; i < rep->unchanged.len; i++)
-		free(rep->unchanged.items[i]);
-	vec_free(&rep->unchanged);
+	strvec_release(&rep->unchanged);
 	free(rep->branch);
 	rep->branch = NULL;
 	rep->base[0] = '\0';
@@ -117,7 +113,7 @@ static int collect_items(struct repo *r, struct run *run, const struct file_chan
 		const struct file_change *c = &changes[i];
 		if (c->error || !c->new_text ||
 		    (c->new_len == c->old_len && memcmp(c->new_text, c->old_text, c->old_len) == 0)) {
-			vec_push(&out->unchanged, xstrdup(c->path));
+			strvec_push(&out->unchanged, c->path);
 			continue;
 		}
 		struct item it = {c, NULL, 0, 0};
@@ -164,13 +160,13 @@ static void plan_messages(struct run *run, struct repo_commit_report *out)
 	for (size_t gi = 0; gi < run->group_first.len; gi++) {
 		VEC(const struct file_change *) gc = VEC_INIT;
 		VEC(const char *) gp = VEC_INIT;
-		struct repo_commit c = {"", NULL, NULL, VEC_INIT};
+		struct repo_commit c = {"", NULL, NULL, STRVEC_INIT};
 		for (size_t i = 0; i < run->items.len; i++) {
 			const struct item *it = &run->items.items[i];
 			if (it->group == gi) {
 				vec_push(&gc, it->change);
 				vec_push(&gp, it->rel);
-				vec_push(&c.paths, xstrdup(it->rel));
+				strvec_push(&c.paths, it->rel);
 			}
 		}
 		c.message = message_build(gc.items, gp.items, gc.len, &mo);

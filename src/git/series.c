@@ -19,9 +19,7 @@ static char *oid_hex(const git_oid *id)
 
 void repo_series_report_free(struct repo_series_report *rep)
 {
-	for (size_t i = 0; i < rep->files.len; i++)
-		free(rep->files.items[i]);
-	vec_free(&rep->files);
+	strvec_release(&rep->files);
 	rep->patches = 0;
 }
 
@@ -398,7 +396,7 @@ int repo_series(struct repo *r, const struct repo_series_options *opts, const ch
 	if (make_dirs(outdir) < 0)
 		goto done;
 	if (s.opts->cover_letter)
-		vec_push(&out->files, xasprintf("%s/0000-cover-letter.patch", outdir));
+		strvec_pushf(&out->files, "%s/0000-cover-letter.patch", outdir);
 	for (size_t i = 0; i < s.ids.len; i++)
 		if (write_patch(&s, i, out) < 0)
 			goto done;

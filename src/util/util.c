@@ -191,6 +191,28 @@ void vec_reserve_(void **items, size_t *cap, size_t need, size_t elem)
 	*cap = n;
 }
 
+void strvec_push(struct strvec *v, const char *s)
+{
+	vec_push(v, xstrdup(s));
+}
+
+void strvec_pushf(struct strvec *v, const char *fmt, ...)
+{
+	struct buf b = BUF_INIT;
+	va_list ap;
+	va_start(ap, fmt);
+	buf_vprintf(&b, fmt, ap);
+	va_end(ap);
+	vec_push(v, buf_detach(&b));
+}
+
+void strvec_release(struct strvec *v)
+{
+	for (size_t i = 0; i < v->len; i++)
+		free(v->items[i]);
+	vec_free(v);
+}
+
 int read_file(const char *path, char **out, size_t *out_len)
 {
 	struct buf b = BUF_INIT;

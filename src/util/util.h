@@ -70,6 +70,22 @@ void buf_free(struct buf *b);
 #define vec_free(v) (free((v)->items), (v)->items = NULL, (v)->len = (v)->cap = 0)
 void vec_reserve_(void **items, size_t *cap, size_t need, size_t elem);
 
+/*
+ * A vector of owned strings, as git's strvec: STRVEC_INIT is a valid empty
+ * one; items[0..len) are NUL-terminated and belong to the vector. The
+ * VEC macros work on it too (vec_push() hands a string over).
+ */
+struct strvec {
+	char **items;
+	size_t len, cap;
+};
+#define STRVEC_INIT {NULL, 0, 0}
+
+void strvec_push(struct strvec *v, const char *s); /* pushes a copy of S */
+void strvec_pushf(struct strvec *v, const char *fmt, ...) PRINTF_LIKE(2, 3);
+/* Frees the strings and the array; V is empty and reusable after. */
+void strvec_release(struct strvec *v);
+
 /* Reads a whole file. 0 ok, -1 with the error slot set (names PATH). */
 int read_file(const char *path, char **out, size_t *out_len);
 
