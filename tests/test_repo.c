@@ -448,7 +448,7 @@ static int run_commit(int argc, char **argv)
 	}
 	rc = 0;
 done:
-	repo_commit_report_free(&rep);
+	repo_commit_report_release(&rep);
 	repo_free(r);
 	spec_free(&sp);
 	return rc;
@@ -487,7 +487,7 @@ static int run_series(int argc, char **argv)
 		printf("%s\n", rep.files.items[i]);
 	rc = 0;
 done:
-	repo_series_report_free(&rep);
+	repo_series_report_release(&rep);
 	repo_free(r);
 	return rc;
 }

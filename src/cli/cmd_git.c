@@ -88,7 +88,7 @@ int cmd_commit(int argc, char **argv)
 	print_summary(&co, &rep, &rw.rr);
 	rc = failed ? EXIT_FAILED : rep.commits.len ? EXIT_FOUND : EXIT_OK;
 done:
-	repo_commit_report_free(&rep);
+	repo_commit_report_release(&rep);
 	repo_free(repo);
 	rewrite_cmd_release(&rw);
 	return rc;
@@ -131,7 +131,7 @@ int cmd_series(int argc, char **argv)
 		printf("%s\n", rep.files.items[i]);
 	rc = EXIT_OK;
 done:
-	repo_series_report_free(&rep);
+	repo_series_report_release(&rep);
 	repo_free(repo);
 	strvec_release(&args);
 	return rc;

@@ -13,7 +13,7 @@
 
 #define MAX_JOBS 1024
 
-void scan_cli_free(struct scan_cli *a)
+void scan_cli_release(struct scan_cli *a)
 {
 	strvec_release(&a->exclude);
 	strvec_release(&a->ignore);
@@ -128,7 +128,7 @@ done:
 		rc = EXIT_FAILED;
 	}
 	strvec_release(&paths);
-	scan_cli_free(&a);
+	scan_cli_release(&a);
 	scan_result_free(&r);
 	return rc;
 }

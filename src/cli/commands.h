@@ -67,7 +67,7 @@ struct scan_cli {
 int scan_cli_run(const struct cli_command *cmd, const struct scan_cli *a,
 		 const struct strvec *paths, struct scan_result *out);
 
-void scan_cli_free(struct scan_cli *a);
+void scan_cli_release(struct scan_cli *a);
 
 /* The options of every command that rewrites (diff, apply, commit). */
 struct rewrite_cli {

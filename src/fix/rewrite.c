@@ -262,7 +262,7 @@ static int run_spatch(struct job *j, const char *dir, enum fix_kind kind, enum e
 	}
 	ret = 0;
 done:
-	spawn_result_free(&res);
+	spawn_result_release(&res);
 	buf_free(&side);
 	free(in);
 	free(outp);
@@ -342,7 +342,7 @@ static void build_sites(struct job *j, const bool *active, const struct lines *l
 	}
 }
 
-static void sites_free(site_vec *v)
+static void sites_release(site_vec *v)
 {
 	for (size_t i = 0; i < v->len; i++)
 		vec_free(&v->items[i].owners);
@@ -461,7 +461,7 @@ static int attempt(struct job *j, const char *dir, const bool *active, char **wh
 	ret = 0;
 done:
 	free(cur);
-	sites_free(&sites);
+	sites_release(&sites);
 	return ret;
 }
 
@@ -713,7 +713,7 @@ done:
 	return ret;
 }
 
-void rewrite_result_free(struct rewrite_result *r)
+void rewrite_result_release(struct rewrite_result *r)
 {
 	if (!r)
 		return;

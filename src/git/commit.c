@@ -21,7 +21,7 @@ struct run {
 };
 #define RUN_INIT {NULL, NULL, NULL, NULL, NULL, NULL, false, false, false, VEC_INIT, VEC_INIT}
 
-static void items_free(item_vec *v)
+static void items_release(item_vec *v)
 {
 	for (size_t i = 0; i < v->len; i++)
 		free(v->items[i].rel);
@@ -34,21 +34,21 @@ static void run_release(struct run *run)
 	git_commit_free(run->parent);
 	git_tree_free(run->parent_tree);
 	git_signature_free(run->sig);
-	items_free(&run->items);
+	items_release(&run->items);
 	vec_free(&run->group_first);
 }
 
-static void commit_entry_free(struct repo_commit *c)
+static void commit_release(struct repo_commit *c)
 {
 	free(c->subject);
 	free(c->message);
 	strvec_release(&c->paths);
 }
 
-void repo_commit_report_free(struct repo_commit_report *rep)
+void repo_commit_report_release(struct repo_commit_report *rep)
 {
 	for (size_t i = 0; i < rep->commits.len; i++)
-		commit_entry_free(&rep->commits.items[i]);
+		commit_release(&rep->commits.items[i]);
 	vec_free(&rep->commits);
 	strvec_release(&rep->unchanged);
 	free(rep->branch);
@@ -333,7 +333,7 @@ static int commit_all(struct run *run, struct repo_commit_report *out)
 		if (commit_group(run, index, gi, c->message, &id) < 0) {
 			/* Later entries were never made: drop them from the report. */
 			while (out->commits.len > gi)
-				commit_entry_free(&out->commits.items[--out->commits.len]);
+				commit_release(&out->commits.items[--out->commits.len]);
 			goto done;
 		}
 		git_oid_tostr(c->id, sizeof c->id, &id);

@@ -83,13 +83,13 @@ struct repo_commit_report {
  * error, are skipped and listed in out->unchanged. Nothing to change is
  * success with no commits. Records REPO_BASE_REF / REPO_TIP_REF for
  * repo_series(). OUT is filled as far as the run got, also on failure;
- * free it with repo_commit_report_free(). Returns 0, or -1 with the error
+ * free it with repo_commit_report_release(). Returns 0, or -1 with the error
  * slot set (naming the file or the git state at fault).
  */
 int repo_commit_changes(struct repo *r, const struct repo_commit_options *opts,
 			const struct file_change *changes, size_t n, struct repo_commit_report *out);
 
-void repo_commit_report_free(struct repo_commit_report *rep);
+void repo_commit_report_release(struct repo_commit_report *rep);
 
 struct repo_series_options {
 	const char *subject_prefix; /* default "PATCH" */
@@ -118,6 +118,6 @@ struct repo_series_report {
 int repo_series(struct repo *r, const struct repo_series_options *opts, const char *range,
 		const char *outdir, struct repo_series_report *out);
 
-void repo_series_report_free(struct repo_series_report *rep);
+void repo_series_report_release(struct repo_series_report *rep);
 
 #endif

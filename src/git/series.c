@@ -17,7 +17,7 @@ static char *oid_hex(const git_oid *id)
 	return xstrdup(hex);
 }
 
-void repo_series_report_free(struct repo_series_report *rep)
+void repo_series_report_release(struct repo_series_report *rep)
 {
 	strvec_release(&rep->files);
 	rep->patches = 0;

@@ -225,7 +225,7 @@ char *spawn_describe(const struct spawn_result *r)
 	return xasprintf("exit %d", r->exit_code);
 }
 
-void spawn_result_free(struct spawn_result *r)
+void spawn_result_release(struct spawn_result *r)
 {
 	if (!r)
 		return;

@@ -1,7 +1,13 @@
 /*
- * Small shared pieces: allocation, the error slot, a growable byte buffer
- * and a typed vector. Used everywhere; nothing here prints or exits except
- * the x*alloc family on out-of-memory.
+ * Small shared pieces: allocation, the error slot, a growable byte buffer,
+ * a typed vector and a string vector. Used everywhere; nothing here prints
+ * or exits except the x*alloc family on out-of-memory.
+ *
+ * Ownership words, as in git, everywhere in preemptify:
+ *   x_release(struct x *): frees what X owns and leaves X empty (zeroed),
+ *                          reusable; X itself is the caller's (often on the stack).
+ *   x_free(struct x *):    frees X itself too (X came from x_new()/x_open());
+ *                          NULL is fine.
  */
 #ifndef PREEMPTIFY_UTIL_H
 #define PREEMPTIFY_UTIL_H
