@@ -500,7 +500,7 @@ static void test_walk(void)
 	free(got);
 	for (size_t i = 0; i < diags.len; i++)
 		diagnostic_free(&diags.items[i]);
-	vec_free(&diags);
+	vec_release(&diags);
 
 	/* clean up the tree (bottom-up) */
 	const char *files[] = {"tree/b.c", "tree/a.h", "tree/README", "tree/x.cpp", "tree/sub/z.c",

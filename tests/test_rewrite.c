@@ -137,7 +137,7 @@ static void free_scan(struct scan_result *sr)
 {
 	for (size_t i = 0; i < sr->findings.len; i++)
 		finding_free(&sr->findings.items[i]);
-	vec_free(&sr->findings);
+	vec_release(&sr->findings);
 }
 
 /* ---- the per-kind fixtures ---------------------------------------------- */
@@ -425,7 +425,7 @@ static void test_textdiff(void)
 	CHECK(textdiff_unified(&b, "x.c", a, strlen(a), nonl, strlen(nonl), &o) == 0 &&
 		      strstr(buf_cstr(&b), "\\ No newline at end of file\n"),
 	      "no-newline marker:\n%s", buf_cstr(&b));
-	buf_free(&b);
+	buf_release(&b);
 }
 
 int main(int argc, char **argv)

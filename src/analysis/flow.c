@@ -376,7 +376,7 @@ static void collect_events(struct file_analysis *fa, struct fn *f)
 				e.rel[0] = e.rel[1] = -1;
 				vec_push(&ev, e);
 			}
-			vec_free(&ec.calls);
+			vec_release(&ec.calls);
 		}
 		vec_push(&f->events, ev);
 	}
@@ -512,7 +512,7 @@ static void run_flow(struct file_analysis *fa, struct fn *f)
 	free(m);
 	free(y);
 	free(queued);
-	vec_free(&work);
+	vec_release(&work);
 }
 
 struct point_state flow_state_at(const struct fn *f, uint32_t offset)
@@ -809,8 +809,8 @@ static void find_contexts(struct file_analysis *fa)
 	struct ident_scan is = {fa, VEC_INIT, VEC_INIT};
 	ts_walk(ts_tree_root_node(fa->tree), idle_field_visit, &is);
 	ts_walk(ts_tree_root_node(fa->tree), ident_visit, &is);
-	vec_free(&is.idle_fields);
-	vec_free(&is.idle_lines);
+	vec_release(&is.idle_fields);
+	vec_release(&is.idle_lines);
 	for (size_t i = 0; i < fa->src->uses.len; i++) {
 		const struct macro_use *u = &fa->src->uses.items[i];
 		bool tasklet = strncmp(u->name, "DECLARE_TASKLET", 15) == 0;
@@ -914,7 +914,7 @@ static void callers_fixpoint(struct file_analysis *fa)
 				dirty[g] = 1;
 				changed = true;
 			}
-			buf_free(&why);
+			buf_release(&why);
 		}
 		if (!changed)
 			break;
@@ -938,7 +938,7 @@ static void sleep_fixpoint(struct file_analysis *fa)
 					f->sleep_reason = xasprintf("calls %s at line %u", buf_cstr(&why),
 						source_pos(fa->src, ts_node_start_byte(call)).line);
 				}
-				buf_free(&why);
+				buf_release(&why);
 				if (k == SLEEP_YES)
 					break;
 			}
@@ -998,19 +998,19 @@ void analysis_free(struct file_analysis *fa)
 			free(f->acqs.items[k].key);
 			free(f->acqs.items[k].api);
 		}
-		vec_free(&f->acqs);
+		vec_release(&f->acqs);
 		for (size_t k = 0; k < f->keys.len; k++)
 			free(f->keys.items[k]);
-		vec_free(&f->keys);
+		vec_release(&f->keys);
 		for (size_t k = 0; k < f->events.len; k++)
-			vec_free(&f->events.items[k]);
-		vec_free(&f->events);
+			vec_release(&f->events.items[k]);
+		vec_release(&f->events);
 		free(f->must);
 		free(f->may);
 		free(f->reached);
-		vec_free(&f->calls);
+		vec_release(&f->calls);
 	}
-	vec_free(&fa->fns);
+	vec_release(&fa->fns);
 }
 
 bool fn_releases(const struct fn *f, const char *key)

@@ -197,7 +197,7 @@ void cli_usage(FILE *out, const struct cli_command *cmd, const struct cli_option
 		if (!o->name)
 			break;
 	}
-	buf_free(&left);
+	buf_release(&left);
 }
 
 static const struct cli_command *registered;

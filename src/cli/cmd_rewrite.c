@@ -190,7 +190,7 @@ static int run(const char *name, bool apply, int argc, char **argv)
 	print_totals(&t, &e);
 	code = t.failed ? EXIT_FAILED : t.changed ? EXIT_FOUND : EXIT_OK;
 done:
-	buf_free(&out);
+	buf_release(&out);
 	rewrite_cmd_release(&rw);
 	return code;
 }

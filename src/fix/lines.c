@@ -138,12 +138,12 @@ bool lines_hunk_has(const struct textdiff_hunk *h, const struct lines *newl, con
 	}
 	squeeze(&pin, needle, strlen(needle));
 	bool found = strstr(buf_cstr(&hay), buf_cstr(&pin)) != NULL;
-	buf_free(&hay);
-	buf_free(&pin);
+	buf_release(&hay);
+	buf_release(&pin);
 	return found;
 }
 
 void lines_release(struct lines *l)
 {
-	vec_free(&l->start);
+	vec_release(&l->start);
 }

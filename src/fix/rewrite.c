@@ -263,7 +263,7 @@ static int run_spatch(struct job *j, const char *dir, enum fix_kind kind, enum e
 	ret = 0;
 done:
 	spawn_result_release(&res);
-	buf_free(&side);
+	buf_release(&side);
 	free(in);
 	free(outp);
 	free(sidep);
@@ -345,8 +345,8 @@ static void build_sites(struct job *j, const bool *active, const struct lines *l
 static void sites_release(site_vec *v)
 {
 	for (size_t i = 0; i < v->len; i++)
-		vec_free(&v->items[i].owners);
-	vec_free(v);
+		vec_release(&v->items[i].owners);
+	vec_release(v);
 }
 
 static void mark_failed(char **why, const struct site *s, const char *fmt)
@@ -407,7 +407,7 @@ static int after_run(site_vec *sites, enum fix_kind kind, enum edit_op op, const
 	}
 	lines_release(&oldl);
 	lines_release(&newl);
-	vec_free(&hunks);
+	vec_release(&hunks);
 	return 0;
 }
 
@@ -702,7 +702,7 @@ int rewrite_plan(const struct scan_result *scan, const struct rewrite_options *o
 		ret += jobs[k].out->error != NULL;
 done:
 	for (size_t k = 0; k < njobs; k++)
-		vec_free(&jobs[k].findings);
+		vec_release(&jobs[k].findings);
 	free(jobs);
 	/* PREEMPTIFY_KEEP_TMP=1 keeps the sidecars and spatch inputs for debugging. */
 	if (tmpdir && !getenv("PREEMPTIFY_KEEP_TMP")) {
@@ -725,8 +725,8 @@ void rewrite_result_release(struct rewrite_result *r)
 		free(c->error);
 		for (size_t k = 0; k < c->refused.len; k++)
 			free(c->refused.items[k].reason);
-		vec_free(&c->refused);
-		vec_free(&c->fixed);
+		vec_release(&c->refused);
+		vec_release(&c->fixed);
 	}
-	vec_free(&r->files);
+	vec_release(&r->files);
 }

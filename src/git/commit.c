@@ -25,7 +25,7 @@ static void items_release(item_vec *v)
 {
 	for (size_t i = 0; i < v->len; i++)
 		free(v->items[i].rel);
-	vec_free(v);
+	vec_release(v);
 }
 
 static void run_release(struct run *run)
@@ -35,7 +35,7 @@ static void run_release(struct run *run)
 	git_tree_free(run->parent_tree);
 	git_signature_free(run->sig);
 	items_release(&run->items);
-	vec_free(&run->group_first);
+	vec_release(&run->group_first);
 }
 
 static void commit_release(struct repo_commit *c)
@@ -49,7 +49,7 @@ void repo_commit_report_release(struct repo_commit_report *rep)
 {
 	for (size_t i = 0; i < rep->commits.len; i++)
 		commit_release(&rep->commits.items[i]);
-	vec_free(&rep->commits);
+	vec_release(&rep->commits);
 	strvec_release(&rep->unchanged);
 	free(rep->branch);
 	rep->branch = NULL;
@@ -172,8 +172,8 @@ static void plan_messages(struct run *run, struct repo_commit_report *out)
 		c.message = message_build(gc.items, gp.items, gc.len, &mo);
 		c.subject = xstrndup(c.message, strcspn(c.message, "\n"));
 		vec_push(&out->commits, c);
-		vec_free(&gc);
-		vec_free(&gp);
+		vec_release(&gc);
+		vec_release(&gp);
 	}
 	free(signoff);
 }
@@ -312,7 +312,7 @@ static int commit_group(struct run *run, git_index *index, size_t group, const c
 	tree = NULL;
 	rc = 0;
 done:
-	vec_free(&updates);
+	vec_release(&updates);
 	git_tree_free(tree);
 	git_commit_free(commit);
 	return rc;

@@ -172,7 +172,7 @@ char *message_summary(const struct file_change *const *changes, size_t n, size_t
 		buf_clear(&b);
 		buf_printf(&b, "make preempt-safe (%zu kinds of fix)", kinds);
 	}
-	buf_free(&use);
+	buf_release(&use);
 	return buf_detach(&b);
 }
 
@@ -246,7 +246,7 @@ static void bullet(struct buf *b, const struct finding *f, const char *tail_labe
 		free(s);
 	}
 	wrap(b, "- ", "  ", buf_cstr(&t), MESSAGE_BODY_WIDTH);
-	buf_free(&t);
+	buf_release(&t);
 }
 
 char *message_build(const struct file_change *const *changes, const char *const *paths,

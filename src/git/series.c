@@ -196,10 +196,10 @@ struct series {
 
 static void series_release(struct series *s)
 {
-	vec_free(&s->ids);
+	vec_release(&s->ids);
 	git_signature_free(s->sig);
 	free(s->signoff);
-	buf_free(&s->shortlog);
+	buf_release(&s->shortlog);
 	git_tree_free(s->first_parent_tree);
 	git_tree_free(s->last_tree);
 }
@@ -371,7 +371,7 @@ done:
 	git_diff_stats_free(stats);
 	git_diff_free(diff);
 	git_buf_dispose(&statbuf);
-	buf_free(&cover);
+	buf_release(&cover);
 	return rc;
 }
 

@@ -115,7 +115,7 @@ void finding_free(struct finding *f)
 	free(f->fix_note);
 	for (size_t i = 0; i < f->edits.len; i++)
 		free(f->edits.items[i].text);
-	vec_free(&f->edits);
+	vec_release(&f->edits);
 }
 
 void diagnostic_free(struct diagnostic *d)

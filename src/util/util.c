@@ -173,7 +173,7 @@ void buf_clear(struct buf *b)
 		b->ptr[0] = '\0';
 }
 
-void buf_free(struct buf *b)
+void buf_release(struct buf *b)
 {
 	free(b->ptr);
 	b->ptr = NULL;
@@ -210,7 +210,7 @@ void strvec_release(struct strvec *v)
 {
 	for (size_t i = 0; i < v->len; i++)
 		free(v->items[i]);
-	vec_free(v);
+	vec_release(v);
 }
 
 int read_file(const char *path, char **out, size_t *out_len)
@@ -230,7 +230,7 @@ int read_file(const char *path, char **out, size_t *out_len)
 				continue;
 			int e = errno;
 			close(fd);
-			buf_free(&b);
+			buf_release(&b);
 			return error_set("%s: read error: %s", path, strerror(e));
 		}
 		if (n == 0)

@@ -61,7 +61,7 @@ const char *buf_cstr(const struct buf *b);
 /* Hands the storage to the caller (NUL-terminated, never NULL) and resets B. */
 char *buf_detach(struct buf *b);
 void buf_clear(struct buf *b); /* len = 0, keeps storage */
-void buf_free(struct buf *b);
+void buf_release(struct buf *b);
 
 /*
  * A typed vector: VEC(int) v = VEC_INIT; vec_push(&v, 3); v.items[0].
@@ -73,7 +73,7 @@ void buf_free(struct buf *b);
 	vec_reserve_((void **)&(v)->items, &(v)->cap, (v)->len + (n), sizeof(*(v)->items))
 #define vec_push(v, x) \
 	(vec_reserve((v), 1), (v)->items[(v)->len++] = (x))
-#define vec_free(v) (free((v)->items), (v)->items = NULL, (v)->len = (v)->cap = 0)
+#define vec_release(v) (free((v)->items), (v)->items = NULL, (v)->len = (v)->cap = 0)
 void vec_reserve_(void **items, size_t *cap, size_t need, size_t elem);
 
 /*

@@ -38,7 +38,7 @@ static int check_expect(char **files, int n)
 		}
 		free(want);
 		free(exp_path);
-		buf_free(&got);
+		buf_release(&got);
 		scan_result_free(&r);
 	}
 	printf("%d passed, %d failed\n", n - bad, bad);
