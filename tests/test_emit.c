@@ -152,7 +152,7 @@ static void test_emit_text(void)
 	s = emit_to_string(FORMAT_TEXT, &r, false, true);
 	check_str(s, "preemptify: 3 findings (P003: 1, P004: 1, P006: 1) in 3 files, 2 diagnostics\n", "summary");
 	free(s);
-	scan_result_free(&r);
+	scan_result_release(&r);
 
 	struct scan_result empty = SCAN_RESULT_INIT;
 	empty.stats.files = 1;
@@ -210,7 +210,7 @@ static void test_emit_json(void)
 	CHECK(strstr(s, "\"protected\": false") != NULL);
 	CHECK(strstr(s, "\"findings\": 3, \"protected\": 1,") != NULL);
 	free(s);
-	scan_result_free(&r);
+	scan_result_release(&r);
 
 	struct scan_result empty = SCAN_RESULT_INIT;
 	s = emit_to_string(FORMAT_JSON, &empty, false, false);
@@ -247,7 +247,7 @@ static void test_emit_sarif(void)
 	s = emit_to_string(FORMAT_SARIF, &r, true, false);
 	CHECK(strstr(s, "{\"ruleId\": \"P003\", \"ruleIndex\": 2, \"kind\": \"pass\", \"level\": \"none\"") != NULL);
 	free(s);
-	scan_result_free(&r);
+	scan_result_release(&r);
 
 	struct scan_result empty = SCAN_RESULT_INIT;
 	s = emit_to_string(FORMAT_SARIF, &empty, false, false);
@@ -499,7 +499,7 @@ static void test_walk(void)
 	}
 	free(got);
 	for (size_t i = 0; i < diags.len; i++)
-		diagnostic_free(&diags.items[i]);
+		diagnostic_release(&diags.items[i]);
 	vec_release(&diags);
 
 	/* clean up the tree (bottom-up) */
@@ -598,7 +598,7 @@ static void test_scan_deterministic(void)
 		struct scan_result r = SCAN_RESULT_INIT;
 		CHECK(scan_files(paths, N, &so, &r) == 0);
 		out[j] = emit_to_string(FORMAT_JSON, &r, true, false);
-		scan_result_free(&r);
+		scan_result_release(&r);
 	}
 	CHECK(strlen(out[0]) > 1000);
 	check_str(out[1], out[0], "scan output with -j 8 equals -j 1");

@@ -144,7 +144,7 @@ static void spec_free(struct spec *sp)
 	}
 	vec_release(&sp->changes);
 	for (size_t i = 0; i < sp->findings.len; i++) {
-		finding_free(sp->findings.items[i]);
+		finding_release(sp->findings.items[i]);
 		free(sp->findings.items[i]);
 	}
 	vec_release(&sp->findings);

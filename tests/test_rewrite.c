@@ -136,7 +136,7 @@ static void dump_refusals(const struct file_change *c)
 static void free_scan(struct scan_result *sr)
 {
 	for (size_t i = 0; i < sr->findings.len; i++)
-		finding_free(&sr->findings.items[i]);
+		finding_release(&sr->findings.items[i]);
 	vec_release(&sr->findings);
 }
 

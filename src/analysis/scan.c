@@ -208,12 +208,12 @@ int scan_files(char *const *paths, size_t n, const struct scan_options *opts, st
 	return failed;
 }
 
-void scan_result_free(struct scan_result *r)
+void scan_result_release(struct scan_result *r)
 {
 	for (size_t i = 0; i < r->findings.len; i++)
-		finding_free(&r->findings.items[i]);
+		finding_release(&r->findings.items[i]);
 	vec_release(&r->findings);
 	for (size_t i = 0; i < r->diagnostics.len; i++)
-		diagnostic_free(&r->diagnostics.items[i]);
+		diagnostic_release(&r->diagnostics.items[i]);
 	vec_release(&r->diagnostics);
 }

@@ -77,7 +77,7 @@ int rewrite_cli_run(const struct cli_command *cmd, struct rewrite_cmd *c)
 void rewrite_cmd_release(struct rewrite_cmd *c)
 {
 	rewrite_result_release(&c->rr);
-	scan_result_free(&c->sr);
+	scan_result_release(&c->sr);
 	strvec_release(&c->paths);
 	scan_cli_release(&c->scan);
 }

@@ -129,7 +129,7 @@ done:
 	}
 	strvec_release(&paths);
 	scan_cli_release(&a);
-	scan_result_free(&r);
+	scan_result_release(&r);
 	return rc;
 }
 
@@ -329,7 +329,7 @@ done:
 	free(src);
 	strvec_release(&args);
 	strvec_release(&ignore);
-	scan_result_free(&r);
+	scan_result_release(&r);
 	return rc;
 }
 

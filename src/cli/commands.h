@@ -62,7 +62,7 @@ struct scan_cli {
  * Prints one line and returns EXIT_USAGE for a bad --ignore or -j or no
  * PATH; otherwise prints nothing and returns EXIT_FAILED when a root, a
  * file or the parser failed, else EXIT_OK. OUT is filled in every case
- * but EXIT_USAGE; the caller frees it with scan_result_free().
+ * but EXIT_USAGE; the caller frees it with scan_result_release().
  */
 int scan_cli_run(const struct cli_command *cmd, const struct scan_cli *a,
 		 const struct strvec *paths, struct scan_result *out);

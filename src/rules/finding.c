@@ -106,7 +106,7 @@ int fix_parse(const char *s)
 	return -1;
 }
 
-void finding_free(struct finding *f)
+void finding_release(struct finding *f)
 {
 	free(f->file);
 	free(f->function);
@@ -118,7 +118,7 @@ void finding_free(struct finding *f)
 	vec_release(&f->edits);
 }
 
-void diagnostic_free(struct diagnostic *d)
+void diagnostic_release(struct diagnostic *d)
 {
 	free(d->file);
 	free(d->message);
