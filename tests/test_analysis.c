@@ -114,7 +114,7 @@ static void test_cfg_shapes(void)
 	/* e() after goto is unreachable */
 	uint32_t e = cfg_node_at(&f->cfg, (uint32_t)(strstr(p.src.parse_text, "e();") - p.src.parse_text));
 	CHECK(e != UINT32_MAX && !f->reached[e], "code after goto is unreachable");
-	buf_free(&dump);
+	buf_release(&dump);
 	done(&p);
 }
 
@@ -282,7 +282,7 @@ static void deep_nesting(size_t i, void *ctx)
 	CHECK(fn_named(&p, "f") != NULL, "deeply nested function analysed");
 	CHECK(protected_at(&p, "a", 0) == 0, "state computed at depth 3000");
 	done(&p);
-	buf_free(&b);
+	buf_release(&b);
 }
 
 int main(void)

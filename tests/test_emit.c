@@ -152,7 +152,7 @@ static void test_emit_text(void)
 	s = emit_to_string(FORMAT_TEXT, &r, false, true);
 	check_str(s, "preemptify: 3 findings (P003: 1, P004: 1, P006: 1) in 3 files, 2 diagnostics\n", "summary");
 	free(s);
-	scan_result_free(&r);
+	scan_result_release(&r);
 
 	struct scan_result empty = SCAN_RESULT_INIT;
 	empty.stats.files = 1;
@@ -210,7 +210,7 @@ static void test_emit_json(void)
 	CHECK(strstr(s, "\"protected\": false") != NULL);
 	CHECK(strstr(s, "\"findings\": 3, \"protected\": 1,") != NULL);
 	free(s);
-	scan_result_free(&r);
+	scan_result_release(&r);
 
 	struct scan_result empty = SCAN_RESULT_INIT;
 	s = emit_to_string(FORMAT_JSON, &empty, false, false);
@@ -247,7 +247,7 @@ static void test_emit_sarif(void)
 	s = emit_to_string(FORMAT_SARIF, &r, true, false);
 	CHECK(strstr(s, "{\"ruleId\": \"P003\", \"ruleIndex\": 2, \"kind\": \"pass\", \"level\": \"none\"") != NULL);
 	free(s);
-	scan_result_free(&r);
+	scan_result_release(&r);
 
 	struct scan_result empty = SCAN_RESULT_INIT;
 	s = emit_to_string(FORMAT_SARIF, &empty, false, false);
@@ -266,8 +266,8 @@ struct parsed {
 	bool verbose, quiet;
 	const char *format;
 	int jobs;
-	struct cli_list list;
-	struct cli_list pos;
+	struct strvec list;
+	struct strvec pos;
 	char err[512];
 	char *words; /* argv storage: string options point into it */
 };
@@ -308,8 +308,8 @@ static int parse(struct parsed *p, const char *line)
 
 static void parsed_free(struct parsed *p)
 {
-	cli_list_free(&p->list);
-	cli_list_free(&p->pos);
+	strvec_release(&p->list);
+	strvec_release(&p->pos);
 	free(p->words);
 }
 
@@ -424,13 +424,13 @@ static void make_dir(const char *rel)
 static char *walk_joined(char **roots, size_t n, char **excludes, size_t n_ex, int *out_rc, diagnostic_vec *diags)
 {
 	struct walk_options wo = {excludes, n_ex};
-	path_vec out = VEC_INIT;
+	struct strvec out = VEC_INIT;
 	*out_rc = walk_paths(roots, n, &wo, &out, diags);
 	struct buf b = BUF_INIT;
 	size_t skip = strlen(tmp_root) + 1;
 	for (size_t i = 0; i < out.len; i++)
 		buf_printf(&b, "%s\n", strncmp(out.items[i], tmp_root, skip - 1) == 0 ? out.items[i] + skip : out.items[i]);
-	path_vec_free(&out);
+	strvec_release(&out);
 	return buf_detach(&b);
 }
 
@@ -499,8 +499,8 @@ static void test_walk(void)
 	}
 	free(got);
 	for (size_t i = 0; i < diags.len; i++)
-		diagnostic_free(&diags.items[i]);
-	vec_free(&diags);
+		diagnostic_release(&diags.items[i]);
+	vec_release(&diags);
 
 	/* clean up the tree (bottom-up) */
 	const char *files[] = {"tree/b.c", "tree/a.h", "tree/README", "tree/x.cpp", "tree/sub/z.c",
@@ -598,7 +598,7 @@ static void test_scan_deterministic(void)
 		struct scan_result r = SCAN_RESULT_INIT;
 		CHECK(scan_files(paths, N, &so, &r) == 0);
 		out[j] = emit_to_string(FORMAT_JSON, &r, true, false);
-		scan_result_free(&r);
+		scan_result_release(&r);
 	}
 	CHECK(strlen(out[0]) > 1000);
 	check_str(out[1], out[0], "scan output with -j 8 equals -j 1");

@@ -137,17 +137,17 @@ static void spec_free(struct spec *sp)
 		free(c->old_text);
 		free(c->new_text);
 		free(c->error);
-		vec_free(&c->fixed);
+		vec_release(&c->fixed);
 		for (size_t k = 0; k < c->refused.len; k++)
 			free(c->refused.items[k].reason);
-		vec_free(&c->refused);
+		vec_release(&c->refused);
 	}
-	vec_free(&sp->changes);
+	vec_release(&sp->changes);
 	for (size_t i = 0; i < sp->findings.len; i++) {
-		finding_free(sp->findings.items[i]);
+		finding_release(sp->findings.items[i]);
 		free(sp->findings.items[i]);
 	}
-	vec_free(&sp->findings);
+	vec_release(&sp->findings);
 }
 
 /* ---- unit tests ---- */
@@ -187,7 +187,7 @@ static char *summary_of(struct finding *fs, size_t n, size_t budget)
 		vec_push(&c.fixed, &fs[i]);
 	const struct file_change *cp = &c;
 	char *s = message_summary(&cp, 1, budget);
-	vec_free(&c.fixed);
+	vec_release(&c.fixed);
 	return s;
 }
 
@@ -336,9 +336,9 @@ static void unit_message(void)
 	CHECK(strstr(m, "\ndrivers/net/foo.c:\n- P004 resched, line 120:") != NULL);
 	CHECK(strstr(m, "\ndrivers/net/bar.c:\n- P005 noresched, line 7:") != NULL);
 	free(m);
-	vec_free(&c.fixed);
-	vec_free(&c.refused);
-	vec_free(&c3.fixed);
+	vec_release(&c.fixed);
+	vec_release(&c.refused);
+	vec_release(&c3.fixed);
 }
 
 static int run_unit(void)
@@ -388,8 +388,8 @@ static int run_message(int argc, char **argv)
 	char *m = message_build(cs.items, ps.items, cs.len, &mo);
 	fputs(m, stdout);
 	free(m);
-	vec_free(&cs);
-	vec_free(&ps);
+	vec_release(&cs);
+	vec_release(&ps);
 	spec_free(&sp);
 	return 0;
 }
@@ -448,7 +448,7 @@ static int run_commit(int argc, char **argv)
 	}
 	rc = 0;
 done:
-	repo_commit_report_free(&rep);
+	repo_commit_report_release(&rep);
 	repo_free(r);
 	spec_free(&sp);
 	return rc;
@@ -487,7 +487,7 @@ static int run_series(int argc, char **argv)
 		printf("%s\n", rep.files.items[i]);
 	rc = 0;
 done:
-	repo_series_report_free(&rep);
+	repo_series_report_release(&rep);
 	repo_free(r);
 	return rc;
 }

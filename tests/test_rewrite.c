@@ -136,8 +136,8 @@ static void dump_refusals(const struct file_change *c)
 static void free_scan(struct scan_result *sr)
 {
 	for (size_t i = 0; i < sr->findings.len; i++)
-		finding_free(&sr->findings.items[i]);
-	vec_free(&sr->findings);
+		finding_release(&sr->findings.items[i]);
+	vec_release(&sr->findings);
 }
 
 /* ---- the per-kind fixtures ---------------------------------------------- */
@@ -277,7 +277,7 @@ static void test_fixtures(void)
 		}
 		free(p);
 	}
-	rewrite_result_free(&rr);
+	rewrite_result_release(&rr);
 	for (size_t i = 0; i < ARRAY_SIZE(fixtures); i++)
 		free(srcs[i]);
 	free_scan(&sr);
@@ -317,7 +317,7 @@ static void with_fake(const char *mode, int timeout, const char *what)
 		}
 		free(p);
 	}
-	rewrite_result_free(&rr);
+	rewrite_result_release(&rr);
 	for (size_t i = 0; i < ARRAY_SIZE(fixtures); i++)
 		free(srcs[i]);
 	free_scan(&sr);
@@ -334,7 +334,7 @@ static void test_missing_spatch(void)
 	int r = rewrite_plan(&sr, &o, &rr);
 	CHECK(r == -1 && strstr(error_last(), "not found"), "missing spatch: %d %s", r,
 	      error_last());
-	rewrite_result_free(&rr);
+	rewrite_result_release(&rr);
 }
 
 /* ---- spawn -------------------------------------------------------------- */
@@ -346,21 +346,21 @@ static void test_spawn(void)
 	CHECK(spawn_run(echo_both, NULL, 5, &res) == 0, "spawn sh");
 	CHECK(res.exit_code == 7 && strstr(res.output, "out") && strstr(res.output, "err"),
 	      "spawn: exit %d output '%s'", res.exit_code, res.output);
-	spawn_result_free(&res);
+	spawn_result_release(&res);
 
 	char *sleeper[] = {"sleep", "30", NULL};
 	CHECK(spawn_run(sleeper, NULL, 1, &res) == 0 && res.timed_out && res.signal == SIGKILL,
 	      "spawn timeout");
-	spawn_result_free(&res);
+	spawn_result_release(&res);
 
 	char *missing[] = {"preemptify-no-such-program", NULL};
 	CHECK(spawn_run(missing, NULL, 1, &res) < 0 && strstr(error_last(), "not found"),
 	      "spawn missing: %s", error_last());
-	spawn_result_free(&res);
+	spawn_result_release(&res);
 
 	char *notexec[] = {"/etc/passwd", NULL};
 	CHECK(spawn_run(notexec, NULL, 1, &res) < 0, "spawn non-executable");
-	spawn_result_free(&res);
+	spawn_result_release(&res);
 }
 
 /* ---- writefile and textdiff --------------------------------------------- */
@@ -400,7 +400,7 @@ static void test_writefile(void)
 	struct spawn_result res;
 	spawn_run(cmd, NULL, 5, &res);
 	CHECK(res.output && atoi(res.output) == 0, "temp files left: %s", res.output);
-	spawn_result_free(&res);
+	spawn_result_release(&res);
 
 	unlink(path);
 	unlink(bak);
@@ -425,7 +425,7 @@ static void test_textdiff(void)
 	CHECK(textdiff_unified(&b, "x.c", a, strlen(a), nonl, strlen(nonl), &o) == 0 &&
 		      strstr(buf_cstr(&b), "\\ No newline at end of file\n"),
 	      "no-newline marker:\n%s", buf_cstr(&b));
-	buf_free(&b);
+	buf_release(&b);
 }
 
 int main(int argc, char **argv)

@@ -101,7 +101,7 @@ static size_t validate(const char *old, const char *new_text, struct edit *e, si
 	*why = NULL;
 	size_t r = validate_rewrite("t.c", old, strlen(old), new_text, strlen(new_text), applied, 1,
 				    &opts, why);
-	vec_free(&f.edits);
+	vec_release(&f.edits);
 	return r;
 }
 

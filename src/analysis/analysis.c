@@ -97,17 +97,17 @@ void analysis_free(struct file_analysis *fa)
 			free(f->acqs.items[k].key);
 			free(f->acqs.items[k].api);
 		}
-		vec_free(&f->acqs);
+		vec_release(&f->acqs);
 		for (size_t k = 0; k < f->keys.len; k++)
 			free(f->keys.items[k]);
-		vec_free(&f->keys);
+		vec_release(&f->keys);
 		for (size_t k = 0; k < f->events.len; k++)
-			vec_free(&f->events.items[k]);
-		vec_free(&f->events);
+			vec_release(&f->events.items[k]);
+		vec_release(&f->events);
 		free(f->must);
 		free(f->may);
 		free(f->reached);
-		vec_free(&f->calls);
+		vec_release(&f->calls);
 	}
-	vec_free(&fa->fns);
+	vec_release(&fa->fns);
 }

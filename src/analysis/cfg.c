@@ -351,17 +351,17 @@ void cfg_build(struct cfg *out, TSNode body, const char *src)
 	sort_graph = out;
 	if (out->by_pos.len > 1)
 		qsort(out->by_pos.items, out->by_pos.len, sizeof(uint32_t), by_start);
-	vec_free(&b.labels);
-	vec_free(&b.break_to);
-	vec_free(&b.continue_to);
+	vec_release(&b.labels);
+	vec_release(&b.break_to);
+	vec_release(&b.continue_to);
 }
 
 void cfg_free(struct cfg *g)
 {
 	for (size_t i = 0; i < g->nodes.len; i++)
-		vec_free(&g->nodes.items[i].succ);
-	vec_free(&g->nodes);
-	vec_free(&g->by_pos);
+		vec_release(&g->nodes.items[i].succ);
+	vec_release(&g->nodes);
+	vec_release(&g->by_pos);
 }
 
 uint32_t cfg_node_at(const struct cfg *g, uint32_t offset)

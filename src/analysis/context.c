@@ -256,8 +256,8 @@ void context_find(struct file_analysis *fa)
 	struct ident_scan is = {fa, VEC_INIT, VEC_INIT};
 	ts_walk(ts_tree_root_node(fa->tree), idle_field_visit, &is);
 	ts_walk(ts_tree_root_node(fa->tree), ident_visit, &is);
-	vec_free(&is.idle_fields);
-	vec_free(&is.idle_lines);
+	vec_release(&is.idle_fields);
+	vec_release(&is.idle_lines);
 	macro_contexts(fa);
 	irq_entry_contexts(fa);
 }
@@ -339,7 +339,7 @@ void context_callers_fixpoint(struct file_analysis *fa)
 				dirty[g] = 1;
 				changed = true;
 			}
-			buf_free(&why);
+			buf_release(&why);
 		}
 		if (!changed)
 			break;

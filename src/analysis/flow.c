@@ -143,7 +143,7 @@ static event_vec node_events(struct fn *f, const struct source *src, const struc
 		}
 		vec_push(&ev, e);
 	}
-	vec_free(&ec.calls);
+	vec_release(&ec.calls);
 	return ev;
 }
 
@@ -328,7 +328,7 @@ void flow_run(struct fn *f)
 	free(m);
 	free(y);
 	free(queued);
-	vec_free(&work);
+	vec_release(&work);
 }
 
 struct point_state flow_state_at(const struct fn *f, uint32_t offset)

@@ -194,8 +194,8 @@ int scan_files(char *const *paths, size_t n, const struct scan_options *opts, st
 		out->stats.parsed += r->stats.parsed;
 		for (int k = 0; k < RULE_COUNT; k++)
 			out->stats.per_rule[k] += r->stats.per_rule[k];
-		vec_free(&r->findings);
-		vec_free(&r->diagnostics);
+		vec_release(&r->findings);
+		vec_release(&r->diagnostics);
 		if (rcs[i] < 0)
 			failed++;
 	}
@@ -208,12 +208,12 @@ int scan_files(char *const *paths, size_t n, const struct scan_options *opts, st
 	return failed;
 }
 
-void scan_result_free(struct scan_result *r)
+void scan_result_release(struct scan_result *r)
 {
 	for (size_t i = 0; i < r->findings.len; i++)
-		finding_free(&r->findings.items[i]);
-	vec_free(&r->findings);
+		finding_release(&r->findings.items[i]);
+	vec_release(&r->findings);
 	for (size_t i = 0; i < r->diagnostics.len; i++)
-		diagnostic_free(&r->diagnostics.items[i]);
-	vec_free(&r->diagnostics);
+		diagnostic_release(&r->diagnostics.items[i]);
+	vec_release(&r->diagnostics);
 }

@@ -52,6 +52,6 @@ int scan_files(char *const *paths, size_t n, const struct scan_options *opts,
 /* True if SRC contains a trigger token (or a macro defined over one). */
 bool scan_prefilter(const char *src, size_t len);
 
-void scan_result_free(struct scan_result *r);
+void scan_result_release(struct scan_result *r);
 
 #endif

@@ -22,7 +22,7 @@ static void direct_sleeps(const struct file_analysis *fa, struct fn *f)
 				f->sleep_reason = xasprintf("calls %s at line %u", buf_cstr(&why),
 					source_pos(fa->src, ts_node_start_byte(call)).line);
 			}
-			buf_free(&why);
+			buf_release(&why);
 			if (k == SLEEP_YES)
 				break;
 		}

@@ -48,13 +48,8 @@ static const struct cli_option *find_short(const struct cli_option *opts, char c
 	return NULL;
 }
 
-static void list_push(struct cli_list *l, const char *s)
-{
-	vec_push(l, xstrdup(s));
-}
-
 /* Splits VALUE on commas; empty items (a trailing comma) are dropped. */
-static void list_add_csv(struct cli_list *l, const char *value)
+static void list_add_csv(struct strvec *l, const char *value)
 {
 	const char *p = value;
 	for (;;) {
@@ -106,13 +101,13 @@ static bool takes_arg(const struct cli_option *o)
 }
 
 int cli_parse(const struct cli_command *cmd, const struct cli_option *opts,
-	      int argc, char **argv, struct cli_list *positional)
+	      int argc, char **argv, struct strvec *positional)
 {
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
 		if (strcmp(a, "--") == 0) {
 			for (i++; i < argc; i++)
-				list_push(positional, argv[i]);
+				strvec_push(positional, argv[i]);
 			break;
 		}
 		if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
@@ -120,7 +115,7 @@ int cli_parse(const struct cli_command *cmd, const struct cli_option *opts,
 			return 1;
 		}
 		if (a[0] != '-' || a[1] == '\0') { /* "-" alone is an operand */
-			list_push(positional, a);
+			strvec_push(positional, a);
 			continue;
 		}
 		if (a[1] == '-') {
@@ -202,16 +197,7 @@ void cli_usage(FILE *out, const struct cli_command *cmd, const struct cli_option
 		if (!o->name)
 			break;
 	}
-	buf_free(&left);
-}
-
-void cli_list_free(struct cli_list *l)
-{
-	for (size_t i = 0; i < l->len; i++)
-		free(l->items[i]);
-	free(l->items);
-	l->items = NULL;
-	l->len = l->cap = 0;
+	buf_release(&left);
 }
 
 static const struct cli_command *registered;

@@ -21,12 +21,7 @@ enum opt_type {
 	OPT_FLAG,   /* bool *: set to true */
 	OPT_STRING, /* const char **: the argument */
 	OPT_INT,    /* int *: a decimal integer */
-	OPT_LIST,   /* VEC(char *) (struct cli_list *): repeatable, comma-separated */
-};
-
-struct cli_list {
-	char **items;
-	size_t len, cap;
+	OPT_LIST,   /* struct strvec *: repeatable, comma-separated */
 };
 
 struct cli_option {
@@ -52,11 +47,9 @@ struct cli_command {
  * line to stderr and returns -1. Returns 0 otherwise.
  */
 int cli_parse(const struct cli_command *cmd, const struct cli_option *opts,
-	      int argc, char **argv, struct cli_list *positional);
+	      int argc, char **argv, struct strvec *positional);
 
 /* Prints "usage: preemptify CMD SYNOPSIS", the summary and the options. */
 void cli_usage(FILE *out, const struct cli_command *cmd, const struct cli_option *opts);
-
-void cli_list_free(struct cli_list *l);
 
 #endif

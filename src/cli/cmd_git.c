@@ -5,14 +5,39 @@
 #include "cli/commands.h"
 #include "git/repo.h"
 
+/* One line per commit made (or planned), then its paths. */
+static void print_commits(const struct repo_commit_options *co, const struct repo_commit_report *rep)
+{
+	for (size_t i = 0; i < rep->commits.len; i++) {
+		const struct repo_commit *c = &rep->commits.items[i];
+		printf("[%s %.7s] %s\n", co->dry_run ? "dry-run" : rep->branch ? rep->branch : "detached",
+		       c->id[0] ? c->id : "-------", c->subject);
+		for (size_t k = 0; k < c->paths.len; k++)
+			printf("  %s\n", c->paths.items[k]);
+	}
+}
+
+static void print_summary(const struct repo_commit_options *co, const struct repo_commit_report *rep,
+			  const struct rewrite_result *rr)
+{
+	size_t refused = 0;
+	for (size_t i = 0; i < rr->files.len; i++)
+		refused += rr->files.items[i].refused.len;
+	if (rep->commits.len == 0)
+		fprintf(stderr, "preemptify commit: nothing to change\n");
+	else
+		fprintf(stderr, "preemptify commit: %zu commit%s%s; %zu site%s left for manual review%s\n",
+			rep->commits.len, rep->commits.len == 1 ? "" : "s", co->dry_run ? " planned" : "",
+			refused, refused == 1 ? "" : "s",
+			co->dry_run || rep->commits.len == 0 ? "" : " (preemptify series makes the patches)");
+}
+
 int cmd_commit(int argc, char **argv)
 {
 	const struct cli_command *cmd = cli_command_find("commit");
 	struct repo_commit_options co = REPO_COMMIT_OPTIONS_INIT;
-	struct scan_cli a = SCAN_CLI_INIT;
-	struct rewrite_cli o = REWRITE_CLI_INIT;
+	struct rewrite_cmd rw = REWRITE_CMD_INIT;
 	const char *group = "file";
-	struct cli_list paths = {0};
 	const struct cli_option opts[] = {
 		{"branch", 'b', OPT_STRING, &co.branch, "NAME", "create branch NAME from HEAD and commit there"},
 		{"force", 0, OPT_FLAG, &co.force, NULL, "with --branch: reset an existing branch to HEAD"},
@@ -20,21 +45,19 @@ int cmd_commit(int argc, char **argv)
 		{"prefix", 0, OPT_STRING, &co.prefix, "TEXT", "subject prefix instead of the path-derived one"},
 		{"signoff", 's', OPT_FLAG, &co.signoff, NULL, "add a Signed-off-by trailer"},
 		{"dry-run", 'n', OPT_FLAG, &co.dry_run, NULL, "show the commits that would be made; write nothing"},
-		REWRITE_CLI_OPTIONS(&o),
-		SCAN_CLI_OPTIONS(&a),
+		REWRITE_CLI_OPTIONS(&rw.rewrite),
+		SCAN_CLI_OPTIONS(&rw.scan),
 		{NULL, 0, 0, NULL, NULL, NULL},
 	};
 	int rc = EXIT_USAGE;
-	struct scan_result scan = SCAN_RESULT_INIT;
-	struct rewrite_result rw = REWRITE_RESULT_INIT;
 	struct repo_commit_report rep = REPO_COMMIT_REPORT_INIT;
 	struct repo *repo = NULL;
-	int p = cli_parse(cmd, opts, argc, argv, &paths);
+	int p = cli_parse(cmd, opts, argc, argv, &rw.paths);
 	if (p != 0) {
 		rc = p > 0 ? EXIT_OK : EXIT_USAGE;
 		goto done;
 	}
-	if (paths.len == 0) {
+	if (rw.paths.len == 0) {
 		fprintf(stderr, "preemptify commit: no PATH given (see 'preemptify commit --help')\n");
 		goto done;
 	}
@@ -46,46 +69,28 @@ int cmd_commit(int argc, char **argv)
 	co.group = (enum repo_group)g;
 
 	/* Open the repository first: a wrong place is cheaper to learn before the analysis. */
-	if (repo_open(&repo, paths.items[0]) < 0) {
+	if (repo_open(&repo, rw.paths.items[0]) < 0) {
 		fprintf(stderr, "preemptify commit: %s\n", error_last());
 		rc = EXIT_FAILED;
 		goto done;
 	}
-	rc = rewrite_cli_run(cmd, &a, &o, &paths, &scan, &rw);
+	rc = rewrite_cli_run(cmd, &rw);
 	if (rc == EXIT_USAGE)
 		goto done;
 	bool failed = rc == EXIT_FAILED;
 	rc = EXIT_FAILED;
-	int e = repo_commit_changes(repo, &co, rw.files.items, rw.files.len, &rep);
-	size_t refused = 0;
-	for (size_t i = 0; i < rw.files.len; i++)
-		refused += rw.files.items[i].refused.len;
-	for (size_t i = 0; i < rep.commits.len; i++) {
-		const struct repo_commit *c = &rep.commits.items[i];
-		printf("[%s %.7s] %s\n", co.dry_run ? "dry-run" : rep.branch ? rep.branch : "detached",
-		       c->id[0] ? c->id : "-------", c->subject);
-		for (size_t k = 0; k < c->paths.len; k++)
-			printf("  %s\n", c->paths.items[k]);
-	}
+	int e = repo_commit_changes(repo, &co, rw.rr.files.items, rw.rr.files.len, &rep);
+	print_commits(&co, &rep);
 	if (e < 0) {
 		fprintf(stderr, "preemptify commit: %s\n", error_last());
 		goto done;
 	}
-	if (rep.commits.len == 0)
-		fprintf(stderr, "preemptify commit: nothing to change\n");
-	else
-		fprintf(stderr, "preemptify commit: %zu commit%s%s; %zu site%s left for manual review%s\n",
-			rep.commits.len, rep.commits.len == 1 ? "" : "s", co.dry_run ? " planned" : "",
-			refused, refused == 1 ? "" : "s",
-			co.dry_run || rep.commits.len == 0 ? "" : " (preemptify series makes the patches)");
+	print_summary(&co, &rep, &rw.rr);
 	rc = failed ? EXIT_FAILED : rep.commits.len ? EXIT_FOUND : EXIT_OK;
 done:
-	repo_commit_report_free(&rep);
+	repo_commit_report_release(&rep);
 	repo_free(repo);
-	rewrite_result_free(&rw);
-	scan_result_free(&scan);
-	cli_list_free(&paths);
-	scan_cli_free(&a);
+	rewrite_cmd_release(&rw);
 	return rc;
 }
 
@@ -94,7 +99,7 @@ int cmd_series(int argc, char **argv)
 	struct repo_series_options so = REPO_SERIES_OPTIONS_INIT;
 	const char *outdir = ".", *repo_path = ".";
 	bool no_cover = false;
-	struct cli_list args = {0};
+	struct strvec args = STRVEC_INIT;
 	const struct cli_option opts[] = {
 		{"output-directory", 'o', OPT_STRING, &outdir, "DIR", "write the patches in DIR (default: .)"},
 		{"subject-prefix", 0, OPT_STRING, &so.subject_prefix, "TEXT", "instead of PATCH, e.g. \"PATCH v2\""},
@@ -126,8 +131,8 @@ int cmd_series(int argc, char **argv)
 		printf("%s\n", rep.files.items[i]);
 	rc = EXIT_OK;
 done:
-	repo_series_report_free(&rep);
+	repo_series_report_release(&rep);
 	repo_free(repo);
-	cli_list_free(&args);
+	strvec_release(&args);
 	return rc;
 }

@@ -18,11 +18,26 @@ static bool want_color(const char *mode)
 	return strcmp(mode, "always") == 0;
 }
 
-int rewrite_cli_run(const struct cli_command *cmd, const struct scan_cli *a, const struct rewrite_cli *o,
-		    const struct cli_list *paths, struct scan_result *sr, struct rewrite_result *rr)
+/* Prints what rewrite_plan() left: sites not fixed and per-file failures. */
+static void print_refusals(const struct rewrite_result *rr)
 {
+	for (size_t i = 0; i < rr->files.len; i++) {
+		const struct file_change *c = &rr->files.items[i];
+		for (size_t k = 0; k < c->refused.len; k++)
+			fprintf(stderr, "%s:%u:%u: not fixed (%s): %s\n", c->path,
+				c->refused.items[k].finding->pos.line,
+				c->refused.items[k].finding->pos.column,
+				rule_code(c->refused.items[k].finding->rule), c->refused.items[k].reason);
+		if (c->error)
+			fprintf(stderr, "%s: error: %s\n", c->path, c->error);
+	}
+}
+
+int rewrite_cli_run(const struct cli_command *cmd, struct rewrite_cmd *c)
+{
+	const struct rewrite_cli *o = &c->rewrite;
 	struct rewrite_options ro = REWRITE_OPTIONS_INIT;
-	struct scan_cli sa = *a;
+	struct scan_cli sa = c->scan;
 	if (strcmp(o->target, "2.6") == 0) {
 		ro.target = TARGET_26;
 	} else if (strcmp(o->target, "modern") == 0) {
@@ -37,65 +52,116 @@ int rewrite_cli_run(const struct cli_command *cmd, const struct scan_cli *a, con
 		fprintf(stderr, "preemptify %s: option '--timeout' must be > 0\n", cmd->name);
 		return EXIT_USAGE;
 	}
-	int rc = scan_cli_run(cmd, &sa, paths, sr);
+	int rc = scan_cli_run(cmd, &sa, &c->paths, &c->sr);
 	if (rc == EXIT_USAGE)
 		return rc;
-	for (size_t i = 0; i < sr->diagnostics.len; i++) {
-		const struct diagnostic *d = &sr->diagnostics.items[i];
+	for (size_t i = 0; i < c->sr.diagnostics.len; i++) {
+		const struct diagnostic *d = &c->sr.diagnostics.items[i];
 		if (d->line)
 			fprintf(stderr, "%s:%u:%u: note: %s\n", d->file, d->line, d->column, d->message);
 		else
 			fprintf(stderr, "%s: error: %s\n", d->file, d->message);
 	}
-	ro.jobs = a->jobs;
+	ro.jobs = c->scan.jobs;
 	ro.timeout_sec = o->timeout;
 	ro.spatch = o->spatch;
-	int nfail = rewrite_plan(sr, &ro, rr);
+	int nfail = rewrite_plan(&c->sr, &ro, &c->rr);
 	if (nfail < 0) {
 		fprintf(stderr, "preemptify %s: %s\n", cmd->name, error_last());
 		return EXIT_FAILED;
 	}
-	for (size_t i = 0; i < rr->files.len; i++) {
-		const struct file_change *c = &rr->files.items[i];
-		for (size_t k = 0; k < c->refused.len; k++)
-			fprintf(stderr, "%s:%u:%u: not fixed (%s): %s\n", c->path,
-				c->refused.items[k].finding->pos.line,
-				c->refused.items[k].finding->pos.column,
-				rule_code(c->refused.items[k].finding->rule), c->refused.items[k].reason);
-		if (c->error)
-			fprintf(stderr, "%s: error: %s\n", c->path, c->error);
-	}
+	print_refusals(&c->rr);
 	return nfail > 0 || rc == EXIT_FAILED ? EXIT_FAILED : EXIT_OK;
+}
+
+void rewrite_cmd_release(struct rewrite_cmd *c)
+{
+	rewrite_result_release(&c->rr);
+	scan_result_release(&c->sr);
+	strvec_release(&c->paths);
+	scan_cli_release(&c->scan);
+}
+
+/* How diff or apply shows its changes. */
+struct emit_opts {
+	bool apply;         /* write the files (apply), else show the diff */
+	bool stat;          /* changed-line counts instead of the diff or the "fixed" lines */
+	const char *backup; /* apply --backup SUFFIX, or NULL */
+	struct textdiff_options diff;
+};
+
+/* What diff or apply did, for the closing line. */
+struct totals {
+	size_t changed, fixed, refused;
+	size_t per_fix[FIX_COUNT];
+	bool failed;
+};
+
+/* Shows (into OUT) or writes one changed file. */
+static void emit_change(const struct file_change *c, const struct emit_opts *e, struct buf *out,
+			struct totals *t)
+{
+	if (e->stat) {
+		size_t add = 0, del = 0;
+		textdiff_count(c->old_text, c->old_len, c->new_text, c->new_len, &add, &del);
+		char *p = textdiff_display_path(c->path);
+		buf_printf(out, " %s | %zu +%zu -%zu\n", p, add + del, add, del);
+		free(p);
+	} else if (!e->apply) {
+		if (textdiff_unified(out, c->path, c->old_text, c->old_len, c->new_text,
+				     c->new_len, &e->diff) < 0) {
+			fprintf(stderr, "%s: error: %s\n", c->path, error_last());
+			t->failed = true;
+		}
+	}
+	if (e->apply) {
+		if (writefile_replace(c->path, c->old_text, c->old_len, c->new_text, c->new_len,
+				      e->backup) < 0) {
+			fprintf(stderr, "%s: error: %s\n", c->path, error_last());
+			t->failed = true;
+			t->changed--;
+		} else if (!e->stat) {
+			buf_printf(out, "fixed %s (%zu site%s)\n", c->path, c->fixed.len,
+				   c->fixed.len == 1 ? "" : "s");
+		}
+	}
+}
+
+static void print_totals(const struct totals *t, const struct emit_opts *e)
+{
+	if (e->stat)
+		printf(" %zu file%s changed\n", t->changed, t->changed == 1 ? "" : "s");
+	fprintf(stderr, "preemptify: %zu file%s %s, %zu site%s fixed", t->changed, t->changed == 1 ? "" : "s",
+		e->apply ? "changed" : "to change", t->fixed, t->fixed == 1 ? "" : "s");
+	const char *sep = " (";
+	for (int k = 1; k < FIX_COUNT; k++)
+		if (t->per_fix[k]) {
+			fprintf(stderr, "%s%s: %zu", sep, fix_name(k), t->per_fix[k]);
+			sep = ", ";
+		}
+	fprintf(stderr, "%s, %zu not fixed\n", t->fixed ? ")" : "", t->refused);
 }
 
 static int run(const char *name, bool apply, int argc, char **argv)
 {
 	const struct cli_command *cmd = cli_command_find(name);
-	struct scan_cli a = SCAN_CLI_INIT;
-	struct rewrite_cli o = REWRITE_CLI_INIT;
-	const char *color = "auto", *backup = NULL;
-	bool stat = false;
-	struct cli_list paths = {0};
-	struct scan_result sr = SCAN_RESULT_INIT;
-	struct rewrite_result rr = REWRITE_RESULT_INIT;
+	struct rewrite_cmd rw = REWRITE_CMD_INIT;
+	struct emit_opts e = {apply, false, NULL, TEXTDIFF_OPTIONS_INIT};
+	const char *color = "auto";
 	struct buf out = BUF_INIT;
 	int code = EXIT_USAGE;
 
-	const struct cli_option diff_opts[] = {
-		REWRITE_CLI_OPTIONS(&o),
-		{"color", 0, OPT_STRING, &color, "WHEN", "auto, always or never (NO_COLOR honoured)"},
-		{"stat", 0, OPT_FLAG, &stat, NULL, "show changed-line counts per file, not the diff"},
-		SCAN_CLI_OPTIONS(&a),
+	/* diff and apply differ in one option and one help line */
+	const struct cli_option opts[] = {
+		REWRITE_CLI_OPTIONS(&rw.rewrite),
+		apply ? (struct cli_option){"backup", 0, OPT_STRING, &e.backup, "SUFFIX", "keep each original as FILE+SUFFIX"}
+		      : (struct cli_option){"color", 0, OPT_STRING, &color, "WHEN", "auto, always or never (NO_COLOR honoured)"},
+		{"stat", 0, OPT_FLAG, &e.stat, NULL,
+		 apply ? "show changed-line counts per file" : "show changed-line counts per file, not the diff"},
+		SCAN_CLI_OPTIONS(&rw.scan),
 		{NULL, 0, 0, NULL, NULL, NULL},
 	};
-	const struct cli_option apply_opts[] = {
-		REWRITE_CLI_OPTIONS(&o),
-		{"backup", 0, OPT_STRING, &backup, "SUFFIX", "keep each original as FILE+SUFFIX"},
-		{"stat", 0, OPT_FLAG, &stat, NULL, "show changed-line counts per file"},
-		SCAN_CLI_OPTIONS(&a),
-		{NULL, 0, 0, NULL, NULL, NULL},
-	};
-	int r = cli_parse(cmd, apply ? apply_opts : diff_opts, argc, argv, &paths);
+	int r = cli_parse(cmd, opts, argc, argv, &rw.paths);
 	if (r != 0) {
 		code = r > 0 ? EXIT_OK : EXIT_USAGE;
 		goto done;
@@ -104,68 +170,28 @@ static int run(const char *name, bool apply, int argc, char **argv)
 		fprintf(stderr, "preemptify %s: option '--color' must be auto, always or never\n", name);
 		goto done;
 	}
-	int rc = rewrite_cli_run(cmd, &a, &o, &paths, &sr, &rr);
-	if (rc == EXIT_USAGE)
+	int status = rewrite_cli_run(cmd, &rw);
+	if (status == EXIT_USAGE)
 		goto done;
-	bool failed = rc == EXIT_FAILED;
-
-	struct textdiff_options dopt = TEXTDIFF_OPTIONS_INIT;
-	dopt.color = want_color(color);
-	size_t changed = 0, fixed = 0, refused = 0;
-	size_t per_fix[FIX_COUNT] = {0};
-	for (size_t i = 0; i < rr.files.len; i++) {
-		const struct file_change *c = &rr.files.items[i];
-		refused += c->refused.len;
+	struct totals t = {0, 0, 0, {0}, status == EXIT_FAILED};
+	e.diff.color = want_color(color);
+	for (size_t i = 0; i < rw.rr.files.len; i++) {
+		const struct file_change *c = &rw.rr.files.items[i];
+		t.refused += c->refused.len;
 		if (c->new_len == c->old_len && memcmp(c->new_text, c->old_text, c->old_len) == 0)
 			continue;
-		changed++;
-		fixed += c->fixed.len;
+		t.changed++;
+		t.fixed += c->fixed.len;
 		for (size_t k = 0; k < c->fixed.len; k++)
-			per_fix[c->fixed.items[k]->fix]++;
-		if (stat) {
-			size_t add = 0, del = 0;
-			textdiff_count(c->old_text, c->old_len, c->new_text, c->new_len, &add, &del);
-			char *p = textdiff_display_path(c->path);
-			buf_printf(&out, " %s | %zu +%zu -%zu\n", p, add + del, add, del);
-			free(p);
-		} else if (!apply) {
-			if (textdiff_unified(&out, c->path, c->old_text, c->old_len, c->new_text,
-					     c->new_len, &dopt) < 0) {
-				fprintf(stderr, "%s: error: %s\n", c->path, error_last());
-				failed = true;
-			}
-		}
-		if (apply) {
-			if (writefile_replace(c->path, c->old_text, c->old_len, c->new_text, c->new_len,
-					      backup) < 0) {
-				fprintf(stderr, "%s: error: %s\n", c->path, error_last());
-				failed = true;
-				changed--;
-			} else if (!stat) {
-				buf_printf(&out, "fixed %s (%zu site%s)\n", c->path, c->fixed.len,
-					   c->fixed.len == 1 ? "" : "s");
-			}
-		}
+			t.per_fix[c->fixed.items[k]->fix]++;
+		emit_change(c, &e, &out, &t);
 	}
 	fputs(buf_cstr(&out), stdout);
-	if (stat)
-		printf(" %zu file%s changed\n", changed, changed == 1 ? "" : "s");
-	fprintf(stderr, "preemptify: %zu file%s %s, %zu site%s fixed", changed, changed == 1 ? "" : "s",
-		apply ? "changed" : "to change", fixed, fixed == 1 ? "" : "s");
-	const char *sep = " (";
-	for (int k = 1; k < FIX_COUNT; k++)
-		if (per_fix[k]) {
-			fprintf(stderr, "%s%s: %zu", sep, fix_name(k), per_fix[k]);
-			sep = ", ";
-		}
-	fprintf(stderr, "%s, %zu not fixed\n", fixed ? ")" : "", refused);
-	code = failed ? EXIT_FAILED : changed ? EXIT_FOUND : EXIT_OK;
+	print_totals(&t, &e);
+	code = t.failed ? EXIT_FAILED : t.changed ? EXIT_FOUND : EXIT_OK;
 done:
-	buf_free(&out);
-	rewrite_result_free(&rr);
-	scan_result_free(&sr);
-	cli_list_free(&paths);
-	scan_cli_free(&a);
+	buf_release(&out);
+	rewrite_cmd_release(&rw);
 	return code;
 }
 

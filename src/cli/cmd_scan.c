@@ -13,14 +13,14 @@
 
 #define MAX_JOBS 1024
 
-void scan_cli_free(struct scan_cli *a)
+void scan_cli_release(struct scan_cli *a)
 {
-	cli_list_free(&a->exclude);
-	cli_list_free(&a->ignore);
+	strvec_release(&a->exclude);
+	strvec_release(&a->ignore);
 }
 
 /* The enabled-rules mask from --ignore; -1 (message printed) for an unknown rule. */
-static int rules_mask(const struct cli_command *cmd, const struct cli_list *ignore, unsigned *out)
+static int rules_mask(const struct cli_command *cmd, const struct strvec *ignore, unsigned *out)
 {
 	*out = (1u << RULE_COUNT) - 1;
 	for (size_t i = 0; i < ignore->len; i++) {
@@ -36,10 +36,10 @@ static int rules_mask(const struct cli_command *cmd, const struct cli_list *igno
 }
 
 int scan_cli_run(const struct cli_command *cmd, const struct scan_cli *a,
-		 const struct cli_list *paths, struct scan_result *out)
+		 const struct strvec *paths, struct scan_result *out)
 {
 	struct scan_options so = SCAN_OPTIONS_INIT;
-	path_vec files = VEC_INIT;
+	struct strvec files = VEC_INIT;
 	int rc = EXIT_USAGE;
 	if (paths->len == 0) {
 		fprintf(stderr, "preemptify %s: no PATH given (see 'preemptify %s --help')\n", cmd->name, cmd->name);
@@ -65,7 +65,7 @@ int scan_cli_run(const struct cli_command *cmd, const struct scan_cli *a,
 			failed = true;
 	rc = failed ? EXIT_FAILED : EXIT_OK;
 done:
-	path_vec_free(&files);
+	strvec_release(&files);
 	return rc;
 }
 
@@ -88,7 +88,7 @@ int cmd_scan(int argc, char **argv)
 		SCAN_CLI_OPTIONS(&a),
 		{NULL, 0, 0, NULL, NULL, NULL},
 	};
-	struct cli_list paths = {0};
+	struct strvec paths = {0};
 	struct scan_result r = SCAN_RESULT_INIT;
 	FILE *out = stdout;
 	int rc = EXIT_USAGE;
@@ -127,9 +127,9 @@ done:
 		fprintf(stderr, "preemptify scan: cannot write '%s': %s\n", output, strerror(errno));
 		rc = EXIT_FAILED;
 	}
-	cli_list_free(&paths);
-	scan_cli_free(&a);
-	scan_result_free(&r);
+	strvec_release(&paths);
+	scan_cli_release(&a);
+	scan_result_release(&r);
 	return rc;
 }
 
@@ -259,12 +259,12 @@ static void explain_finding(const struct finding *f, const char *src)
 int cmd_explain(int argc, char **argv)
 {
 	const struct cli_command *cmd = cli_command_find("explain");
-	struct cli_list ignore = {0};
+	struct strvec ignore = {0};
 	const struct cli_option opts[] = {
 		{"ignore", 0, OPT_LIST, &ignore, "RULES", "skip rules, by code or name"},
 		{NULL, 0, 0, NULL, NULL, NULL},
 	};
-	struct cli_list args = {0};
+	struct strvec args = {0};
 	struct scan_result r = SCAN_RESULT_INIT;
 	char *file = NULL, *src = NULL;
 	size_t src_len = 0;
@@ -327,9 +327,9 @@ int cmd_explain(int argc, char **argv)
 done:
 	free(file);
 	free(src);
-	cli_list_free(&args);
-	cli_list_free(&ignore);
-	scan_result_free(&r);
+	strvec_release(&args);
+	strvec_release(&ignore);
+	scan_result_release(&r);
 	return rc;
 }
 
@@ -378,7 +378,7 @@ int cmd_rules(int argc, char **argv)
 {
 	const struct cli_command *cmd = cli_command_find("rules");
 	const struct cli_option opts[] = {{NULL, 0, 0, NULL, NULL, NULL}};
-	struct cli_list args = {0};
+	struct strvec args = {0};
 	unsigned want = 0;
 	int rc = EXIT_USAGE;
 	int p = cli_parse(cmd, opts, argc, argv, &args);
@@ -414,6 +414,6 @@ int cmd_rules(int argc, char **argv)
 	}
 	rc = EXIT_OK;
 done:
-	cli_list_free(&args);
+	strvec_release(&args);
 	return rc;
 }

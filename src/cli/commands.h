@@ -44,8 +44,8 @@ struct scan_cli {
 	int jobs;                   /* 0: online CPUs */
 	bool verbose;
 	bool no_prefilter;          /* analyse files without preemption tokens too */
-	struct cli_list exclude;    /* globs */
-	struct cli_list ignore;     /* rule codes or names */
+	struct strvec exclude;    /* globs */
+	struct strvec ignore;     /* rule codes or names */
 	bool modern;                /* plan fixes for modern kernels (set by --target) */
 };
 #define SCAN_CLI_INIT {0, false, false, {NULL, 0, 0}, {NULL, 0, 0}, false}
@@ -62,12 +62,12 @@ struct scan_cli {
  * Prints one line and returns EXIT_USAGE for a bad --ignore or -j or no
  * PATH; otherwise prints nothing and returns EXIT_FAILED when a root, a
  * file or the parser failed, else EXIT_OK. OUT is filled in every case
- * but EXIT_USAGE; the caller frees it with scan_result_free().
+ * but EXIT_USAGE; the caller frees it with scan_result_release().
  */
 int scan_cli_run(const struct cli_command *cmd, const struct scan_cli *a,
-		 const struct cli_list *paths, struct scan_result *out);
+		 const struct strvec *paths, struct scan_result *out);
 
-void scan_cli_free(struct scan_cli *a);
+void scan_cli_release(struct scan_cli *a);
 
 /* The options of every command that rewrites (diff, apply, commit). */
 struct rewrite_cli {
@@ -82,13 +82,28 @@ struct rewrite_cli {
 	{"spatch", 0, OPT_STRING, &(o)->spatch, "PROG", "the Coccinelle spatch program (default: spatch on PATH)"}
 
 /*
- * Scans PATHS (scan_cli_run) and plans the rewrite (rewrite_plan) into SR
- * and RR; prints diagnostics, sites not fixed and per-file failures on
- * stderr. Returns EXIT_USAGE (one line printed), EXIT_FAILED when a file,
- * the scan or spatch failed for some file (the others are still planned),
- * else EXIT_OK. The caller frees SR and RR.
+ * What a command that rewrites holds from parsing to printing: its shared
+ * options (put REWRITE_CLI_OPTIONS(&c.rewrite) and SCAN_CLI_OPTIONS(&c.scan)
+ * in its table), its PATH arguments and the results.
  */
-int rewrite_cli_run(const struct cli_command *cmd, const struct scan_cli *a, const struct rewrite_cli *o,
-		    const struct cli_list *paths, struct scan_result *sr, struct rewrite_result *rr);
+struct rewrite_cmd {
+	struct scan_cli scan;
+	struct rewrite_cli rewrite;
+	struct strvec paths;
+	struct scan_result sr;
+	struct rewrite_result rr;
+};
+#define REWRITE_CMD_INIT {SCAN_CLI_INIT, REWRITE_CLI_INIT, STRVEC_INIT, SCAN_RESULT_INIT, REWRITE_RESULT_INIT}
+
+/*
+ * Scans c->paths (scan_cli_run) and plans the rewrite (rewrite_plan) into
+ * c->sr and c->rr; prints diagnostics, sites not fixed and per-file
+ * failures on stderr. Returns EXIT_USAGE (one line printed), EXIT_FAILED
+ * when a file, the scan or spatch failed for some file (the others are
+ * still planned), else EXIT_OK. Free C with rewrite_cmd_release().
+ */
+int rewrite_cli_run(const struct cli_command *cmd, struct rewrite_cmd *c);
+
+void rewrite_cmd_release(struct rewrite_cmd *c);
 
 #endif

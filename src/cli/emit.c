@@ -232,7 +232,7 @@ static void emit_json(FILE *out, const struct scan_result *r, bool verbose)
 		buf_printf(&b, "%s\"%s\": %zu", k ? ", " : "", rule_code((enum rule_id)k), per_rule[k]);
 	buf_puts(&b, "}}\n}\n");
 	fwrite(b.ptr, 1, b.len, out);
-	buf_free(&b);
+	buf_release(&b);
 }
 
 /* ---- SARIF 2.1.0 --------------------------------------------------------- */
@@ -294,7 +294,7 @@ static void sarif_location(struct buf *b, const char *file, unsigned line, unsig
 		buf_puts(b, ", \"kind\": \"function\"}]");
 	}
 	buf_putc(b, '}');
-	buf_free(&uri);
+	buf_release(&uri);
 }
 
 static void sarif_rules(struct buf *b)
@@ -378,7 +378,7 @@ static void emit_sarif(FILE *out, const struct scan_result *r, bool verbose)
 	buf_printf(&b, "%s], \"executionSuccessful\": %s}]\n    }\n  ]\n}\n",
 		   r->diagnostics.len ? "\n        " : "", failed ? "false" : "true");
 	fwrite(b.ptr, 1, b.len, out);
-	buf_free(&b);
+	buf_release(&b);
 }
 
 void emit_result(FILE *out, enum output_format fmt, const struct scan_result *r, bool verbose)

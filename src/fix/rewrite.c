@@ -22,6 +22,7 @@
 #include "util/embedded.h"
 #include "util/parallel.h"
 #include "util/spawn.h"
+#include "fix/lines.h"
 #include "fix/textdiff.h"
 
 /* One distinct edit, shared by every finding that planned it. */
@@ -44,56 +45,6 @@ struct job {
 	VEC(struct finding *) findings;
 	struct file_change *out;
 };
-
-/* ---- text helpers ---------------------------------------------------- */
-
-struct lines {
-	VEC(size_t) start; /* offset of each line (index 0 = line 1) */
-	const char *text;
-	size_t len;
-};
-
-static void lines_init(struct lines *l, const char *text, size_t len)
-{
-	l->start.items = NULL;
-	l->start.len = l->start.cap = 0;
-	l->text = text;
-	l->len = len;
-	vec_push(&l->start, 0);
-	for (size_t i = 0; i < len; i++)
-		if (text[i] == '\n' && i + 1 < len)
-			vec_push(&l->start, i + 1);
-}
-
-/* Line L (1-based) without its newline; length in *N. */
-static const char *lines_get(const struct lines *l, unsigned line, size_t *n)
-{
-	if (line < 1 || line > l->start.len) {
-		*n = 0;
-		return "";
-	}
-	size_t s = l->start.items[line - 1];
-	size_t e = line < l->start.len ? l->start.items[line] : l->len;
-	while (e > s && (l->text[e - 1] == '\n' || l->text[e - 1] == '\r'))
-		e--;
-	*n = e - s;
-	return l->text + s;
-}
-
-static void offset_to_pos(const struct lines *l, size_t off, unsigned *line, unsigned *col)
-{
-	size_t lo = line_index(l->start.items, l->start.len, off);
-	*line = (unsigned)lo + 1;
-	*col = (unsigned)(off - l->start.items[lo]) + 1;
-}
-
-/* Appends S without whitespace. */
-static void squeeze(struct buf *out, const char *s, size_t n)
-{
-	for (size_t i = 0; i < n; i++)
-		if (s[i] != ' ' && s[i] != '\t' && s[i] != '\n' && s[i] != '\r')
-			buf_putc(out, s[i]);
-}
 
 /* ---- refusals decided before spatch runs ------------------------------ */
 
@@ -145,8 +96,8 @@ static char *edit_refusal(const struct edit *e, const struct lines *l)
 	unsigned sl, sc, el, ec;
 	if (e->start.offset > e->end.offset || e->end.offset > l->len)
 		return xstrdup("edit span lies outside the file");
-	offset_to_pos(l, e->start.offset, &sl, &sc);
-	offset_to_pos(l, e->end.offset, &el, &ec);
+	lines_pos(l, e->start.offset, &sl, &sc);
+	lines_pos(l, e->end.offset, &el, &ec);
 	if (line_in_define(l, sl))
 		return xasprintf("line %u is inside a #define body; spatch would rewrite "
 				 "the macro, fix it by hand", sl);
@@ -170,107 +121,7 @@ static char *edit_refusal(const struct edit *e, const struct lines *l)
 	return NULL;
 }
 
-/* ---- remapping through a run's changes -------------------------------- */
-
-/* Maps column COL of old line O onto new line N; false when inside the change. */
-static bool map_column(const char *o, size_t on, const char *n, size_t nn, unsigned *col)
-{
-	size_t p = 0, s = 0, c = *col - 1;
-	while (p < on && p < nn && o[p] == n[p])
-		p++;
-	while (s < on - p && s < nn - p && o[on - 1 - s] == n[nn - 1 - s])
-		s++;
-	if (c <= p)
-		return true;
-	if (c >= on - s) {
-		*col = (unsigned)(c + nn - on) + 1;
-		return true;
-	}
-	return false;
-}
-
-static bool map_pos(const textdiff_hunk_vec *hunks, const struct lines *oldl,
-		    const struct lines *newl, unsigned *line, unsigned *col)
-{
-	long delta = 0;
-	unsigned L = *line;
-	for (size_t i = 0; i < hunks->len; i++) {
-		const struct textdiff_hunk *h = &hunks->items[i];
-		if (h->old_lines == 0) {
-			if (h->old_start < L) {
-				delta += h->new_lines;
-				continue;
-			}
-			break;
-		}
-		if (h->old_start + h->old_lines <= L) {
-			delta += (long)h->new_lines - (long)h->old_lines;
-			continue;
-		}
-		if (h->old_start > L)
-			break;
-		unsigned k = L - h->old_start, nl;
-		if (h->new_lines == h->old_lines)
-			nl = h->new_start + k;
-		else if (h->new_lines > 0 && k == 0)
-			nl = h->new_start;
-		else if (h->new_lines > 0 && k == h->old_lines - 1)
-			nl = h->new_start + h->new_lines - 1;
-		else
-			return false;
-		size_t on, nn;
-		const char *o = lines_get(oldl, L, &on);
-		const char *n = lines_get(newl, nl, &nn);
-		if (!map_column(o, on, n, nn, col))
-			return false;
-		*line = nl;
-		return true;
-	}
-	*line = (unsigned)((long)L + delta);
-	return true;
-}
-
-/* End lines only need to be close: the end of the hunk they fall in. */
-static unsigned map_line_loose(const textdiff_hunk_vec *hunks, unsigned L)
-{
-	long delta = 0;
-	for (size_t i = 0; i < hunks->len; i++) {
-		const struct textdiff_hunk *h = &hunks->items[i];
-		if (h->old_lines == 0) {
-			if (h->old_start < L)
-				delta += h->new_lines;
-			else
-				break;
-			continue;
-		}
-		if (h->old_start + h->old_lines <= L) {
-			delta += (long)h->new_lines - (long)h->old_lines;
-			continue;
-		}
-		if (h->old_start > L)
-			break;
-		return h->new_start + (h->new_lines ? h->new_lines - 1 : 0);
-	}
-	return (unsigned)((long)L + delta);
-}
-
 /* ---- verification of one run ------------------------------------------ */
-
-/* Does hunk H's new side contain NEEDLE (whitespace ignored)? */
-static bool hunk_has(const struct textdiff_hunk *h, const struct lines *newl, const char *needle)
-{
-	struct buf hay = BUF_INIT, pin = BUF_INIT;
-	for (unsigned k = 0; k < h->new_lines; k++) {
-		size_t n;
-		const char *s = lines_get(newl, h->new_start + k, &n);
-		squeeze(&hay, s, n);
-	}
-	squeeze(&pin, needle, strlen(needle));
-	bool found = strstr(buf_cstr(&hay), buf_cstr(&pin)) != NULL;
-	buf_free(&hay);
-	buf_free(&pin);
-	return found;
-}
 
 /* Old-side line interval of H; a pure insertion touches both neighbours. */
 static bool hunk_touches(const struct textdiff_hunk *h, unsigned lo, unsigned hi)
@@ -302,7 +153,7 @@ static bool site_verified(const struct site *s, const textdiff_hunk_vec *hunks,
 			continue;
 		if (!hunk_touches(h, lo, hi))
 			continue;
-		if (!s->text[0] || hunk_has(h, newl, s->text))
+		if (!s->text[0] || lines_hunk_has(h, newl, s->text))
 			return true;
 	}
 	return false;
@@ -327,6 +178,39 @@ static void sidecar_escape(struct buf *b, const char *s)
 static const char op_letter[] = {
 	[EDIT_REPLACE] = 'R', [EDIT_INSERT_AFTER] = 'A', [EDIT_INSERT_BEFORE] = 'B'};
 
+/* The sidecar file of one run: the sites of KIND/OP/GROUP not yet done, one a line. */
+static void sidecar(struct buf *side, enum fix_kind kind, enum edit_op op, const char *group,
+		    const site_vec *sites)
+{
+	buf_puts(side, "# op line col end_line end_col node text\n");
+	for (size_t i = 0; i < sites->len; i++) {
+		const struct site *s = &sites->items[i];
+		if (s->kind != kind || s->op != op || s->lost || strcmp(s->group, group) != 0)
+			continue;
+		buf_printf(side, "%c\t%u\t%u\t%u\t0\t%s\t", op_letter[op], s->line, s->col,
+			   s->end_line, s->node ? s->node : "-");
+		sidecar_escape(side, s->text);
+		buf_putc(side, '\n');
+	}
+}
+
+/* Why a spatch run failed: how it ended and the last non-empty line of its output, which says most. */
+static char *spatch_failure(enum fix_kind kind, const struct spawn_result *res)
+{
+	char *what = spawn_describe(res);
+	const char *o = res->output ? res->output : "";
+	size_t n = strlen(o);
+	while (n && (o[n - 1] == '\n' || o[n - 1] == ' '))
+		n--;
+	size_t b = n;
+	while (b && o[b - 1] != '\n')
+		b--;
+	char *err = n ? xasprintf("spatch (%s) %s: %.*s", fix_name(kind), what, (int)(n - b), o + b)
+		      : xasprintf("spatch (%s) %s", fix_name(kind), what);
+	free(what);
+	return err;
+}
+
 /*
  * Runs spatch for the sites of KIND/OP/GROUP not yet done, from CUR to *OUT.
  * Returns 0, or -1 with *ERR set (spatch failed: the file's error).
@@ -338,23 +222,15 @@ static int run_spatch(struct job *j, const char *dir, enum fix_kind kind, enum e
 	int ret = -1;
 	struct buf side = BUF_INIT;
 	struct spawn_result res = SPAWN_RESULT_INIT;
+	int timeout_sec = j->opts->timeout_sec > 0 ? j->opts->timeout_sec : 60;
 	char *base = strrchr(j->out->path, '/');
 	char *in = xasprintf("%s/%s", dir, base ? base + 1 : j->out->path);
 	char *outp = xasprintf("%s/out.c", dir), *sidep = xasprintf("%s/sites.txt", dir);
 	char *cocci = xasprintf("%s/%s.cocci", j->tmpdir, fix_name(kind));
 	char *sites_arg = xasprintf("sites=%s", sidep);
-	char *timeout = xasprintf("%d", j->opts->timeout_sec > 0 ? j->opts->timeout_sec : 60);
+	char *timeout = xasprintf("%d", timeout_sec);
 
-	buf_puts(&side, "# op line col end_line end_col node text\n");
-	for (size_t i = 0; i < sites->len; i++) {
-		const struct site *s = &sites->items[i];
-		if (s->kind != kind || s->op != op || s->lost || strcmp(s->group, group) != 0)
-			continue;
-		buf_printf(&side, "%c\t%u\t%u\t%u\t0\t%s\t", op_letter[op], s->line, s->col,
-			   s->end_line, s->node ? s->node : "-");
-		sidecar_escape(&side, s->text);
-		buf_putc(&side, '\n');
-	}
+	sidecar(&side, kind, op, group, sites);
 	unlink(outp);
 	if (write_file(sidep, side.ptr, side.len) < 0 || write_file(in, cur, cur_len) < 0) {
 		*err = xstrdup(error_last());
@@ -364,8 +240,7 @@ static int run_spatch(struct job *j, const char *dir, enum fix_kind kind, enum e
 			"--very-quiet", "--no-show-diff", "--no-includes", "--timeout", timeout,
 			"-o", outp, in, NULL};
 	/* spatch's own --timeout covers matching; ours also covers parsing. */
-	if (spawn_run(argv, dir, (j->opts->timeout_sec > 0 ? j->opts->timeout_sec : 60) + 5,
-		      &res) < 0) {
+	if (spawn_run(argv, dir, timeout_sec + 5, &res) < 0) {
 		*err = xasprintf("spatch: %s", error_last());
 		goto done;
 	}
@@ -378,18 +253,7 @@ static int run_spatch(struct job *j, const char *dir, enum fix_kind kind, enum e
 		goto done;
 	}
 	if (res.timed_out || res.signal || res.exit_code != 0) {
-		char *what = spawn_describe(&res);
-		const char *o = res.output ? res.output : "";
-		/* The last non-empty line of its output says most. */
-		size_t n = strlen(o);
-		while (n && (o[n - 1] == '\n' || o[n - 1] == ' '))
-			n--;
-		size_t b = n;
-		while (b && o[b - 1] != '\n')
-			b--;
-		*err = n ? xasprintf("spatch (%s) %s: %.*s", fix_name(kind), what, (int)(n - b), o + b)
-			 : xasprintf("spatch (%s) %s", fix_name(kind), what);
-		free(what);
+		*err = spatch_failure(kind, &res);
 		goto done;
 	}
 	if (read_file(outp, out, out_len) < 0) {
@@ -398,8 +262,8 @@ static int run_spatch(struct job *j, const char *dir, enum fix_kind kind, enum e
 	}
 	ret = 0;
 done:
-	spawn_result_free(&res);
-	buf_free(&side);
+	spawn_result_release(&res);
+	buf_release(&side);
 	free(in);
 	free(outp);
 	free(sidep);
@@ -464,8 +328,8 @@ static void build_sites(struct job *j, const bool *active, const struct lines *l
 				ns.text = text;
 				site_group(&ns);
 				unsigned ec;
-				offset_to_pos(l, ns.start, &ns.line, &ns.col);
-				offset_to_pos(l, ns.end > ns.start ? ns.end - 1 : ns.end, &ns.end_line, &ec);
+				lines_pos(l, ns.start, &ns.line, &ns.col);
+				lines_pos(l, ns.end > ns.start ? ns.end - 1 : ns.end, &ns.end_line, &ec);
 				vec_push(out, ns);
 				s = &out->items[out->len - 1];
 			}
@@ -478,11 +342,11 @@ static void build_sites(struct job *j, const bool *active, const struct lines *l
 	}
 }
 
-static void sites_free(site_vec *v)
+static void sites_release(site_vec *v)
 {
 	for (size_t i = 0; i < v->len; i++)
-		vec_free(&v->items[i].owners);
-	vec_free(v);
+		vec_release(&v->items[i].owners);
+	vec_release(v);
 }
 
 static void mark_failed(char **why, const struct site *s, const char *fmt)
@@ -491,6 +355,60 @@ static void mark_failed(char **why, const struct site *s, const char *fmt)
 		if (!why[s->owners.items[k]])
 			why[s->owners.items[k]] =
 				xasprintf(fmt, s->node ? s->node : "site", s->line);
+}
+
+/* The group of the first site of KIND/OP not yet done, or NULL. */
+static const char *next_group(const site_vec *sites, enum fix_kind kind, enum edit_op op)
+{
+	for (size_t i = 0; i < sites->len; i++)
+		if (sites->items[i].kind == kind && sites->items[i].op == op && !sites->items[i].lost)
+			return sites->items[i].group;
+	return NULL;
+}
+
+/*
+ * After the run of KIND/OP/GROUP turned CUR into NEXT: verifies the sites it
+ * was given (done with them either way) and remaps the others into NEXT.
+ * WHY[i] is set for the findings whose site failed. 0, or -1 with *ERR.
+ */
+static int after_run(site_vec *sites, enum fix_kind kind, enum edit_op op, const char *group,
+		     const char *cur, size_t cur_len, const char *next, size_t next_len, char **why, char **err)
+{
+	textdiff_hunk_vec hunks = VEC_INIT;
+	if (textdiff_hunks(cur, cur_len, next, next_len, &hunks) < 0) {
+		*err = xstrdup(error_last());
+		return -1;
+	}
+	struct lines oldl, newl;
+	lines_init(&oldl, cur, cur_len);
+	lines_init(&newl, next, next_len);
+	for (size_t i = 0; i < sites->len; i++) {
+		struct site *s = &sites->items[i];
+		if (s->lost)
+			continue;
+		if (s->kind == kind && s->op == op && strcmp(s->group, group) == 0) {
+			if (!site_verified(s, &hunks, &newl))
+				mark_failed(why, s, "spatch did not change the %s at "
+						    "line %u (function not parsed, or "
+						    "the pattern did not match)");
+			s->lost = true; /* done with it */
+			continue;
+		}
+		unsigned line = s->line, col = s->col;
+		if (!lines_map_pos(&hunks, &oldl, &newl, &line, &col)) {
+			s->lost = true;
+			mark_failed(why, s, "the %s at line %u was changed by an "
+					    "earlier rewrite of this file");
+			continue;
+		}
+		s->line = line;
+		s->col = col;
+		s->end_line = lines_map_line(&hunks, s->end_line);
+	}
+	lines_release(&oldl);
+	lines_release(&newl);
+	vec_release(&hunks);
+	return 0;
 }
 
 /*
@@ -509,20 +427,14 @@ static int attempt(struct job *j, const char *dir, const bool *active, char **wh
 
 	lines_init(&orig, j->out->old_text, j->out->old_len);
 	build_sites(j, active, &orig, &sites);
-	vec_free(&orig.start);
+	lines_release(&orig);
 
 	for (int kind = 1; kind < FIX_COUNT; kind++) {
 		static const enum edit_op order[] = {EDIT_REPLACE, EDIT_INSERT_AFTER,
 						     EDIT_INSERT_BEFORE};
 		for (size_t oi = 0; oi < ARRAY_SIZE(order); oi++) {
 			enum edit_op op = order[oi];
-			const char *group = NULL;
-			for (size_t i = 0; i < sites.len; i++)
-				if (sites.items[i].kind == (enum fix_kind)kind &&
-				    sites.items[i].op == op && !sites.items[i].lost) {
-					group = sites.items[i].group;
-					break;
-				}
+			const char *group = next_group(&sites, (enum fix_kind)kind, op);
 			if (!group)
 				continue;
 			char *next = NULL;
@@ -532,42 +444,11 @@ static int attempt(struct job *j, const char *dir, const bool *active, char **wh
 			if (run_spatch(j, dir, (enum fix_kind)kind, op, gkey, &sites, cur,
 				       cur_len, &next, &next_len, err) < 0)
 				goto done;
-			textdiff_hunk_vec hunks = VEC_INIT;
-			if (textdiff_hunks(cur, cur_len, next, next_len, &hunks) < 0) {
-				*err = xstrdup(error_last());
+			if (after_run(&sites, (enum fix_kind)kind, op, gkey, cur, cur_len, next, next_len,
+				      why, err) < 0) {
 				free(next);
 				goto done;
 			}
-			struct lines oldl, newl;
-			lines_init(&oldl, cur, cur_len);
-			lines_init(&newl, next, next_len);
-			for (size_t i = 0; i < sites.len; i++) {
-				struct site *s = &sites.items[i];
-				if (s->lost)
-					continue;
-				if (s->kind == (enum fix_kind)kind && s->op == op &&
-				    strcmp(s->group, gkey) == 0) {
-					if (!site_verified(s, &hunks, &newl))
-						mark_failed(why, s, "spatch did not change the %s at "
-								    "line %u (function not parsed, or "
-								    "the pattern did not match)");
-					s->lost = true; /* done with it */
-					continue;
-				}
-				unsigned line = s->line, col = s->col;
-				if (!map_pos(&hunks, &oldl, &newl, &line, &col)) {
-					s->lost = true;
-					mark_failed(why, s, "the %s at line %u was changed by an "
-							    "earlier rewrite of this file");
-					continue;
-				}
-				s->line = line;
-				s->col = col;
-				s->end_line = map_line_loose(&hunks, s->end_line);
-			}
-			vec_free(&oldl.start);
-			vec_free(&newl.start);
-			vec_free(&hunks);
 			free(cur);
 			cur = next;
 			cur_len = next_len;
@@ -580,8 +461,87 @@ static int attempt(struct job *j, const char *dir, const bool *active, char **wh
 	ret = 0;
 done:
 	free(cur);
-	sites_free(&sites);
+	sites_release(&sites);
 	return ret;
+}
+
+/* Reads the file and makes its work directory; on failure every finding is refused. */
+static int prepare_file(struct job *j, const char *dir)
+{
+	struct file_change *c = j->out;
+	size_t n = j->findings.len;
+	if (read_file(c->path, &c->old_text, &c->old_len) < 0) {
+		c->error = xstrdup(error_last());
+		for (size_t f = 0; f < n; f++)
+			refuse(c, j->findings.items[f], xasprintf("file not read: %s", c->error));
+		c->old_text = xstrdup("");
+		c->old_len = 0;
+		return -1;
+	}
+	if (mkdir(dir, 0700) != 0) {
+		c->error = xasprintf("%s: %s", dir, strerror(errno));
+		for (size_t f = 0; f < n; f++)
+			refuse(c, j->findings.items[f], xstrdup(c->error));
+		return -1;
+	}
+	return 0;
+}
+
+/* Refuses the findings with an edit spatch cannot make; marks the others ACTIVE and counts them. */
+static size_t activate(struct job *j, bool *active)
+{
+	struct lines l;
+	size_t n_active = 0;
+	lines_init(&l, j->out->old_text, j->out->old_len);
+	for (size_t f = 0; f < j->findings.len; f++) {
+		struct finding *fd = j->findings.items[f];
+		char *reason = NULL;
+		for (size_t e = 0; e < fd->edits.len && !reason; e++)
+			reason = edit_refusal(&fd->edits.items[e], &l);
+		if (reason)
+			refuse(j->out, fd, reason);
+		else
+			active[f] = true, n_active++;
+	}
+	lines_release(&l);
+	return n_active;
+}
+
+/*
+ * Refuses (and deactivates) each active finding with a WHY, taking the
+ * reason. define-per-cpu findings convert one array together (the
+ * declaration rides on one of them): half a conversion does not compile,
+ * so one failing drops them all. Returns whether any was dropped.
+ */
+static bool drop_failed(struct job *j, bool *active, char **why, size_t *n_active)
+{
+	struct file_change *c = j->out;
+	size_t n = j->findings.len;
+	bool dropped = false, per_cpu_dropped = false;
+	unsigned per_cpu_line = 0;
+	for (size_t f = 0; f < n; f++) {
+		if (active[f] && why[f]) {
+			if (j->findings.items[f]->fix == FIX_DEFINE_PER_CPU && !per_cpu_dropped) {
+				per_cpu_dropped = true;
+				per_cpu_line = j->findings.items[f]->pos.line;
+			}
+			refuse(c, j->findings.items[f], why[f]);
+			why[f] = NULL;
+			active[f] = false;
+			(*n_active)--;
+			dropped = true;
+		}
+	}
+	for (size_t f = 0; per_cpu_dropped && f < n; f++) {
+		if (active[f] && j->findings.items[f]->fix == FIX_DEFINE_PER_CPU) {
+			refuse(c, j->findings.items[f],
+			       xasprintf("the DEFINE_PER_CPU conversion of this file failed at line %u, "
+					 "so none of its sites is converted", per_cpu_line));
+			active[f] = false;
+			(*n_active)--;
+		}
+	}
+	return dropped;
 }
 
 static void process_file(size_t i, void *ctx)
@@ -592,34 +552,8 @@ static void process_file(size_t i, void *ctx)
 	bool *active = xcalloc(n ? n : 1, sizeof *active);
 	char **why = xcalloc(n ? n : 1, sizeof *why);
 	char *dir = xasprintf("%s/f%zu", j->tmpdir, j->index);
-	struct lines l = {VEC_INIT, NULL, 0};
 
-	if (read_file(c->path, &c->old_text, &c->old_len) < 0) {
-		c->error = xstrdup(error_last());
-		for (size_t f = 0; f < n; f++)
-			refuse(c, j->findings.items[f], xasprintf("file not read: %s", c->error));
-		c->old_text = xstrdup("");
-		c->old_len = 0;
-		goto done;
-	}
-	if (mkdir(dir, 0700) != 0) {
-		c->error = xasprintf("%s: %s", dir, strerror(errno));
-		for (size_t f = 0; f < n; f++)
-			refuse(c, j->findings.items[f], xstrdup(c->error));
-		goto done;
-	}
-	lines_init(&l, c->old_text, c->old_len);
-	size_t n_active = 0;
-	for (size_t f = 0; f < n; f++) {
-		struct finding *fd = j->findings.items[f];
-		char *reason = NULL;
-		for (size_t e = 0; e < fd->edits.len && !reason; e++)
-			reason = edit_refusal(&fd->edits.items[e], &l);
-		if (reason)
-			refuse(c, fd, reason);
-		else
-			active[f] = true, n_active++;
-	}
+	size_t n_active = prepare_file(j, dir) < 0 ? 0 : activate(j, active);
 	/* Each retry drops at least one finding, so this ends. */
 	while (n_active) {
 		char *text = NULL, *err = NULL;
@@ -635,33 +569,7 @@ static void process_file(size_t i, void *ctx)
 			}
 			break;
 		}
-		bool dropped = false, per_cpu_dropped = false;
-		unsigned per_cpu_line = 0;
-		for (size_t f = 0; f < n; f++) {
-			if (active[f] && why[f]) {
-				if (j->findings.items[f]->fix == FIX_DEFINE_PER_CPU && !per_cpu_dropped) {
-					per_cpu_dropped = true;
-					per_cpu_line = j->findings.items[f]->pos.line;
-				}
-				refuse(c, j->findings.items[f], why[f]);
-				why[f] = NULL;
-				active[f] = false;
-				n_active--;
-				dropped = true;
-			}
-		}
-		/* define-per-cpu findings convert one array together (the declaration
-		 * rides on one of them): half a conversion does not compile */
-		for (size_t f = 0; per_cpu_dropped && f < n; f++) {
-			if (active[f] && j->findings.items[f]->fix == FIX_DEFINE_PER_CPU) {
-				refuse(c, j->findings.items[f],
-				       xasprintf("the DEFINE_PER_CPU conversion of this file failed at line %u, "
-						 "so none of its sites is converted", per_cpu_line));
-				active[f] = false;
-				n_active--;
-			}
-		}
-		if (dropped) {
+		if (drop_failed(j, active, why, &n_active)) {
 			free(text);
 			continue;
 		}
@@ -673,12 +581,10 @@ static void process_file(size_t i, void *ctx)
 		c->new_len = len;
 		break;
 	}
-done:
 	if (!c->new_text) {
 		c->new_text = xstrndup(c->old_text, c->old_len);
 		c->new_len = c->old_len;
 	}
-	vec_free(&l.start);
 	for (size_t f = 0; f < n; f++)
 		free(why[f]);
 	free(why);
@@ -702,32 +608,18 @@ static bool fixable(const struct finding *f)
 	return f->fix != FIX_NONE && f->edits.len > 0 && !f->protected_site;
 }
 
-int rewrite_plan(const struct scan_result *scan, const struct rewrite_options *opts,
-		 struct rewrite_result *out)
+/* The temporary directory of a plan, holding the built-in semantic patches; *OUT is owned. */
+static int make_workdir(char **out)
 {
-	int ret = -1;
-	char *spatch = NULL, *tmpdir = NULL;
-	struct job *jobs = NULL;
-	size_t njobs = 0;
-	struct rewrite_options def = REWRITE_OPTIONS_INIT;
-
-	if (!opts)
-		opts = &def;
-	if (spawn_find_program(opts->spatch ? opts->spatch : "spatch", &spatch) < 0) {
-		char *why = xstrdup(error_last());
-		error_set("spatch (Coccinelle) is needed to rewrite files: %s; install "
-			  "coccinelle", why);
-		free(why);
-		goto done;
-	}
 	const char *tmp = getenv("TMPDIR");
-	tmpdir = xasprintf("%s/preemptify-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+	char *tmpdir = xasprintf("%s/preemptify-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+	*out = NULL;
 	if (!mkdtemp(tmpdir)) {
 		error_set("%s: %s", tmpdir, strerror(errno));
 		free(tmpdir);
-		tmpdir = NULL;
-		goto done;
+		return -1;
 	}
+	*out = tmpdir;
 	for (int k = 1; k < FIX_COUNT; k++) {
 		char *name = xasprintf("%s.cocci", fix_name((enum fix_kind)k));
 		const struct embedded_file *ef = embedded_find(name);
@@ -737,12 +629,20 @@ int rewrite_plan(const struct scan_result *scan, const struct rewrite_options *o
 		free(name);
 		free(path);
 		if (r < 0)
-			goto done;
+			return -1;
 	}
+	return 0;
+}
 
-	/* Group fixable findings by file, in scan order. */
+/*
+ * Groups the fixable findings of SCAN by file, in scan order: one job per
+ * file, each with its entry in out->files. Returns the jobs (*N of them).
+ */
+static struct job *plan_jobs(const struct scan_result *scan, struct rewrite_result *out, size_t *n)
+{
 	const finding_vec *fv = &scan->findings;
-	jobs = xcalloc(fv->len ? fv->len : 1, sizeof *jobs);
+	struct job *jobs = xcalloc(fv->len ? fv->len : 1, sizeof *jobs);
+	size_t njobs = 0;
 	for (size_t i = 0; i < fv->len; i++) {
 		struct finding *f = &fv->items[i];
 		if (!fixable(f))
@@ -763,22 +663,46 @@ int rewrite_plan(const struct scan_result *scan, const struct rewrite_options *o
 		c.path = xstrdup(jobs[k].findings.items[0]->file);
 		vec_push(&out->files, c);
 	}
-	for (size_t k = 0; k < njobs; k++) {
-		jobs[k].opts = opts;
-		jobs[k].tmpdir = tmpdir;
+	for (size_t k = 0; k < njobs; k++)
 		jobs[k].out = &out->files.items[out->files.len - njobs + k];
+	*n = njobs;
+	return jobs;
+}
+
+int rewrite_plan(const struct scan_result *scan, const struct rewrite_options *opts,
+		 struct rewrite_result *out)
+{
+	int ret = -1;
+	char *spatch = NULL, *tmpdir = NULL;
+	struct job *jobs = NULL;
+	size_t njobs = 0;
+	struct rewrite_options def = REWRITE_OPTIONS_INIT;
+
+	if (!opts)
+		opts = &def;
+	if (spawn_find_program(opts->spatch ? opts->spatch : "spatch", &spatch) < 0) {
+		char *why = xstrdup(error_last());
+		error_set("spatch (Coccinelle) is needed to rewrite files: %s; install "
+			  "coccinelle", why);
+		free(why);
+		goto done;
 	}
+	if (make_workdir(&tmpdir) < 0)
+		goto done;
+	jobs = plan_jobs(scan, out, &njobs);
 	struct rewrite_options o = *opts;
 	o.spatch = spatch;
-	for (size_t k = 0; k < njobs; k++)
+	for (size_t k = 0; k < njobs; k++) {
 		jobs[k].opts = &o;
+		jobs[k].tmpdir = tmpdir;
+	}
 	parallel_for(njobs, opts->jobs, process_file, jobs);
 	ret = 0;
 	for (size_t k = 0; k < njobs; k++)
 		ret += jobs[k].out->error != NULL;
 done:
 	for (size_t k = 0; k < njobs; k++)
-		vec_free(&jobs[k].findings);
+		vec_release(&jobs[k].findings);
 	free(jobs);
 	/* PREEMPTIFY_KEEP_TMP=1 keeps the sidecars and spatch inputs for debugging. */
 	if (tmpdir && !getenv("PREEMPTIFY_KEEP_TMP")) {
@@ -789,7 +713,7 @@ done:
 	return ret;
 }
 
-void rewrite_result_free(struct rewrite_result *r)
+void rewrite_result_release(struct rewrite_result *r)
 {
 	if (!r)
 		return;
@@ -801,8 +725,8 @@ void rewrite_result_free(struct rewrite_result *r)
 		free(c->error);
 		for (size_t k = 0; k < c->refused.len; k++)
 			free(c->refused.items[k].reason);
-		vec_free(&c->refused);
-		vec_free(&c->fixed);
+		vec_release(&c->refused);
+		vec_release(&c->fixed);
 	}
-	vec_free(&r->files);
+	vec_release(&r->files);
 }

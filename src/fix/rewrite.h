@@ -53,6 +53,6 @@ struct rewrite_result {
 int rewrite_plan(const struct scan_result *scan, const struct rewrite_options *opts,
 		 struct rewrite_result *out);
 
-void rewrite_result_free(struct rewrite_result *r);
+void rewrite_result_release(struct rewrite_result *r);
 
 #endif

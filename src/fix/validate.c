@@ -192,8 +192,8 @@ static void expected_stream(const char *old, size_t old_len, const struct edit *
 			nc++;
 		vec_push(out, t);
 	}
-	vec_free(&olds);
-	vec_free(&evs);
+	vec_release(&olds);
+	vec_release(&evs);
 }
 
 /* ---- comparison --------------------------------------------------------- */
@@ -286,14 +286,14 @@ size_t validate_tokens(const char *old_text, size_t old_len, const char *new_tex
 		goto done;
 	}
 done:
-	vec_free(&exp);
-	vec_free(&act);
-	vec_free(&enc);
-	vec_free(&anc);
-	vec_free(&ecm);
-	vec_free(&acm);
-	vec_free(&ek);
-	vec_free(&ak);
+	vec_release(&exp);
+	vec_release(&act);
+	vec_release(&enc);
+	vec_release(&anc);
+	vec_release(&ecm);
+	vec_release(&acm);
+	vec_release(&ek);
+	vec_release(&ak);
 	return where;
 }
 
@@ -411,7 +411,7 @@ static void scan_facts(const char *path, const char *text, size_t len,
 			vec_push(&ff->bad, without_numbers(f->message, rule_code(f->rule)));
 		ff->fixable += f->fix != FIX_NONE && f->edits.len > 0;
 	}
-	scan_result_free(&r);
+	scan_result_release(&r);
 }
 
 static void facts_free(fact_vec *v)
@@ -420,9 +420,9 @@ static void facts_free(fact_vec *v)
 		free(v->items[i].name);
 		for (size_t k = 0; k < v->items[i].bad.len; k++)
 			free(v->items[i].bad.items[k]);
-		vec_free(&v->items[i].bad);
+		vec_release(&v->items[i].bad);
 	}
-	vec_free(v);
+	vec_release(v);
 }
 
 static const char *fn_at(const fact_vec *v, size_t offset)
@@ -543,7 +543,7 @@ size_t validate_rewrite(const char *path, const char *old_text, size_t old_len,
 	char *what = NULL;
 	size_t at = validate_tokens(old_text, old_len, new_text, new_len, edits.items, edits.len,
 				    &what);
-	vec_free(&edits);
+	vec_release(&edits);
 	if (at) {
 		fact_vec of = VEC_INIT;
 		parse_facts(path, old_text, old_len, &of);

@@ -6,19 +6,10 @@
 /* Directories that only group subsystems: the subsystem is the next one. */
 static const char *const container_dirs[] = {"drivers", "fs", "arch"};
 
-typedef VEC(char *) str_vec;
-
-static void str_vec_free(str_vec *v)
-{
-	for (size_t i = 0; i < v->len; i++)
-		free(v->items[i]);
-	vec_free(v);
-}
-
 /* The prefix components of PATH, following the rule in message.h. */
-static void prefix_components(const char *path, str_vec *out)
+static void prefix_components(const char *path, struct strvec *out)
 {
-	str_vec dirs = VEC_INIT;
+	struct strvec dirs = VEC_INIT;
 	while (path[0] == '.' && path[1] == '/')
 		path += 2;
 	const char *p = path;
@@ -46,7 +37,7 @@ static void prefix_components(const char *path, str_vec *out)
 		vec_push(out, stem);
 	else
 		free(stem);
-	str_vec_free(&dirs);
+	strvec_release(&dirs);
 }
 
 static char *join_components(char *const *items, size_t n)
@@ -59,10 +50,10 @@ static char *join_components(char *const *items, size_t n)
 
 char *message_prefix(const char *path)
 {
-	str_vec c = VEC_INIT;
+	struct strvec c = VEC_INIT;
 	prefix_components(path, &c);
 	char *s = join_components(c.items, c.len);
-	str_vec_free(&c);
+	strvec_release(&c);
 	return s;
 }
 
@@ -70,20 +61,20 @@ char *message_common_prefix(const char *const *paths, size_t n)
 {
 	if (n == 0)
 		return xstrdup("");
-	str_vec common = VEC_INIT;
+	struct strvec common = VEC_INIT;
 	prefix_components(paths[0], &common);
 	for (size_t i = 1; i < n; i++) {
-		str_vec c = VEC_INIT;
+		struct strvec c = VEC_INIT;
 		prefix_components(paths[i], &c);
 		size_t k = 0;
 		while (k < common.len && k < c.len && strcmp(common.items[k], c.items[k]) == 0)
 			k++;
 		while (common.len > k)
 			free(common.items[--common.len]);
-		str_vec_free(&c);
+		strvec_release(&c);
 	}
 	char *s = join_components(common.items, common.len);
-	str_vec_free(&common);
+	strvec_release(&common);
 	return s;
 }
 
@@ -181,7 +172,7 @@ char *message_summary(const struct file_change *const *changes, size_t n, size_t
 		buf_clear(&b);
 		buf_printf(&b, "make preempt-safe (%zu kinds of fix)", kinds);
 	}
-	buf_free(&use);
+	buf_release(&use);
 	return buf_detach(&b);
 }
 
@@ -255,7 +246,7 @@ static void bullet(struct buf *b, const struct finding *f, const char *tail_labe
 		free(s);
 	}
 	wrap(b, "- ", "  ", buf_cstr(&t), MESSAGE_BODY_WIDTH);
-	buf_free(&t);
+	buf_release(&t);
 }
 
 char *message_build(const struct file_change *const *changes, const char *const *paths,

@@ -60,23 +60,21 @@ struct repo_commit_options {
 };
 #define REPO_COMMIT_OPTIONS_INIT {NULL, false, REPO_GROUP_FILE, NULL, false, false}
 
-typedef VEC(char *) repo_str_vec;
-
 /* One commit made (or, in a dry run, that would be made). */
 struct repo_commit {
 	char id[41];        /* hex object id; "" in a dry run */
 	char *subject;      /* first line of the message */
 	char *message;      /* whole message */
-	repo_str_vec paths; /* repository-relative paths it changes */
+	struct strvec paths; /* repository-relative paths it changes */
 };
 
 struct repo_commit_report {
 	VEC(struct repo_commit) commits; /* in the order made */
-	repo_str_vec unchanged;          /* given paths skipped: nothing to change, or a rewrite error */
+	struct strvec unchanged;         /* given paths skipped: nothing to change, or a rewrite error */
 	char base[41];                   /* HEAD before the run; "" when unborn */
 	char *branch;                    /* branch committed on ("refs/heads/..." stripped); NULL if detached */
 };
-#define REPO_COMMIT_REPORT_INIT {VEC_INIT, VEC_INIT, "", NULL}
+#define REPO_COMMIT_REPORT_INIT {VEC_INIT, STRVEC_INIT, "", NULL}
 
 /*
  * Commits CHANGES[0..n) (paths as walked, relative to the current
@@ -85,13 +83,13 @@ struct repo_commit_report {
  * error, are skipped and listed in out->unchanged. Nothing to change is
  * success with no commits. Records REPO_BASE_REF / REPO_TIP_REF for
  * repo_series(). OUT is filled as far as the run got, also on failure;
- * free it with repo_commit_report_free(). Returns 0, or -1 with the error
+ * free it with repo_commit_report_release(). Returns 0, or -1 with the error
  * slot set (naming the file or the git state at fault).
  */
 int repo_commit_changes(struct repo *r, const struct repo_commit_options *opts,
 			const struct file_change *changes, size_t n, struct repo_commit_report *out);
 
-void repo_commit_report_free(struct repo_commit_report *rep);
+void repo_commit_report_release(struct repo_commit_report *rep);
 
 struct repo_series_options {
 	const char *subject_prefix; /* default "PATCH" */
@@ -101,10 +99,10 @@ struct repo_series_options {
 #define REPO_SERIES_OPTIONS_INIT {"PATCH", false, true}
 
 struct repo_series_report {
-	repo_str_vec files; /* paths written, cover letter first */
+	struct strvec files; /* paths written, cover letter first */
 	size_t patches;     /* number of commits in the series */
 };
-#define REPO_SERIES_REPORT_INIT {VEC_INIT, 0}
+#define REPO_SERIES_REPORT_INIT {STRVEC_INIT, 0}
 
 /*
  * Writes the commits of RANGE as OUTDIR/0001-<subject>.patch ... (mbox, as
@@ -120,6 +118,6 @@ struct repo_series_report {
 int repo_series(struct repo *r, const struct repo_series_options *opts, const char *range,
 		const char *outdir, struct repo_series_report *out);
 
-void repo_series_report_free(struct repo_series_report *rep);
+void repo_series_report_release(struct repo_series_report *rep);
 
 #endif

@@ -405,7 +405,7 @@ static void neutralise(struct source *src)
 		nz.prev = c;
 		i++;
 	}
-	vec_free(&nz.braces);
+	vec_release(&nz.braces);
 }
 
 static void index_lines(struct source *src)
@@ -433,19 +433,19 @@ void source_free(struct source *src)
 	free(src->path);
 	free(src->text);
 	free(src->parse_text);
-	vec_free(&src->line_starts);
+	vec_release(&src->line_starts);
 	for (size_t i = 0; i < src->uses.len; i++) {
 		free(src->uses.items[i].name);
 		for (size_t k = 0; k < src->uses.items[i].args.len; k++)
 			free(src->uses.items[i].args.items[k]);
-		vec_free(&src->uses.items[i].args);
+		vec_release(&src->uses.items[i].args);
 	}
-	vec_free(&src->uses);
+	vec_release(&src->uses);
 	for (size_t i = 0; i < src->defs.len; i++) {
 		free(src->defs.items[i].name);
 		free(src->defs.items[i].body);
 	}
-	vec_free(&src->defs);
+	vec_release(&src->defs);
 }
 
 struct srcpos source_pos(const struct source *src, size_t offset)

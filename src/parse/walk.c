@@ -54,10 +54,10 @@ static char *join(const char *dir, const char *name)
  * is the same on every filesystem. Returns 0 or -1 if a directory could not
  * be read (diagnostic added; the rest is still walked).
  */
-static int walk_dir(const char *dir, const struct walk_options *opts, path_vec *out, diagnostic_vec *diags)
+static int walk_dir(const char *dir, const struct walk_options *opts, struct strvec *out, diagnostic_vec *diags)
 {
 	int rc = 0;
-	path_vec names = VEC_INIT;
+	struct strvec names = VEC_INIT;
 	DIR *d = opendir(dir);
 	if (!d) {
 		add_io_diag(diags, dir, "cannot open directory", errno);
@@ -94,12 +94,12 @@ static int walk_dir(const char *dir, const struct walk_options *opts, path_vec *
 		}
 		free(path);
 	}
-	path_vec_free(&names);
+	strvec_release(&names);
 	return rc;
 }
 
 int walk_paths(char *const *roots, size_t n, const struct walk_options *opts,
-	       path_vec *out, diagnostic_vec *diags)
+	       struct strvec *out, diagnostic_vec *diags)
 {
 	int rc = 0;
 	for (size_t i = 0; i < n; i++) {
@@ -115,11 +115,4 @@ int walk_paths(char *const *roots, size_t n, const struct walk_options *opts,
 		}
 	}
 	return rc;
-}
-
-void path_vec_free(path_vec *v)
-{
-	for (size_t i = 0; i < v->len; i++)
-		free(v->items[i]);
-	vec_free(v);
 }

@@ -9,8 +9,6 @@ struct walk_options {
 	size_t n_excludes;
 };
 
-typedef VEC(char *) path_vec;
-
 /*
  * Files named directly are taken whatever their suffix; directories are
  * walked recursively for *.c and *.h, in sorted order. Symlinks inside a
@@ -19,8 +17,6 @@ typedef VEC(char *) path_vec;
  * return -1; the other roots are still walked. OUT owns its strings.
  */
 int walk_paths(char *const *roots, size_t n, const struct walk_options *opts,
-	       path_vec *out, diagnostic_vec *diags);
-
-void path_vec_free(path_vec *v);
+	       struct strvec *out, diagnostic_vec *diags);
 
 #endif

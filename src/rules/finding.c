@@ -106,7 +106,7 @@ int fix_parse(const char *s)
 	return -1;
 }
 
-void finding_free(struct finding *f)
+void finding_release(struct finding *f)
 {
 	free(f->file);
 	free(f->function);
@@ -115,10 +115,10 @@ void finding_free(struct finding *f)
 	free(f->fix_note);
 	for (size_t i = 0; i < f->edits.len; i++)
 		free(f->edits.items[i].text);
-	vec_free(&f->edits);
+	vec_release(&f->edits);
 }
 
-void diagnostic_free(struct diagnostic *d)
+void diagnostic_release(struct diagnostic *d)
 {
 	free(d->file);
 	free(d->message);

@@ -99,8 +99,8 @@ const char *confidence_name(enum confidence c); /* "high", ... */
 const char *fix_name(enum fix_kind f);          /* "get-cpu", ...; "none" */
 int fix_parse(const char *s);
 
-void finding_free(struct finding *f);
-void diagnostic_free(struct diagnostic *d);
+void finding_release(struct finding *f);
+void diagnostic_release(struct diagnostic *d);
 /* Orders by file, line, column, rule. */
 int finding_cmp(const void *a, const void *b);
 

@@ -351,7 +351,7 @@ static bool region_visit(TSNode n, void *ctx)
 		if (k != SLEEP_NO)
 			rs->refuse = xasprintf("the region would contain %s at line %u, which %s sleep",
 					       buf_cstr(&why), line_of(c, n), k == SLEEP_YES ? "may" : "might");
-		buf_free(&why);
+		buf_release(&why);
 		return true;
 	}
 	if (ts_type_is(n, "return_statement")) {
@@ -410,11 +410,11 @@ static char *plan_region(const struct ctx *c, const struct fn *f, TSNode first, 
 		ts_walk(s, region_visit, &rs);
 	}
 	if (rs.refuse) {
-		vec_free(&rs.exits);
+		vec_release(&rs.exits);
 		return rs.refuse;
 	}
 	if (source_in_directive(c->src, ts_node_start_byte(first))) {
-		vec_free(&rs.exits);
+		vec_release(&rs.exits);
 		return xstrdup("the site is inside a #define body");
 	}
 	char *stmt = xasprintf("%s;", put);
@@ -423,7 +423,7 @@ static char *plan_region(const struct ctx *c, const struct fn *f, TSNode first, 
 	if (!is_jump(last))
 		add_edit(c, fd, EDIT_INSERT_AFTER, last, stmt);
 	free(stmt);
-	vec_free(&rs.exits);
+	vec_release(&rs.exits);
 	return NULL;
 }
 
@@ -564,7 +564,7 @@ static bool array_decl_visit(TSNode n, void *ctx)
 	if (memmem(c->text + s, e - s, "__attribute__", 13))
 		buf_printf(&attrs, "%s__attribute__((...))", attrs.len ? ", " : "");
 	pa->dropped = attrs.len ? buf_detach(&attrs) : NULL;
-	buf_free(&attrs);
+	buf_release(&attrs);
 	pa->eligible = true;
 	TSNode body = ts_field(type, "body");
 	if (!ts_node_is_null(body))
@@ -787,7 +787,7 @@ static bool sleep_visit(TSNode n, void *ctx)
 			sf->found = n;
 			sf->why = buf_detach(&why);
 		}
-		buf_free(&why);
+		buf_release(&why);
 	}
 	return true;
 }
@@ -952,14 +952,14 @@ static char *plan_site_region(struct ctx *c, const struct fn *f, TSNode site, co
 			if (ts_node_is_null(s2)) {
 				char *no = xasprintf("%s, derived from it, is used at line %u outside the block",
 						     var, line_of(c, u));
-				vec_free(&vu.uses);
+				vec_release(&vu.uses);
 				free(var);
 				return no;
 			}
 			if (ts_node_start_byte(s2) > ts_node_start_byte(last))
 				last = s2;
 		}
-		vec_free(&vu.uses);
+		vec_release(&vu.uses);
 	}
 	char *no = plan_region(c, f, st, last, var, put, fd);
 	free(var);
@@ -1149,7 +1149,7 @@ static char *plan_direct_get_cpu(struct ctx *c, const struct fn *f, TSNode call,
 			}
 		}
 	}
-	vec_free(&rl.calls);
+	vec_release(&rl.calls);
 	char *no;
 	add_edit(c, fd, EDIT_REPLACE, call, "get_cpu()");
 	if (ts_node_eq(last, st)) {
@@ -1161,7 +1161,7 @@ static char *plan_direct_get_cpu(struct ctx *c, const struct fn *f, TSNode call,
 			vec_push(&c->covered, cv);
 		}
 	}
-	vec_free(&extra);
+	vec_release(&extra);
 	return no;
 }
 
@@ -1447,7 +1447,7 @@ static void check_cpu_read(struct ctx *c, const struct fn *f, TSNode call)
 done:
 	free(why);
 	free(name);
-	vec_free(&vu.uses);
+	vec_release(&vu.uses);
 }
 
 /* Attaches the declaration edit and the edits of x's other uses to the first P001 finding. */
@@ -1650,7 +1650,7 @@ static void check_resched(struct ctx *c, const struct fn *f, TSNode test, bool i
 			ts_walk(ifs, comment_visit, &cc);
 			buf_puts(&t, "cond_resched();");
 			add_edit(c, fd, EDIT_REPLACE, ifs, buf_cstr(&t));
-			buf_free(&t);
+			buf_release(&t);
 			free(ind);
 		}
 	} else if (is_field) {
@@ -1752,7 +1752,7 @@ static TSNode p005_search(const struct ctx *c, const struct fn *f, TSNode call, 
 				vec_push(&work, node->succ.items[s].to);
 	}
 	free(seen);
-	vec_free(&work);
+	vec_release(&work);
 	return bad;
 }
 
@@ -1831,12 +1831,12 @@ static void check_sleep(struct ctx *c, const struct fn *f, TSNode call)
 		k = SLEEP_YES;
 	}
 	if (k != SLEEP_YES) {
-		buf_free(&why);
+		buf_release(&why);
 		return;
 	}
 	struct point_state ps = flow_state_at(f, ts_node_start_byte(call));
 	if (!point_protected(&ps)) {
-		buf_free(&why);
+		buf_release(&why);
 		return;
 	}
 	/* 2.4's cli()/save_flags() + sleep_on() is an old idiom: medium confidence */
@@ -1846,7 +1846,7 @@ static void check_sleep(struct ctx *c, const struct fn *f, TSNode call)
 		    irq_only || ps.entry_held || via_callee ? CONF_MEDIUM : CONF_HIGH, FIX_NONE,
 		    xasprintf("%s may sleep, but preemption is off here", buf_cstr(&why)),
 		    explain_state(f, &ps));
-	buf_free(&why);
+	buf_release(&why);
 }
 
 /* ---- P007: unbalanced ------------------------------------------------------------ */
@@ -2015,10 +2015,10 @@ int rules_run(const struct file_analysis *fa, const struct scan_options *opts, s
 		free(pa->why_not);
 		free(pa->type);
 		free(pa->dropped);
-		vec_free(&pa->uses);
+		vec_release(&pa->uses);
 		free(pa);
 	}
-	vec_free(&c.arrays);
-	vec_free(&c.covered);
+	vec_release(&c.arrays);
+	vec_release(&c.covered);
 	return 0;
 }

@@ -82,52 +82,52 @@ fail:
 	_exit(127);
 }
 
-int spawn_run(char *const *argv, const char *cwd, int timeout_sec,
-	      struct spawn_result *out)
+/*
+ * Forks PROG with ARGV, its stdout and stderr on the write end of OUTP; ERRP
+ * is the close-on-exec pipe the child reports an exec failure through.
+ * The parent's write ends are closed. 0 with *PID, or -1 with the error slot set.
+ */
+static int spawn_start(const char *prog, char *const *argv, const char *cwd, int outp[2], int errp[2],
+		       pid_t *pid)
 {
-	int ret = -1;
-	char *prog = NULL;
-	int outp[2] = {-1, -1}, errp[2] = {-1, -1};
-	struct buf output = BUF_INIT;
-	pid_t pid = -1;
-
-	*out = (struct spawn_result)SPAWN_RESULT_INIT;
-	if (spawn_find_program(argv[0], &prog) < 0)
-		goto done;
-	if (pipe(outp) != 0 || pipe(errp) != 0) {
-		error_set("pipe: %s", strerror(errno));
-		goto done;
-	}
+	if (pipe(outp) != 0 || pipe(errp) != 0)
+		return error_set("pipe: %s", strerror(errno));
 	fcntl(outp[0], F_SETFD, FD_CLOEXEC);
 	fcntl(errp[0], F_SETFD, FD_CLOEXEC);
 	fcntl(errp[1], F_SETFD, FD_CLOEXEC);
 
-	pid = fork();
-	if (pid < 0) {
-		error_set("fork: %s", strerror(errno));
-		goto done;
-	}
-	if (pid == 0)
+	*pid = fork();
+	if (*pid < 0)
+		return error_set("fork: %s", strerror(errno));
+	if (*pid == 0)
 		child_exec(prog, argv, cwd, outp[1], errp[1]);
-	setpgid(pid, pid); /* also in the parent: no race with the kill below */
+	setpgid(*pid, *pid); /* also in the parent: no race with the kill below */
 	close(outp[1]);
 	outp[1] = -1;
 	close(errp[1]);
 	errp[1] = -1;
+	return 0;
+}
 
-	/* Exec failure: the child wrote errno before the cloexec pipe closed. */
+/* Exec failure: the child wrote errno before the cloexec pipe closed. 0, or the errno. */
+static int exec_errno(int fd)
+{
 	int child_errno = 0;
 	ssize_t n;
 	do
-		n = read(errp[0], &child_errno, sizeof child_errno);
+		n = read(fd, &child_errno, sizeof child_errno);
 	while (n < 0 && errno == EINTR);
-	if (n == (ssize_t)sizeof child_errno) {
-		waitpid(pid, NULL, 0);
-		pid = -1;
-		error_set("%s: cannot execute: %s", prog, strerror(child_errno));
-		goto done;
-	}
+	return n == (ssize_t)sizeof child_errno ? child_errno : 0;
+}
 
+/*
+ * Reads FD into OUTPUT until end of file, killing PID's process group when
+ * TIMEOUT_SEC (> 0) runs out (sets out->timed_out) or poll fails (sets the
+ * error slot).
+ */
+static void collect_output(int fd, pid_t pid, int timeout_sec, struct buf *output,
+			   struct spawn_result *out)
+{
 	double deadline = timeout_sec > 0 ? now_sec() + timeout_sec : 0;
 	for (;;) {
 		int wait_ms = -1;
@@ -140,7 +140,7 @@ int spawn_run(char *const *argv, const char *cwd, int timeout_sec,
 			}
 			wait_ms = (int)(left * 1000) + 1;
 		}
-		struct pollfd pfd = {outp[0], POLLIN, 0};
+		struct pollfd pfd = {fd, POLLIN, 0};
 		int r = poll(&pfd, 1, wait_ms);
 		if (r < 0) {
 			if (errno == EINTR)
@@ -152,24 +152,51 @@ int spawn_run(char *const *argv, const char *cwd, int timeout_sec,
 		if (r == 0)
 			continue;
 		char chunk[8192];
-		n = read(outp[0], chunk, sizeof chunk);
+		ssize_t n = read(fd, chunk, sizeof chunk);
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n <= 0)
 			break;
-		buf_add(&output, chunk, (size_t)n);
+		buf_add(output, chunk, (size_t)n);
 	}
+}
 
+/* Reaps PID and records how it ended. */
+static void wait_status(pid_t pid, struct spawn_result *out)
+{
 	int status = 0;
 	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
 		;
-	pid = -1;
 	if (WIFEXITED(status)) {
 		out->exit_code = WEXITSTATUS(status);
 	} else if (WIFSIGNALED(status)) {
 		out->exit_code = -1;
 		out->signal = WTERMSIG(status);
 	}
+}
+
+int spawn_run(char *const *argv, const char *cwd, int timeout_sec,
+	      struct spawn_result *out)
+{
+	int ret = -1;
+	char *prog = NULL;
+	int outp[2] = {-1, -1}, errp[2] = {-1, -1};
+	struct buf output = BUF_INIT;
+	pid_t pid = -1;
+
+	*out = (struct spawn_result)SPAWN_RESULT_INIT;
+	if (spawn_find_program(argv[0], &prog) < 0 || spawn_start(prog, argv, cwd, outp, errp, &pid) < 0)
+		goto done;
+	int child_errno = exec_errno(errp[0]);
+	if (child_errno) {
+		waitpid(pid, NULL, 0);
+		pid = -1;
+		error_set("%s: cannot execute: %s", prog, strerror(child_errno));
+		goto done;
+	}
+	collect_output(outp[0], pid, timeout_sec, &output, out);
+	wait_status(pid, out);
+	pid = -1;
 	/* A timed-out child may have left grandchildren in its group. */
 	ret = 0;
 done:
@@ -198,7 +225,7 @@ char *spawn_describe(const struct spawn_result *r)
 	return xasprintf("exit %d", r->exit_code);
 }
 
-void spawn_result_free(struct spawn_result *r)
+void spawn_result_release(struct spawn_result *r)
 {
 	if (!r)
 		return;

@@ -39,6 +39,6 @@ int spawn_run(char *const *argv, const char *cwd, int timeout_sec,
 /* A one-line description: "exit 255", "killed by signal 11", "timed out". */
 char *spawn_describe(const struct spawn_result *r);
 
-void spawn_result_free(struct spawn_result *r);
+void spawn_result_release(struct spawn_result *r);
 
 #endif

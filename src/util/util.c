@@ -173,7 +173,7 @@ void buf_clear(struct buf *b)
 		b->ptr[0] = '\0';
 }
 
-void buf_free(struct buf *b)
+void buf_release(struct buf *b)
 {
 	free(b->ptr);
 	b->ptr = NULL;
@@ -189,6 +189,28 @@ void vec_reserve_(void **items, size_t *cap, size_t need, size_t elem)
 		n *= 2;
 	*items = xrealloc(*items, n * elem);
 	*cap = n;
+}
+
+void strvec_push(struct strvec *v, const char *s)
+{
+	vec_push(v, xstrdup(s));
+}
+
+void strvec_pushf(struct strvec *v, const char *fmt, ...)
+{
+	struct buf b = BUF_INIT;
+	va_list ap;
+	va_start(ap, fmt);
+	buf_vprintf(&b, fmt, ap);
+	va_end(ap);
+	vec_push(v, buf_detach(&b));
+}
+
+void strvec_release(struct strvec *v)
+{
+	for (size_t i = 0; i < v->len; i++)
+		free(v->items[i]);
+	vec_release(v);
 }
 
 int read_file(const char *path, char **out, size_t *out_len)
@@ -208,7 +230,7 @@ int read_file(const char *path, char **out, size_t *out_len)
 				continue;
 			int e = errno;
 			close(fd);
-			buf_free(&b);
+			buf_release(&b);
 			return error_set("%s: read error: %s", path, strerror(e));
 		}
 		if (n == 0)

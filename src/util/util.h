@@ -1,7 +1,13 @@
 /*
- * Small shared pieces: allocation, the error slot, a growable byte buffer
- * and a typed vector. Used everywhere; nothing here prints or exits except
- * the x*alloc family on out-of-memory.
+ * Small shared pieces: allocation, the error slot, a growable byte buffer,
+ * a typed vector and a string vector. Used everywhere; nothing here prints
+ * or exits except the x*alloc family on out-of-memory.
+ *
+ * Ownership words, as in git, everywhere in preemptify:
+ *   x_release(struct x *): frees what X owns and leaves X empty (zeroed),
+ *                          reusable; X itself is the caller's (often on the stack).
+ *   x_free(struct x *):    frees X itself too (X came from x_new()/x_open());
+ *                          NULL is fine.
  */
 #ifndef PREEMPTIFY_UTIL_H
 #define PREEMPTIFY_UTIL_H
@@ -55,7 +61,7 @@ const char *buf_cstr(const struct buf *b);
 /* Hands the storage to the caller (NUL-terminated, never NULL) and resets B. */
 char *buf_detach(struct buf *b);
 void buf_clear(struct buf *b); /* len = 0, keeps storage */
-void buf_free(struct buf *b);
+void buf_release(struct buf *b);
 
 /*
  * A typed vector: VEC(int) v = VEC_INIT; vec_push(&v, 3); v.items[0].
@@ -67,8 +73,24 @@ void buf_free(struct buf *b);
 	vec_reserve_((void **)&(v)->items, &(v)->cap, (v)->len + (n), sizeof(*(v)->items))
 #define vec_push(v, x) \
 	(vec_reserve((v), 1), (v)->items[(v)->len++] = (x))
-#define vec_free(v) (free((v)->items), (v)->items = NULL, (v)->len = (v)->cap = 0)
+#define vec_release(v) (free((v)->items), (v)->items = NULL, (v)->len = (v)->cap = 0)
 void vec_reserve_(void **items, size_t *cap, size_t need, size_t elem);
+
+/*
+ * A vector of owned strings, as git's strvec: STRVEC_INIT is a valid empty
+ * one; items[0..len) are NUL-terminated and belong to the vector. The
+ * VEC macros work on it too (vec_push() hands a string over).
+ */
+struct strvec {
+	char **items;
+	size_t len, cap;
+};
+#define STRVEC_INIT {NULL, 0, 0}
+
+void strvec_push(struct strvec *v, const char *s); /* pushes a copy of S */
+void strvec_pushf(struct strvec *v, const char *fmt, ...) PRINTF_LIKE(2, 3);
+/* Frees the strings and the array; V is empty and reusable after. */
+void strvec_release(struct strvec *v);
 
 /* Reads a whole file. 0 ok, -1 with the error slot set (names PATH). */
 int read_file(const char *path, char **out, size_t *out_len);

@@ -75,11 +75,30 @@ static void fsync_dir_of(const char *path)
 	free(copy);
 }
 
+/*
+ * Writes TEXT to a sibling temporary file of PATH and renames it over PATH;
+ * a failed rename is reported as "PATH: WHAT: reason".
+ */
+static int put_beside(const char *path, const char *text, size_t len, const struct stat *st,
+		      const char *what)
+{
+	char *tmp = NULL;
+	int rc = 0;
+	if (temp_beside(path, text, len, st, &tmp) < 0)
+		return -1;
+	if (rename(tmp, path) != 0) {
+		rc = error_set("%s: %s: %s", path, what, strerror(errno));
+		unlink(tmp);
+	}
+	free(tmp);
+	return rc;
+}
+
 int writefile_replace(const char *path, const char *expected_old, size_t old_len,
 		      const char *new_text, size_t new_len, const char *backup_suffix)
 {
 	int ret = -1;
-	char *cur = NULL, *tmp = NULL, *bak_tmp = NULL, *bak = NULL;
+	char *cur = NULL, *bak = NULL;
 	size_t cur_len = 0;
 	struct stat st;
 
@@ -99,27 +118,15 @@ int writefile_replace(const char *path, const char *expected_old, size_t old_len
 	}
 	if (backup_suffix && *backup_suffix) {
 		bak = xasprintf("%s%s", path, backup_suffix);
-		if (temp_beside(bak, cur, cur_len, &st, &bak_tmp) < 0)
+		if (put_beside(bak, cur, cur_len, &st, "cannot write backup") < 0)
 			goto done;
-		if (rename(bak_tmp, bak) != 0) {
-			error_set("%s: cannot write backup: %s", bak, strerror(errno));
-			unlink(bak_tmp);
-			goto done;
-		}
 	}
-	if (temp_beside(path, new_text, new_len, &st, &tmp) < 0)
+	if (put_beside(path, new_text, new_len, &st, "cannot replace") < 0)
 		goto done;
-	if (rename(tmp, path) != 0) {
-		error_set("%s: cannot replace: %s", path, strerror(errno));
-		unlink(tmp);
-		goto done;
-	}
 	fsync_dir_of(path);
 	ret = 0;
 done:
 	free(cur);
-	free(tmp);
-	free(bak_tmp);
 	free(bak);
 	return ret;
 }

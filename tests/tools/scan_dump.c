@@ -38,8 +38,8 @@ static int check_expect(char **files, int n)
 		}
 		free(want);
 		free(exp_path);
-		buf_free(&got);
-		scan_result_free(&r);
+		buf_release(&got);
+		scan_result_release(&r);
 	}
 	printf("%d passed, %d failed\n", n - bad, bad);
 	return bad ? 1 : 0;
@@ -75,6 +75,6 @@ int main(int argc, char **argv)
 	for (size_t i = 0; i < r.diagnostics.len; i++)
 		printf("%s:%u:%u diag %s\n", r.diagnostics.items[i].file, r.diagnostics.items[i].line,
 		       r.diagnostics.items[i].column, r.diagnostics.items[i].message);
-	scan_result_free(&r);
+	scan_result_release(&r);
 	return 0;
 }

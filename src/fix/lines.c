@@ -1,0 +1,149 @@
+/* Lines: line tables and positions remapped through a line diff. */
+#include "fix/lines.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+void lines_init(struct lines *l, const char *text, size_t len)
+{
+	l->start.items = NULL;
+	l->start.len = l->start.cap = 0;
+	l->text = text;
+	l->len = len;
+	vec_push(&l->start, 0);
+	for (size_t i = 0; i < len; i++)
+		if (text[i] == '\n' && i + 1 < len)
+			vec_push(&l->start, i + 1);
+}
+
+const char *lines_get(const struct lines *l, unsigned line, size_t *n)
+{
+	if (line < 1 || line > l->start.len) {
+		*n = 0;
+		return "";
+	}
+	size_t s = l->start.items[line - 1];
+	size_t e = line < l->start.len ? l->start.items[line] : l->len;
+	while (e > s && (l->text[e - 1] == '\n' || l->text[e - 1] == '\r'))
+		e--;
+	*n = e - s;
+	return l->text + s;
+}
+
+void lines_pos(const struct lines *l, size_t off, unsigned *line, unsigned *col)
+{
+	size_t lo = line_index(l->start.items, l->start.len, off);
+	*line = (unsigned)lo + 1;
+	*col = (unsigned)(off - l->start.items[lo]) + 1;
+}
+
+/* Appends S without whitespace. */
+static void squeeze(struct buf *out, const char *s, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (s[i] != ' ' && s[i] != '\t' && s[i] != '\n' && s[i] != '\r')
+			buf_putc(out, s[i]);
+}
+
+/* ---- remapping through a run's changes ---- */
+
+/* Maps column COL of old line O onto new line N; false when inside the change. */
+static bool map_column(const char *o, size_t on, const char *n, size_t nn, unsigned *col)
+{
+	size_t p = 0, s = 0, c = *col - 1;
+	while (p < on && p < nn && o[p] == n[p])
+		p++;
+	while (s < on - p && s < nn - p && o[on - 1 - s] == n[nn - 1 - s])
+		s++;
+	if (c <= p)
+		return true;
+	if (c >= on - s) {
+		*col = (unsigned)(c + nn - on) + 1;
+		return true;
+	}
+	return false;
+}
+
+/*
+ * The hunk whose old side holds line L, or NULL when L is outside every
+ * hunk; *DELTA gets how far the hunks before L moved it.
+ */
+static const struct textdiff_hunk *hunk_at(const textdiff_hunk_vec *hunks, unsigned L, long *delta)
+{
+	*delta = 0;
+	for (size_t i = 0; i < hunks->len; i++) {
+		const struct textdiff_hunk *h = &hunks->items[i];
+		if (h->old_lines == 0) {
+			if (h->old_start < L) {
+				*delta += h->new_lines;
+				continue;
+			}
+			break;
+		}
+		if (h->old_start + h->old_lines <= L) {
+			*delta += (long)h->new_lines - (long)h->old_lines;
+			continue;
+		}
+		if (h->old_start > L)
+			break;
+		return h;
+	}
+	return NULL;
+}
+
+bool lines_map_pos(const textdiff_hunk_vec *hunks, const struct lines *oldl,
+		    const struct lines *newl, unsigned *line, unsigned *col)
+{
+	long delta;
+	unsigned L = *line;
+	const struct textdiff_hunk *h = hunk_at(hunks, L, &delta);
+	if (h) {
+		unsigned k = L - h->old_start, nl;
+		if (h->new_lines == h->old_lines)
+			nl = h->new_start + k;
+		else if (h->new_lines > 0 && k == 0)
+			nl = h->new_start;
+		else if (h->new_lines > 0 && k == h->old_lines - 1)
+			nl = h->new_start + h->new_lines - 1;
+		else
+			return false;
+		size_t on, nn;
+		const char *o = lines_get(oldl, L, &on);
+		const char *n = lines_get(newl, nl, &nn);
+		if (!map_column(o, on, n, nn, col))
+			return false;
+		*line = nl;
+		return true;
+	}
+	*line = (unsigned)((long)L + delta);
+	return true;
+}
+
+unsigned lines_map_line(const textdiff_hunk_vec *hunks, unsigned L)
+{
+	long delta;
+	const struct textdiff_hunk *h = hunk_at(hunks, L, &delta);
+	if (h)
+		return h->new_start + (h->new_lines ? h->new_lines - 1 : 0);
+	return (unsigned)((long)L + delta);
+}
+
+bool lines_hunk_has(const struct textdiff_hunk *h, const struct lines *newl, const char *needle)
+{
+	struct buf hay = BUF_INIT, pin = BUF_INIT;
+	for (unsigned k = 0; k < h->new_lines; k++) {
+		size_t n;
+		const char *s = lines_get(newl, h->new_start + k, &n);
+		squeeze(&hay, s, n);
+	}
+	squeeze(&pin, needle, strlen(needle));
+	bool found = strstr(buf_cstr(&hay), buf_cstr(&pin)) != NULL;
+	buf_release(&hay);
+	buf_release(&pin);
+	return found;
+}
+
+void lines_release(struct lines *l)
+{
+	vec_release(&l->start);
+}

@@ -1,0 +1,40 @@
+/*
+ * Lines: the line table of a text, and positions carried through the line
+ * diff (textdiff hunks) of a change to it. The rewrite uses these to keep
+ * its sites in step with what each spatch run changed.
+ */
+#ifndef PREEMPTIFY_LINES_H
+#define PREEMPTIFY_LINES_H
+
+#include "fix/textdiff.h"
+
+/* The line starts of TEXT (borrowed: it must outlive the table). */
+struct lines {
+	VEC(size_t) start; /* offset of each line (index 0 = line 1) */
+	const char *text;
+	size_t len;
+};
+
+void lines_init(struct lines *l, const char *text, size_t len);
+void lines_release(struct lines *l);
+
+/* Line L (1-based) without its newline; length in *N ("" past the end). */
+const char *lines_get(const struct lines *l, unsigned line, size_t *n);
+
+/* The 1-based line and column of byte OFF. */
+void lines_pos(const struct lines *l, size_t off, unsigned *line, unsigned *col);
+
+/*
+ * Carries *LINE and *COL of OLDL through HUNKS (OLDL to NEWL). False when the
+ * position lies inside what changed, so it has no counterpart.
+ */
+bool lines_map_pos(const textdiff_hunk_vec *hunks, const struct lines *oldl,
+		   const struct lines *newl, unsigned *line, unsigned *col);
+
+/* End lines only need to be close: L moved, or the end of the hunk it falls in. */
+unsigned lines_map_line(const textdiff_hunk_vec *hunks, unsigned L);
+
+/* Does hunk H's new side (lines of NEWL) contain NEEDLE, whitespace ignored? */
+bool lines_hunk_has(const struct textdiff_hunk *h, const struct lines *newl, const char *needle);
+
+#endif

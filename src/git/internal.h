@@ -1,0 +1,53 @@
+/*
+ * What repo.c (opening, the safety checks), commit.c and series.c share.
+ * Not part of the git module's API: only the .c files of src/git include it.
+ */
+#ifndef PREEMPTIFY_GIT_INTERNAL_H
+#define PREEMPTIFY_GIT_INTERNAL_H
+
+#include <git2.h>
+
+#include "git/repo.h"
+
+struct repo {
+	git_repository *git;
+	char *workdir; /* resolved (realpath), with a trailing '/' */
+};
+
+/* Sets the error slot from libgit2's last error, prefixed by WHAT; returns -1. */
+int repo_git_fail(const char *what);
+
+/* The configured committer identity; -1 with a how-to-set-it message if none. */
+int repo_identity(git_repository *g, git_signature **out);
+
+/* One file to commit. */
+struct item {
+	const struct file_change *change;
+	char *rel;            /* repository-relative path */
+	git_filemode_t mode;  /* blob or blob-executable */
+	size_t group;
+};
+
+typedef VEC(struct item) item_vec;
+
+/*
+ * PATH (relative to the current directory, or absolute) as a path relative
+ * to R's working tree, in *OUT (owned). 0, or -1 with the error slot set.
+ */
+int repo_relpath(const struct repo *r, const char *path, char **out);
+
+/*
+ * Refuses anything we could not commit cleanly: a path with uncommitted
+ * changes, untracked (once HEAD exists; HEAD_TREE is NULL while it is
+ * unborn), not a regular file, or whose contents are no longer what the
+ * rewrite read. Sets IT->mode. 0, or -1 with the error slot set.
+ */
+int repo_check_item(struct repo *r, git_tree *head_tree, struct item *it);
+
+/* Refuses a locked index (index.lock exists). */
+int repo_check_unlocked(git_repository *g);
+
+/* Checks the branch option; sets *CREATE when it must be created (or reset). */
+int repo_check_branch(git_repository *g, const char *branch, bool force, bool unborn, bool *create);
+
+#endif

@@ -1,0 +1,410 @@
+/* Series: commits as a numbered mbox patch series with a cover letter. */
+#include "git/internal.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include "git/message.h"
+
+static char *oid_hex(const git_oid *id)
+{
+	char hex[GIT_OID_HEXSZ + 1];
+	git_oid_tostr(hex, sizeof hex, id);
+	return xstrdup(hex);
+}
+
+void repo_series_report_release(struct repo_series_report *rep)
+{
+	strvec_release(&rep->files);
+	rep->patches = 0;
+}
+
+/* mkdir -p */
+static int make_dirs(const char *path)
+{
+	char *p = xstrdup(path);
+	int rc = 0;
+	for (char *s = p + 1; ; s++) {
+		if (*s == '/' || *s == '\0') {
+			char c = *s;
+			*s = '\0';
+			if (mkdir(p, 0777) < 0 && errno != EEXIST) {
+				rc = error_set("%s: cannot create: %s", p, strerror(errno));
+				break;
+			}
+			*s = c;
+			if (!c)
+				break;
+		}
+	}
+	struct stat st;
+	if (rc == 0 && (stat(path, &st) < 0 || !S_ISDIR(st.st_mode)))
+		rc = error_set("%s: not a directory", path);
+	free(p);
+	return rc;
+}
+
+/* A file name from a subject, as format-patch makes them: 0003-net-foo-use-yield.patch */
+static char *patch_name(size_t num, const char *subject)
+{
+	struct buf b = BUF_INIT;
+	buf_printf(&b, "%04zu-", num);
+	size_t start = b.len;
+	bool dash = false;
+	for (const char *p = subject; *p && b.len - start < 52; p++) {
+		char ch = *p;
+		bool ok = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') ||
+			  ch == '_' || ch == '.';
+		if (ok) {
+			if (dash && b.len > start)
+				buf_putc(&b, '-');
+			dash = false;
+			buf_putc(&b, ch);
+		} else {
+			dash = true;
+		}
+	}
+	while (b.len > start && b.ptr[b.len - 1] == '.')
+		b.ptr[--b.len] = '\0';
+	buf_puts(&b, ".patch");
+	return buf_detach(&b);
+}
+
+/* Resolves RANGE (see repo_series()) to the commits to hide and the tip. */
+static int series_range(git_repository *g, const char *range, git_oid *from, bool *has_from, git_oid *to)
+{
+	git_reference *ref = NULL;
+	git_revspec spec = {NULL, NULL, 0};
+	int rc = -1;
+	*has_from = false;
+	if (!range) {
+		if (git_reference_lookup(&ref, g, REPO_TIP_REF) < 0) {
+			error_set("no commit run recorded in this repository; give a range (A..B)");
+			goto done;
+		}
+		git_reference_free(ref);
+		ref = NULL;
+		if (git_reference_name_to_id(from, g, REPO_BASE_REF) == 0)
+			*has_from = true;
+		if (git_reference_name_to_id(to, g, "HEAD") < 0) {
+			repo_git_fail("HEAD");
+			goto done;
+		}
+		rc = 0;
+		goto done;
+	}
+	if (strstr(range, "...")) {
+		error_set("%s: symmetric ranges (A...B) are not supported; use A..B", range);
+		goto done;
+	}
+	if (git_revparse(&spec, g, range) < 0) {
+		repo_git_fail(range);
+		goto done;
+	}
+	if (spec.flags & GIT_REVSPEC_SINGLE) {
+		git_oid_cpy(from, git_object_id(spec.from));
+		*has_from = true;
+		if (git_reference_name_to_id(to, g, "HEAD") < 0) {
+			repo_git_fail("HEAD");
+			goto done;
+		}
+	} else {
+		if (spec.from) {
+			git_oid_cpy(from, git_object_id(spec.from));
+			*has_from = true;
+		}
+		if (spec.to)
+			git_oid_cpy(to, git_object_id(spec.to));
+		else if (git_reference_name_to_id(to, g, "HEAD") < 0) {
+			repo_git_fail("HEAD");
+			goto done;
+		}
+	}
+	rc = 0;
+done:
+	git_object_free(spec.from);
+	git_object_free(spec.to);
+	git_reference_free(ref);
+	return rc;
+}
+
+/* The body of COMMIT (after the summary), with a Signed-off-by added when asked and missing. */
+static char *patch_body(const git_commit *commit, const char *signoff)
+{
+	const char *body = git_commit_body((git_commit *)commit);
+	struct buf b = BUF_INIT;
+	if (body)
+		buf_puts(&b, body);
+	while (b.len && b.ptr[b.len - 1] == '\n')
+		b.ptr[--b.len] = '\0';
+	if (signoff) {
+		char *line = xasprintf("Signed-off-by: %s", signoff);
+		if (!strstr(buf_cstr(&b), line))
+			buf_printf(&b, "%s%s", b.len ? "\n\n" : "", line);
+		free(line);
+	}
+	if (b.len)
+		buf_putc(&b, '\n');
+	return buf_detach(&b);
+}
+
+static int commit_trees(git_repository *g, git_commit *c, git_tree **parent_tree, git_tree **tree)
+{
+	git_commit *p = NULL;
+	if (git_commit_tree(tree, c) < 0)
+		return repo_git_fail("reading a commit's tree");
+	if (git_commit_parentcount(c) == 0) {
+		*parent_tree = NULL;
+		return 0;
+	}
+	int rc = git_commit_parent(&p, c, 0) < 0 || git_commit_tree(parent_tree, p) < 0 ? -1 : 0;
+	git_commit_free(p);
+	(void)g;
+	return rc < 0 ? repo_git_fail("reading a parent's tree") : 0;
+}
+
+static void cover_date(struct buf *b)
+{
+	char day[8], rest[48];
+	time_t now = time(NULL);
+	struct tm tm;
+	localtime_r(&now, &tm);
+	/* RFC 2822 as git writes it: day of month without padding */
+	strftime(day, sizeof day, "%a", &tm);
+	strftime(rest, sizeof rest, "%b %Y %H:%M:%S %z", &tm);
+	buf_printf(b, "Date: %s, %d %s\n", day, tm.tm_mday, rest);
+}
+
+/* The state of one series run. */
+struct series {
+	git_repository *g;
+	const struct repo_series_options *opts;
+	const char *prefix;          /* the subject prefix, "PATCH" by default */
+	const char *outdir;
+	VEC(git_oid) ids;            /* the commits, oldest first */
+	git_signature *sig;          /* with signoff or a cover letter */
+	char *signoff;               /* "Name <email>" of sig */
+	struct message_sites sites;  /* read back from the messages, for the cover letter */
+	struct buf shortlog;
+	git_tree *first_parent_tree, *last_tree; /* the whole series' diff, for the diffstat */
+};
+#define SERIES_INIT {NULL, NULL, NULL, NULL, VEC_INIT, NULL, NULL, {{0}, {0}}, BUF_INIT, NULL, NULL}
+
+static void series_release(struct series *s)
+{
+	vec_release(&s->ids);
+	git_signature_free(s->sig);
+	free(s->signoff);
+	buf_release(&s->shortlog);
+	git_tree_free(s->first_parent_tree);
+	git_tree_free(s->last_tree);
+}
+
+/* The commits of RANGE (see repo_series()) into s->ids; an empty range is an error. */
+static int series_commits(struct series *s, const char *range)
+{
+	git_revwalk *walk = NULL;
+	git_oid from, to, id;
+	bool has_from;
+	int rc = -1, e;
+	if (series_range(s->g, range, &from, &has_from, &to) < 0)
+		goto done;
+	if (git_revwalk_new(&walk, s->g) < 0 ||
+	    git_revwalk_sorting(walk, GIT_SORT_TOPOLOGICAL | GIT_SORT_REVERSE) < 0 ||
+	    git_revwalk_push(walk, &to) < 0 || (has_from && git_revwalk_hide(walk, &from) < 0)) {
+		repo_git_fail("walking the range");
+		goto done;
+	}
+	while ((e = git_revwalk_next(&id, walk)) == 0)
+		vec_push(&s->ids, id);
+	if (e != GIT_ITEROVER) {
+		repo_git_fail("walking the range");
+		goto done;
+	}
+	if (s->ids.len == 0) {
+		error_set("%s: no commits in the range", range ? range : "the last commit run");
+		goto done;
+	}
+	rc = 0;
+done:
+	git_revwalk_free(walk);
+	return rc;
+}
+
+/* GIT_EMAIL_CREATE_OPTIONS_INIT, spelled out (its braces trip -Wextra) */
+static void email_options(git_email_create_options *eo, const char *prefix, bool always_number)
+{
+	memset(eo, 0, sizeof *eo);
+	eo->version = GIT_EMAIL_CREATE_OPTIONS_VERSION;
+	git_diff_options_init(&eo->diff_opts, GIT_DIFF_OPTIONS_VERSION);
+	eo->diff_opts.flags = GIT_DIFF_SHOW_BINARY;
+	git_diff_find_options_init(&eo->diff_find_opts, GIT_DIFF_FIND_OPTIONS_VERSION);
+	eo->subject_prefix = prefix;
+	if (always_number)
+		eo->flags |= GIT_EMAIL_CREATE_ALWAYS_NUMBER;
+}
+
+/* Writes the patch of commit I into out->files; keeps what the cover letter needs. */
+static int write_patch(struct series *s, size_t i, struct repo_series_report *out)
+{
+	const git_oid *id = &s->ids.items[i];
+	git_commit *c = NULL;
+	git_tree *pt = NULL, *t = NULL;
+	git_diff *diff = NULL;
+	git_buf mail = GIT_BUF_INIT;
+	char *body = NULL, *path = NULL;
+	int rc = -1;
+	if (git_commit_lookup(&c, s->g, id) < 0) {
+		repo_git_fail("reading a commit");
+		goto done;
+	}
+	if (git_commit_parentcount(c) > 1) {
+		char *hex = oid_hex(id);
+		error_set("%s is a merge commit; a patch series cannot contain merges", hex);
+		free(hex);
+		goto done;
+	}
+	if (commit_trees(s->g, c, &pt, &t) < 0)
+		goto done;
+	git_email_create_options eo;
+	email_options(&eo, s->prefix, s->opts->cover_letter);
+	if (git_diff_tree_to_tree(&diff, s->g, pt, t, &eo.diff_opts) < 0) {
+		repo_git_fail("diffing a commit");
+		goto done;
+	}
+	body = patch_body(c, s->opts->signoff ? s->signoff : NULL);
+	if (git_email_create_from_diff(&mail, diff, i + 1, s->ids.len, id, git_commit_summary(c),
+				       body, git_commit_author(c), &eo) < 0) {
+		repo_git_fail("formatting a patch");
+		goto done;
+	}
+	char *name = patch_name(i + 1, git_commit_summary(c));
+	path = xasprintf("%s/%s", s->outdir, name);
+	free(name);
+	if (write_file(path, mail.ptr, mail.size) < 0)
+		goto done;
+	vec_push(&out->files, path);
+	path = NULL;
+	message_count_sites(git_commit_message(c), &s->sites);
+	buf_printf(&s->shortlog, "  %s\n", git_commit_summary(c));
+	if (i == 0) {
+		s->first_parent_tree = pt;
+		pt = NULL;
+	}
+	if (i + 1 == s->ids.len) {
+		s->last_tree = t;
+		t = NULL;
+	}
+	rc = 0;
+done:
+	git_diff_free(diff);
+	git_buf_dispose(&mail);
+	free(body);
+	free(path);
+	git_tree_free(pt);
+	git_tree_free(t);
+	git_commit_free(c);
+	return rc;
+}
+
+/* The cover letter's mail header and its first paragraph, with the files of DIFF. */
+static void cover_head(struct buf *cover, const struct series *s, git_diff *diff)
+{
+	size_t nfiles = git_diff_num_deltas(diff);
+	buf_printf(cover, "From %s Mon Sep 17 00:00:00 2001\n", "0000000000000000000000000000000000000000");
+	buf_printf(cover, "From: %s\n", s->signoff);
+	cover_date(cover);
+	buf_printf(cover, "Subject: [%s%s0/%zu] make %zu file%s preempt-safe for 2.6\n\n", s->prefix,
+		   s->prefix[0] ? " " : "", s->ids.len, nfiles, nfiles == 1 ? "" : "s");
+	buf_printf(cover, "This series ports %zu file%s to the 2.6 preemptible kernel, one\n"
+		   "commit per change. The changes were found and made by preemptify.\n\n",
+		   nfiles, nfiles == 1 ? "" : "s");
+	buf_puts(cover, "Files:\n");
+	for (size_t i = 0; i < nfiles; i++)
+		buf_printf(cover, "  %s\n", git_diff_get_delta(diff, i)->new_file.path);
+}
+
+/* The sites changed and the sites left, per rule. */
+static void cover_sites(struct buf *cover, const struct message_sites *sites)
+{
+	for (int pass = 0; pass < 2; pass++) {
+		const size_t *counts = pass == 0 ? sites->fixed : sites->refused;
+		size_t total = 0;
+		for (int k = 0; k < RULE_COUNT; k++)
+			total += counts[k];
+		buf_printf(cover, "\n%s %zu\n", pass == 0 ? "Sites changed:" : "Sites left unchanged for manual review:",
+			   total);
+		for (int k = 0; k < RULE_COUNT; k++)
+			if (counts[k])
+				buf_printf(cover, "  %s %-17s %zu\n", rule_code((enum rule_id)k),
+					   rule_name((enum rule_id)k), counts[k]);
+	}
+}
+
+/* The cover letter: what the series does, per rule, and its diffstat. */
+static int write_cover(const struct series *s, const char *path)
+{
+	git_diff *diff = NULL;
+	git_diff_stats *stats = NULL;
+	git_buf statbuf = GIT_BUF_INIT;
+	struct buf cover = BUF_INIT;
+	int rc = -1;
+	if (git_diff_tree_to_tree(&diff, s->g, s->first_parent_tree, s->last_tree, NULL) < 0 ||
+	    git_diff_get_stats(&stats, diff) < 0 ||
+	    git_diff_stats_to_buf(&statbuf, stats, GIT_DIFF_STATS_FULL | GIT_DIFF_STATS_INCLUDE_SUMMARY, 72) < 0) {
+		repo_git_fail("diffstat");
+		goto done;
+	}
+	cover_head(&cover, s, diff);
+	cover_sites(&cover, &s->sites);
+	buf_printf(&cover, "\n%s (%zu):\n%s\n", s->sig->name, s->ids.len, buf_cstr(&s->shortlog));
+	buf_add(&cover, statbuf.ptr, statbuf.size);
+	buf_printf(&cover, "\n-- \npreemptify %s\n\n", PREEMPTIFY_VERSION);
+	if (write_file(path, cover.ptr, cover.len) < 0)
+		goto done;
+	rc = 0;
+done:
+	git_diff_stats_free(stats);
+	git_diff_free(diff);
+	git_buf_dispose(&statbuf);
+	buf_release(&cover);
+	return rc;
+}
+
+int repo_series(struct repo *r, const struct repo_series_options *opts, const char *range,
+		const char *outdir, struct repo_series_report *out)
+{
+	struct repo_series_options defaults = REPO_SERIES_OPTIONS_INIT;
+	struct series s = SERIES_INIT;
+	int rc = -1;
+	s.g = r->git;
+	s.opts = opts ? opts : &defaults;
+	s.prefix = s.opts->subject_prefix ? s.opts->subject_prefix : "PATCH";
+	s.outdir = outdir;
+
+	if (series_commits(&s, range) < 0)
+		goto done;
+	if (s.opts->signoff || s.opts->cover_letter) {
+		if (repo_identity(s.g, &s.sig) < 0)
+			goto done;
+		s.signoff = xasprintf("%s <%s>", s.sig->name, s.sig->email);
+	}
+	if (make_dirs(outdir) < 0)
+		goto done;
+	if (s.opts->cover_letter)
+		strvec_pushf(&out->files, "%s/0000-cover-letter.patch", outdir);
+	for (size_t i = 0; i < s.ids.len; i++)
+		if (write_patch(&s, i, out) < 0)
+			goto done;
+	out->patches = s.ids.len;
+	if (s.opts->cover_letter && write_cover(&s, out->files.items[0]) < 0)
+		goto done;
+	rc = 0;
+done:
+	series_release(&s);
+	return rc;
+}
