@@ -452,3 +452,78 @@ bool fn_drops_caller_lock(const struct fn *f, const char *key)
 		}
 	return first_is_release;
 }
+
+/* ---- imbalances ------------------------------------------------------------ */
+
+/* Is some site of key id K in the may-set Y? Its index, or -1. */
+static int held_site(const struct fn *f, const uint64_t *y, int32_t k)
+{
+	for (size_t i = f->acqs.len; i-- > 0; )
+		if (f->acqs.items[i].key_id == (uint32_t)k && bit_get(y, i + 1))
+			return (int)i;
+	return -1;
+}
+
+static void push_imbalance(imbalance_vec *out, enum imbalance_kind kind, const struct event *e,
+			   int32_t key, int acq)
+{
+	for (size_t i = 0; i < out->len; i++)
+		if (out->items[i].kind == kind && ts_node_eq(out->items[i].call, e->call) &&
+		    out->items[i].key_id == key)
+			return;
+	struct imbalance im = {kind, e->call, e->api, key, acq};
+	vec_push(out, im);
+}
+
+/* Checks event E against the state (M, Y) just before it. */
+static void check_event(const struct fn *f, const struct event *e, const uint8_t *m,
+			const uint64_t *y, imbalance_vec *out)
+{
+	if (e->api->op == API_RELEASE) {
+		for (int r = 0; r < 2; r++) {
+			int32_t k = e->rel[r];
+			if (k < 0)
+				continue;
+			int site = held_site(f, y, k);
+			if (m[k + 1] == 0 && site >= 0)
+				push_imbalance(out, IMB_RELEASE_PARTIAL, e, k, site);
+			else if (m[k + 1] == 0 && !bit_get(y, 0) &&
+				 !fn_drops_caller_lock(f, f->keys.items[k]))
+				push_imbalance(out, IMB_RELEASE_UNHELD, e, k, -1);
+		}
+		return;
+	}
+	unsigned n = 0;
+	for (unsigned key = 1; key <= KEY_PREEMPT; key <<= 1) {
+		if (!(e->api->keys & key))
+			continue;
+		uint32_t a = e->acq + n++;
+		if (bit_get(y, a + 1))
+			push_imbalance(out, IMB_REACQUIRE, e, (int32_t)f->acqs.items[a].key_id, (int)a);
+	}
+}
+
+void flow_imbalances(const struct fn *f, imbalance_vec *out)
+{
+	size_t w = f->words, nk = f->keys.len + 1;
+	uint8_t *m = xmalloc(nk);
+	uint64_t *y = xmalloc(w * sizeof(uint64_t));
+	for (uint32_t id = 0; id < f->cfg.nodes.len; id++) {
+		if (!f->reached[id])
+			continue;
+		memcpy(m, f->must + id * nk, nk);
+		memcpy(y, f->may + id * w, w * sizeof(uint64_t));
+		bool cond = f->cfg.nodes.items[id].kind == CFG_COND;
+		const event_vec *ev = &f->events.items[id];
+		for (size_t e = 0; e < ev->len; e++) {
+			const struct event *x = &ev->items[e];
+			if (!x->api || x->api->op == API_NONE || (cond && x->api->op == API_TRYLOCK))
+				continue;
+			if (x->api->op != API_TRYLOCK)
+				check_event(f, x, m, y, out);
+			apply_event(f, x, m, y, -1);
+		}
+	}
+	free(m);
+	free(y);
+}

@@ -122,6 +122,33 @@ bool fn_releases(const struct fn *f, const char *key);
 bool fn_drops_caller_lock(const struct fn *f, const char *key);
 
 /*
+ * Where F's acquisitions and releases do not pair up on every path:
+ *   IMB_RELEASE_PARTIAL  a release where the key is held on some paths only
+ *                        (get_cpu() in one arm, put_cpu() after the if);
+ *   IMB_RELEASE_UNHELD   a release where this function holds nothing of the
+ *                        key on any path, though it takes it elsewhere
+ *                        (put_cpu(); put_cpu(););
+ *   IMB_REACQUIRE        an acquisition reached again while it may still be
+ *                        held from an earlier pass (a get in a loop whose put
+ *                        is after the loop).
+ * The caller's protection and functions that drop a caller's lock and take
+ * it again are not imbalances.
+ */
+enum imbalance_kind { IMB_RELEASE_PARTIAL, IMB_RELEASE_UNHELD, IMB_REACQUIRE };
+
+struct imbalance {
+	enum imbalance_kind kind;
+	TSNode call;            /* the release or acquisition */
+	const struct api *api;
+	int32_t key_id;         /* index in f->keys */
+	int acq;                /* the acquisition involved (index in f->acqs), or -1 */
+};
+typedef VEC(struct imbalance) imbalance_vec;
+
+/* Appends F's imbalances to OUT (one per call and kind), in CFG node order. */
+void flow_imbalances(const struct fn *f, imbalance_vec *out);
+
+/*
  * The stages of analysis_run() (analysis.c), one file each; internal to
  * src/analysis.
  */

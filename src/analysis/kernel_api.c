@@ -124,7 +124,26 @@ static const char *const sleepers[] = {
 	"__copy_to_user", "__copy_from_user", "get_user", "put_user",
 	"clear_user", "strncpy_from_user", "kernel_thread", "flush_scheduled_tasks",
 	"flush_scheduled_work", "synchronize_irq", "synchronize_net",
+	/* 2.4: sets the mask, then schedule()s until the task runs on an allowed CPU */
+	"set_cpus_allowed",
+	/* allocate the new task with GFP_KERNEL */
+	"do_fork",
+	"wait_on_buffer", "__wait_on_buffer", "lock_page", "wait_on_page", "___wait_on_page",
+	"lock_super", "down_timeout", "sys_sched_yield",
 };
+
+/* Names the user added (--may-sleep, config); set before any analysis runs. */
+static struct strvec user_sleepers = STRVEC_INIT;
+
+void kernel_api_add_sleeper(const char *name)
+{
+	strvec_push(&user_sleepers, name);
+}
+
+void kernel_api_reset_sleepers(void)
+{
+	strvec_release(&user_sleepers);
+}
 
 /* Allocators: the index of their GFP argument. */
 static const struct {
@@ -172,6 +191,12 @@ enum sleep_kind api_may_sleep(TSNode call, const char *src, struct buf *why)
 		if (name_is(name, len, sleepers[i])) {
 			if (why)
 				buf_printf(why, "%s()", sleepers[i]);
+			return SLEEP_YES;
+		}
+	for (size_t i = 0; i < user_sleepers.len; i++)
+		if (name_is(name, len, user_sleepers.items[i])) {
+			if (why)
+				buf_printf(why, "%s() (declared sleeping by the user)", user_sleepers.items[i]);
 			return SLEEP_YES;
 		}
 	for (size_t i = 0; i < ARRAY_SIZE(allocators); i++)

@@ -37,6 +37,14 @@ enum sleep_kind { SLEEP_NO, SLEEP_MAYBE, SLEEP_YES };
  * Whether CALL may sleep (by name, and for allocators by GFP flags). WHY
  * gets e.g. "kmalloc(GFP_KERNEL)" when not NULL.
  */
+/*
+ * Adds NAME to the calls that may sleep (the user's own: --may-sleep, the
+ * config file). Not thread-safe: call before any analysis starts.
+ * kernel_api_reset_sleepers() forgets them all.
+ */
+void kernel_api_add_sleeper(const char *name);
+void kernel_api_reset_sleepers(void);
+
 enum sleep_kind api_may_sleep(TSNode call, const char *src, struct buf *why);
 
 enum fn_context { CTX_PROCESS, CTX_HARDIRQ, CTX_SOFTIRQ, CTX_CALLERS };
