@@ -8,20 +8,13 @@
 #include <string.h>
 #include <tree_sitter/api.h>
 
+#include "check.h"
 #include "analysis/cfg.h"
 #include "analysis/flow.h"
 #include "util/parallel.h"
 #include "parse/source.h"
 
 const TSLanguage *tree_sitter_c(void);
-
-static int passed, failed;
-
-#define CHECK(cond, ...) do { \
-	if (cond) { passed++; } else { failed++; \
-		fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__); \
-		fprintf(stderr, __VA_ARGS__); fputc('\n', stderr); } \
-} while (0)
 
 struct parsed {
 	struct source src;
@@ -295,6 +288,5 @@ int main(void)
 	test_neutraliser();
 	/* like the scanner, on a worker thread's stack */
 	parallel_for(1, 1, deep_nesting, NULL);
-	printf("%d passed, %d failed\n", passed, failed);
-	return failed ? 1 : 0;
+	return check_summary();
 }
