@@ -1,10 +1,11 @@
 ;; Candidate sites of rules P001-P006 inside function bodies.
 ;;
-;; Each pattern captures the node a rule decides on as @site.<kind>; src/rules.c
-;; dispatches on <kind>. Captures starting with `_` only feed predicates.
-;; The tree-sitter C runtime does not evaluate predicates: src/query.c does
-;; (#eq?, #any-of?, #match?) and asks src/rules.c for the host predicates
-;; #resched-macro? and #resched-test?, which look at the file's own #defines.
+;; Each pattern captures the node a rule decides on as @site.<kind>;
+;; src/rules/rules.c dispatches on <kind>. Captures starting with `_` only
+;; feed predicates. The tree-sitter C runtime does not evaluate predicates:
+;; src/parse/query.c does (#eq?, #any-of?, #match?) and asks
+;; src/rules/rules.c for the host predicates #resched-macro? and
+;; #resched-test?, which look at the file's own #defines.
 
 ;; smp_processor_id(): an index of a per-CPU array (P001, P002) or a CPU
 ;; number whose value is used (P003).

@@ -9,7 +9,9 @@ foreach(part spawn writefile textdiff fixtures missing fake-crash fake-exit255 f
   add_test(NAME rewrite_${part} COMMAND test_rewrite ${part})
 endforeach()
 
-# Each semantic patch run standalone (no -D sites) on its .c, compared with .res.
+# Each semantic patch run standalone (no -D sites) on its .c, compared with .res,
+# as the README documents it: from the source root (where #include
+# "cocci/sidecar.cocci" resolves) and from another working directory.
 find_program(SPATCH_PROGRAM spatch)
 if(SPATCH_PROGRAM)
   file(GLOB _cocci_inputs ${CMAKE_CURRENT_LIST_DIR}/rewrite/standalone/*.c)

@@ -8,20 +8,13 @@
 #include <string.h>
 #include <tree_sitter/api.h>
 
+#include "check.h"
 #include "analysis/cfg.h"
 #include "analysis/flow.h"
 #include "util/parallel.h"
 #include "parse/source.h"
 
 const TSLanguage *tree_sitter_c(void);
-
-static int passed, failed;
-
-#define CHECK(cond, ...) do { \
-	if (cond) { passed++; } else { failed++; \
-		fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__); \
-		fprintf(stderr, __VA_ARGS__); fputc('\n', stderr); } \
-} while (0)
 
 struct parsed {
 	struct source src;
@@ -41,10 +34,10 @@ static void parse(struct parsed *p, const char *code)
 
 static void done(struct parsed *p)
 {
-	analysis_free(&p->fa);
+	analysis_release(&p->fa);
 	ts_tree_delete(p->tree);
 	ts_parser_delete(p->parser);
-	source_free(&p->src);
+	source_release(&p->src);
 }
 
 /* Is preemption off at the n-th occurrence (from 0) of `mark_NAME` in the code? -1 if not found. */
@@ -258,7 +251,7 @@ static void test_neutraliser(void)
 	CHECK(strstr(s.parse_text, "EXPORT_SYMBOL") == NULL, "EXPORT_SYMBOL blanked");
 	CHECK(strstr(s.parse_text, ".owner=") != NULL, "2.4 initialiser made C99: %s", s.parse_text);
 	CHECK(s.uses.len == 1 && strcmp(s.uses.items[0].args.items[0], "foo_init") == 0, "use recorded");
-	source_free(&s);
+	source_release(&s);
 }
 
 static void deep_nesting(size_t i, void *ctx)
@@ -295,6 +288,5 @@ int main(void)
 	test_neutraliser();
 	/* like the scanner, on a worker thread's stack */
 	parallel_for(1, 1, deep_nesting, NULL);
-	printf("%d passed, %d failed\n", passed, failed);
-	return failed ? 1 : 0;
+	return check_summary();
 }

@@ -12,33 +12,20 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "check.h"
 #include "cli/cli.h"
 #include "cli/commands.h"
 #include "cli/emit.h"
 #include "util/parallel.h"
 #include "parse/walk.h"
 
-static int passed, failed;
-
-#define CHECK(cond) check((cond), #cond, __FILE__, __LINE__)
-static bool check(bool ok, const char *what, const char *file, int line)
-{
-	if (ok) {
-		passed++;
-	} else {
-		failed++;
-		printf("FAIL %s:%d: %s\n", file, line, what);
-	}
-	return ok;
-}
-
 static void check_str(const char *got, const char *want, const char *what)
 {
 	if (strcmp(got, want) == 0) {
-		passed++;
+		check_passed++;
 		return;
 	}
-	failed++;
+	check_failed++;
 	printf("FAIL %s\n--- want\n%s\n--- got\n%s\n", what, want, got);
 }
 
@@ -620,6 +607,5 @@ int main(void)
 	test_walk();
 	test_parallel();
 	test_scan_deterministic();
-	printf("%d passed, %d failed\n", passed, failed);
-	return failed ? 1 : 0;
+	return check_summary();
 }

@@ -25,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "check.h"
 #include "git/message.h"
 #include "git/repo.h"
 
@@ -152,16 +153,11 @@ static void spec_free(struct spec *sp)
 
 /* ---- unit tests ---- */
 
-static int failures;
-
-#define CHECK(cond) do { if (!(cond)) { \
-	fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond); failures++; } } while (0)
-
 static void check_str(const char *what, char *got, const char *want)
 {
 	if (strcmp(got, want) != 0) {
 		fprintf(stderr, "%s: got '%s', want '%s'\n", what, got, want);
-		failures++;
+		check_failed++;
 	}
 	free(got);
 }
@@ -287,7 +283,7 @@ static void unit_message(void)
 		"Signed-off-by: A U Thor <author@example.com>\n";
 	if (strcmp(m, want) != 0) {
 		fprintf(stderr, "message:\n--- got\n%s--- want\n%s---\n", m, want);
-		failures++;
+		check_failed++;
 	}
 	/* every body line fits in 72 columns */
 	for (const char *l = strchr(m, '\n') + 1; *l; ) {
@@ -346,11 +342,11 @@ static int run_unit(void)
 	unit_prefix();
 	unit_summary();
 	unit_message();
-	if (failures)
-		fprintf(stderr, "%d check(s) failed\n", failures);
+	if (check_failed)
+		fprintf(stderr, "%d check(s) failed\n", check_failed);
 	else
 		printf("message: all checks passed\n");
-	return failures ? 1 : 0;
+	return check_failed ? 1 : 0;
 }
 
 /* ---- commands ---- */

@@ -11,23 +11,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "check.h"
 #include "fix/rewrite.h"
 #include "util/spawn.h"
 #include "fix/textdiff.h"
 #include "util/writefile.h"
-
-static int failures, checks;
-
-#define CHECK(cond, ...)                                                   \
-	do {                                                               \
-		checks++;                                                  \
-		if (!(cond)) {                                             \
-			failures++;                                        \
-			fprintf(stderr, "%s:%d: FAIL: ", __FILE__, __LINE__); \
-			fprintf(stderr, __VA_ARGS__);                      \
-			fputc('\n', stderr);                               \
-		}                                                          \
-	} while (0)
 
 static char *slurp(const char *path)
 {
@@ -272,7 +260,7 @@ static void test_fixtures(void)
 			CHECK(has_refusal(c, 12, "cannot insert after a switch_statement"),
 			      "no anchor refusal");
 			CHECK(c->error == NULL, "refuse.c: error %s", c->error);
-			if (failures)
+			if (check_failed)
 				dump_refusals(c);
 		}
 		free(p);
@@ -448,6 +436,5 @@ int main(int argc, char **argv)
 		with_fake("exit255", 30, "exit 255");
 	if (all || strcmp(only, "fake-hang") == 0)
 		with_fake("hang", 1, "timed out");
-	printf("%d passed, %d failed\n", checks - failures, failures);
-	return failures ? 1 : 0;
+	return check_summary();
 }

@@ -172,5 +172,5 @@ int main(void)
 {
 	test_tokens();
 	test_rewrite();
-	return check_report("test_validate");
+	return check_summary();
 }

@@ -85,14 +85,14 @@ void analysis_run(struct file_analysis *out, const struct source *src, TSTree *t
 	sleep_summarise(out);
 }
 
-void analysis_free(struct file_analysis *fa)
+void analysis_release(struct file_analysis *fa)
 {
 	for (size_t i = 0; i < fa->fns.len; i++) {
 		struct fn *f = &fa->fns.items[i];
 		free(f->name);
 		free(f->ctx_reason);
 		free(f->sleep_reason);
-		cfg_free(&f->cfg);
+		cfg_release(&f->cfg);
 		for (size_t k = 0; k < f->acqs.len; k++) {
 			free(f->acqs.items[k].key);
 			free(f->acqs.items[k].api);

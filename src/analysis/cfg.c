@@ -356,7 +356,7 @@ void cfg_build(struct cfg *out, TSNode body, const char *src)
 	vec_release(&b.continue_to);
 }
 
-void cfg_free(struct cfg *g)
+void cfg_release(struct cfg *g)
 {
 	for (size_t i = 0; i < g->nodes.len; i++)
 		vec_release(&g->nodes.items[i].succ);

@@ -48,7 +48,7 @@ struct cfg {
  * the tree was parsed from (for `#if 0` and constant conditions).
  */
 void cfg_build(struct cfg *out, TSNode body, const char *src);
-void cfg_free(struct cfg *g);
+void cfg_release(struct cfg *g);
 
 /* The code node whose ast contains OFFSET, or UINT32_MAX. */
 uint32_t cfg_node_at(const struct cfg *g, uint32_t offset);

@@ -80,7 +80,7 @@ struct file_analysis {
 
 /* Runs the whole analysis of a parsed file. */
 void analysis_run(struct file_analysis *out, const struct source *src, TSTree *tree);
-void analysis_free(struct file_analysis *fa);
+void analysis_release(struct file_analysis *fa);
 
 /* The function containing OFFSET, or NULL. */
 const struct fn *analysis_fn_at(const struct file_analysis *fa, uint32_t offset);

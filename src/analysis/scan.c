@@ -99,7 +99,7 @@ int scan_buffer(const char *path, const char *text, size_t len, const struct sca
 	TSTree *tree = ts_parser_parse_string(parser, NULL, src.parse_text, (uint32_t)len);
 	if (!tree) {
 		ts_parser_delete(parser);
-		source_free(&src);
+		source_release(&src);
 		struct diagnostic dg = {DIAG_TOOL, xstrdup(path), 0, 0, xstrdup("the parser gave up on this file")};
 		vec_push(&out->diagnostics, dg);
 		return error_set("%s: the parser gave up on this file", path);
@@ -124,10 +124,10 @@ int scan_buffer(const char *path, const char *text, size_t len, const struct sca
 					  "its innermost code was not analysed", fa.fns.items[i].name)};
 			vec_push(&out->diagnostics, dg);
 		}
-	analysis_free(&fa);
+	analysis_release(&fa);
 	ts_tree_delete(tree);
 	ts_parser_delete(parser);
-	source_free(&src);
+	source_release(&src);
 	return rc;
 }
 

@@ -226,7 +226,7 @@ static int run_spatch(struct job *j, const char *dir, enum fix_kind kind, enum e
 	char *base = strrchr(j->out->path, '/');
 	char *in = xasprintf("%s/%s", dir, base ? base + 1 : j->out->path);
 	char *outp = xasprintf("%s/out.c", dir), *sidep = xasprintf("%s/sites.txt", dir);
-	char *cocci = xasprintf("%s/%s.cocci", j->tmpdir, fix_name(kind));
+	char *cocci = xasprintf("%s/cocci/%s.cocci", j->tmpdir, fix_name(kind));
 	char *sites_arg = xasprintf("sites=%s", sidep);
 	char *timeout = xasprintf("%d", timeout_sec);
 
@@ -239,8 +239,9 @@ static int run_spatch(struct job *j, const char *dir, enum fix_kind kind, enum e
 	char *argv[] = {(char *)j->opts->spatch, "--sp-file", cocci, "-D", sites_arg,
 			"--very-quiet", "--no-show-diff", "--no-includes", "--timeout", timeout,
 			"-o", outp, in, NULL};
-	/* spatch's own --timeout covers matching; ours also covers parsing. */
-	if (spawn_run(argv, dir, timeout_sec + 5, &res) < 0) {
+	/* spatch's own --timeout covers matching; ours also covers parsing.
+	 * It runs in TMPDIR: it resolves #include "cocci/sidecar.cocci" there. */
+	if (spawn_run(argv, j->tmpdir, timeout_sec + 5, &res) < 0) {
 		*err = xasprintf("spatch: %s", error_last());
 		goto done;
 	}
@@ -620,10 +621,18 @@ static int make_workdir(char **out)
 		return -1;
 	}
 	*out = tmpdir;
-	for (int k = 1; k < FIX_COUNT; k++) {
-		char *name = xasprintf("%s.cocci", fix_name((enum fix_kind)k));
+	/* TMPDIR/cocci/ as in the source tree; k == FIX_NONE: the sidecar code
+	 * every fix kind's semantic patch #includes. */
+	char *cocci_dir = xasprintf("%s/cocci", tmpdir);
+	int made = mkdir(cocci_dir, 0700) == 0 ? 0 : error_set("%s: %s", cocci_dir, strerror(errno));
+	free(cocci_dir);
+	if (made < 0)
+		return -1;
+	for (int k = 0; k < FIX_COUNT; k++) {
+		char *name = k == FIX_NONE ? xstrdup("sidecar.cocci")
+					   : xasprintf("%s.cocci", fix_name((enum fix_kind)k));
 		const struct embedded_file *ef = embedded_find(name);
-		char *path = xasprintf("%s/%s", tmpdir, name);
+		char *path = xasprintf("%s/cocci/%s", tmpdir, name);
 		int r = ef ? write_file(path, ef->data, ef->len)
 			   : error_set("semantic patch %s is not built in", name);
 		free(name);

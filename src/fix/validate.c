@@ -375,7 +375,7 @@ static void parse_facts(const char *path, const char *text, size_t len, fact_vec
 		fact_for(out, NULL)->errors++;
 	ts_tree_delete(tree);
 	ts_parser_delete(p);
-	source_free(&src);
+	source_release(&src);
 }
 
 /* "MESSAGE [RULE]" with line numbers folded: edits move lines, not problems. */

@@ -428,7 +428,7 @@ void source_init(struct source *src, const char *path, char *text, size_t len)
 	neutralise(src);
 }
 
-void source_free(struct source *src)
+void source_release(struct source *src)
 {
 	free(src->path);
 	free(src->text);

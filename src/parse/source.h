@@ -36,7 +36,7 @@ struct source {
 
 /* Takes ownership of TEXT (NUL-terminated, LEN bytes) and prepares it. */
 void source_init(struct source *src, const char *path, char *text, size_t len);
-void source_free(struct source *src);
+void source_release(struct source *src);
 
 /* Position of OFFSET (1-based line and byte column). */
 struct srcpos source_pos(const struct source *src, size_t offset);

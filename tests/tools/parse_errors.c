@@ -40,7 +40,7 @@ int main(int argc, char **argv)
 		TSTree *t = ts_parser_parse_string(p, NULL, src.parse_text, (uint32_t)len);
 		printf("%u %s\n", t ? count_errors(ts_tree_root_node(t)) : 1u, argv[i]);
 		ts_tree_delete(t);
-		source_free(&src);
+		source_release(&src);
 	}
 	ts_parser_delete(p);
 	return rc;

@@ -1,0 +1,65 @@
+/// Sidecar support shared by every cocci/<fix-kind>.cocci: not a fix kind.
+///
+/// Loads the -D sites=FILE sidecar (when given) and defines the Python
+/// predicates the fix kinds' rules use: site(), site_line(), site_text(),
+/// standalone().
+//
+// Rules: none (included by every fix kind's .cocci)
+// Modes: -D sites=FILE (sidecar) or none (standalone), as in the includer.
+// Usage: not run on its own. Each fix kind's file starts with
+//   #include "cocci/sidecar.cocci"
+// which spatch 1.1.1 resolves against its current directory (it has no
+// include path for semantic patches; -I is for C headers). So run spatch
+// from the directory that holds cocci/, e.g. the repository root:
+//   spatch --sp-file cocci/cond-resched.cocci --no-includes driver.c
+// preemptify writes its built-in copies to TMP/cocci/ and runs spatch in TMP.
+
+@initialize:python@
+@@
+# Sidecar mode: -D sites=FILE names a file written by preemptify, one site
+# per line, tab-separated: OP LINE COL END_LINE END_COL NODE TEXT
+# (OP: R replace, A insert after, B insert before; LINE/COL 1-based, COL in
+# bytes; TEXT with \n, \t, \\ escaped). Only listed sites change.
+# Standalone mode (no -D sites): only the rules marked standalone run.
+SITES = None
+
+def sites_load(path):
+    global SITES
+    SITES = {}
+    with open(path) as f:
+        for ln in f:
+            ln = ln.rstrip('\n')
+            if not ln or ln[0] == '#':
+                continue
+            op, line, col, _el, _ec, _node, text = ln.split('\t', 6)
+            text = text.replace('\\\\', '\0').replace('\\n', '\n').replace('\\t', '\t').replace('\0', '\\')
+            SITES[(op, int(line), int(col))] = text
+
+def site_key(p, op):
+    return (op, int(p[0].line), int(p[0].column) + 1)
+
+def site(p, op, prefix=''):
+    if SITES is None:
+        return False
+    t = SITES.get(site_key(p, op))
+    return t is not None and t.startswith(prefix)
+
+def site_line(p, op, prefix=''):
+    # For anchors spatch cannot position at their first token (a
+    # declarations storage class): any listed site on the same line.
+    if SITES is None:
+        return False
+    line = int(p[0].line)
+    return any(k[0] == op and k[1] == line and t.startswith(prefix)
+               for k, t in SITES.items())
+
+def site_text(p, op):
+    return SITES[site_key(p, op)].strip().rstrip(';').strip()
+
+def standalone():
+    return SITES is None
+
+@initialize:python@
+s << virtual.sites;
+@@
+sites_load(s)
