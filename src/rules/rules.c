@@ -33,6 +33,19 @@ struct percpu_array {
 	VEC(TSNode) uses;
 };
 
+/*
+ * Decides one site SITE of KIND (a capture of grammars/sites.scm, or
+ * RULE_SITE_FUNCTION with the function body) in F: adds findings and their
+ * edits to C. One per rule with a checker in rules/rules.def.
+ */
+typedef void rule_checker(struct ctx *c, const struct fn *f, TSNode site, const char *kind);
+#define CHECK(fn) rule_checker fn;
+#define NO_CHECK
+#define RULE(id, code, name, sev, summary, help, check, sites, fixes) check
+#include "rules/rules.def"
+#undef CHECK
+#undef NO_CHECK
+
 static char *node_text(const struct ctx *c, TSNode n)
 {
 	return xstrndup(c->text + ts_node_start_byte(n), ts_node_end_byte(n) - ts_node_start_byte(n));
@@ -1165,8 +1178,9 @@ static char *plan_direct_get_cpu(struct ctx *c, const struct fn *f, TSNode call,
 	return no;
 }
 
-static void check_cpu_read(struct ctx *c, const struct fn *f, TSNode call)
+void check_cpu_read(struct ctx *c, const struct fn *f, TSNode call, const char *kind)
 {
+	(void)kind;
 	TSNode child;
 	TSNode p = up(call, &child);
 	struct point_state ps = flow_state_at(f, ts_node_start_byte(call));
@@ -1487,7 +1501,7 @@ static void plan_define_per_cpu_rest(struct ctx *c, const struct fn *f, struct p
 
 /* ---- P002: __get_cpu_var(x), per_cpu(x, smp_processor_id()) ------------------ */
 
-static void check_cpu_var(struct ctx *c, const struct fn *f, TSNode call, bool is_per_cpu)
+static void cpu_var_site(struct ctx *c, const struct fn *f, TSNode call, bool is_per_cpu)
 {
 	TSNode args = ts_field(call, "arguments");
 	if (ts_node_named_child_count(args) < 1)
@@ -1529,6 +1543,11 @@ static void check_cpu_var(struct ctx *c, const struct fn *f, TSNode call, bool i
 	}
 	free(shown);
 	free(var);
+}
+
+void check_cpu_var(struct ctx *c, const struct fn *f, TSNode site, const char *kind)
+{
+	cpu_var_site(c, f, site, strcmp(kind, "per_cpu") == 0);
 }
 
 /* ---- P004: reschedule checks ------------------------------------------------- */
@@ -1596,7 +1615,7 @@ static bool comment_visit(TSNode n, void *ctx)
 	return false;
 }
 
-static void check_resched(struct ctx *c, const struct fn *f, TSNode test, bool is_field)
+static void resched_test(struct ctx *c, const struct fn *f, TSNode test, bool is_field)
 {
 	if (version_guarded(c, test)) {
 		add_protected(c, RULE_P004, test, f, xstrdup("reschedule check in version-guarded code"),
@@ -1774,7 +1793,7 @@ static void check_check_resched(struct ctx *c, const struct fn *f, TSNode call)
 		unfixable(fd, xstrdup("the call is not a statement of its own"));
 }
 
-static void check_noresched(struct ctx *c, const struct fn *f, TSNode call, bool misspelt)
+static void noresched_site(struct ctx *c, const struct fn *f, TSNode call, bool misspelt)
 {
 	const char *what = NULL;
 	TSNode bad = p005_search(c, f, call, &what);
@@ -1813,10 +1832,19 @@ static void check_noresched(struct ctx *c, const struct fn *f, TSNode call, bool
 	}
 }
 
+void check_noresched(struct ctx *c, const struct fn *f, TSNode site, const char *kind)
+{
+	if (strcmp(kind, "check_resched") == 0)
+		check_check_resched(c, f, site);
+	else
+		noresched_site(c, f, site, strcmp(kind, "noresched_misspelt") == 0);
+}
+
 /* ---- P006: sleeping while atomic ------------------------------------------------ */
 
-static void check_sleep(struct ctx *c, const struct fn *f, TSNode call)
+void check_sleep(struct ctx *c, const struct fn *f, TSNode call, const char *kind)
 {
+	(void)kind;
 	struct buf why = BUF_INIT;
 	enum sleep_kind k = api_may_sleep(call, c->text, &why);
 	const char *name;
@@ -1851,8 +1879,10 @@ static void check_sleep(struct ctx *c, const struct fn *f, TSNode call)
 
 /* ---- P007: unbalanced ------------------------------------------------------------ */
 
-static void check_balance(struct ctx *c, const struct fn *f)
+void check_balance(struct ctx *c, const struct fn *f, TSNode site, const char *kind)
 {
+	(void)site;
+	(void)kind;
 	for (size_t i = 0; i < f->acqs.len; i++) {
 		const struct acq *a = &f->acqs.items[i];
 		bool m, y;
@@ -1949,40 +1979,74 @@ static bool site_host_pred(const char *name, TSNode n, void *ctx)
 	return false;
 }
 
+void check_resched(struct ctx *c, const struct fn *f, TSNode site, const char *kind)
+{
+	if (strcmp(kind, "yield") == 0) {
+		check_yield(c, f, site);
+	} else if (strcmp(kind, "resched_call") == 0) {
+		const struct macro_def *d = resched_macro(c, ts_field(site, "function"), true);
+		if (!d || !check_macro_stmt(c, f, site, d))
+			resched_test(c, f, site, false);
+	} else {
+		resched_test(c, f, site, strcmp(kind, "resched_field") == 0);
+	}
+}
+
+/* The rules with a checker, and the sites each decides (rules/rules.def). */
+#define RULE_MAX_SITES 5
+static const struct rule_entry {
+	enum rule_id rule;
+	rule_checker *check;
+	const char *sites[RULE_MAX_SITES]; /* NULL-terminated */
+} registry[] = {
+#define CHECK(fn) fn
+#define NO_CHECK NULL
+#define SITES(...) {__VA_ARGS__}
+#define NO_SITES {NULL}
+#define RULE(id, code, name, sev, summary, help, check, sites, fixes) {RULE_##id, check, sites},
+#include "rules/rules.def"
+#undef CHECK
+#undef NO_CHECK
+#undef SITES
+#undef NO_SITES
+};
+
+/* The entry whose checker decides sites of KIND, or NULL. */
+static const struct rule_entry *site_entry(const char *kind)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(registry); i++)
+		for (size_t k = 0; k < RULE_MAX_SITES && registry[i].sites[k]; k++)
+			if (strcmp(registry[i].sites[k], kind) == 0)
+				return &registry[i];
+	return NULL;
+}
+
+int rules_site_rule(const char *kind)
+{
+	const struct rule_entry *e = site_entry(kind);
+	return e ? (int)e->rule : -1;
+}
+
 static void site_match(const struct query_match *m, void *ctx)
 {
 	struct site_scan *ss = ctx;
-	struct ctx *c = ss->c;
-	const struct fn *f = ss->f;
 	TSNode n;
 	const char *kind = query_site(m, &n);
-	if (!kind || in_dead_code(c, n))
+	if (!kind || in_dead_code(ss->c, n))
 		return;
-	if (strcmp(kind, "cpu_read") == 0) {
-		check_cpu_read(c, f, n);
-	} else if (strcmp(kind, "get_cpu_var") == 0) {
-		check_cpu_var(c, f, n, false);
-	} else if (strcmp(kind, "per_cpu") == 0) {
-		check_cpu_var(c, f, n, true);
-	} else if (strcmp(kind, "noresched") == 0) {
-		check_noresched(c, f, n, false);
-	} else if (strcmp(kind, "check_resched") == 0) {
-		check_check_resched(c, f, n);
-	} else if (strcmp(kind, "noresched_misspelt") == 0) {
-		check_noresched(c, f, n, true);
-	} else if (strcmp(kind, "resched_field") == 0) {
-		check_resched(c, f, n, true);
-	} else if (strcmp(kind, "resched_call") == 0) {
-		const struct macro_def *d = resched_macro(c, ts_field(n, "function"), true);
-		if (!d || !check_macro_stmt(c, f, n, d))
-			check_resched(c, f, n, false);
-	} else if (strcmp(kind, "resched_macro") == 0) {
-		check_resched(c, f, n, false);
-	} else if (strcmp(kind, "yield") == 0) {
-		check_yield(c, f, n);
-	} else if (strcmp(kind, "call") == 0) {
-		check_sleep(c, f, n);
-	}
+	const struct rule_entry *e = site_entry(kind);
+	if (e && e->check)
+		e->check(ss->c, ss->f, n, kind);
+}
+
+/* Runs the checkers that take the whole function (RULE_SITE_FUNCTION), if their rule is on. */
+static void function_checks(struct ctx *c, const struct fn *f)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(registry); i++)
+		for (size_t k = 0; k < RULE_MAX_SITES && registry[i].sites[k]; k++)
+			if (strcmp(registry[i].sites[k], RULE_SITE_FUNCTION) == 0 && registry[i].check &&
+			    (c->opts->rules & (1u << registry[i].rule)))
+				registry[i].check(c, f, f->body, RULE_SITE_FUNCTION);
 }
 
 int rules_run(const struct file_analysis *fa, const struct scan_options *opts, struct scan_result *out)
@@ -2004,8 +2068,7 @@ int rules_run(const struct file_analysis *fa, const struct scan_options *opts, s
 			continue;
 		struct site_scan ss = {&c, f};
 		query_run(sites, f->body, c.text, site_host_pred, &ss, site_match, &ss);
-		if (opts->rules & (1u << RULE_P007))
-			check_balance(&c, f);
+		function_checks(&c, f);
 	}
 	/* #define bodies are not sites: each use of a macro that tests need_resched is
 	 * reported and fixed where it is used (check_macro_stmt, check_resched). */
