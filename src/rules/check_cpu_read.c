@@ -185,7 +185,6 @@ static char *plan_direct_get_cpu(struct ctx *c, const struct fn *f, TSNode call,
 struct cpu_read {
 	TSNode call;
 	TSNode parent, child; /* up(call) and the node below it */
-	struct point_state ps;
 	bool prot;            /* preemption off at the read */
 	char *why;            /* the state at the read explained; owned until taken */
 	unsigned line;
@@ -535,9 +534,9 @@ void check_cpu_read(struct ctx *c, const struct fn *f, TSNode call, const char *
 	struct cpu_read r;
 	r.call = call;
 	r.parent = up(call, &r.child);
-	r.ps = flow_state_at(f, ts_node_start_byte(call));
-	r.prot = point_protected(&r.ps);
-	r.why = explain_state(f, &r.ps);
+	struct point_state ps = flow_state_at(f, ts_node_start_byte(call));
+	r.prot = point_protected(&ps);
+	r.why = explain_state(f, &ps);
 	r.line = line_of(c, call);
 	TSNode p = r.parent;
 
