@@ -335,15 +335,6 @@ done:
 
 /* ---- rules --------------------------------------------------------------- */
 
-/* The fix kinds each rule may plan; report-only rules plan none. */
-static const enum fix_kind rule_fixes[RULE_COUNT][4] = {
-	[RULE_P001] = {FIX_DEFINE_PER_CPU, FIX_GET_CPU},
-	[RULE_P002] = {FIX_GET_CPU_VAR, FIX_GET_CPU},
-	[RULE_P003] = {FIX_GET_CPU, FIX_MOVE_INSIDE},
-	[RULE_P004] = {FIX_COND_RESCHED, FIX_NEED_RESCHED_CALL, FIX_YIELD},
-	[RULE_P005] = {FIX_CHECK_RESCHED},
-};
-
 /* Prints TEXT wrapped at WIDTH columns, each line indented by INDENT. */
 static void print_wrapped(const char *text, const char *indent, size_t width)
 {
@@ -405,10 +396,11 @@ int cmd_rules(int argc, char **argv)
 			putchar('\n');
 		first = false;
 		printf("%s %s\n    %s\n    fixes: ", rule_code(r), rule_name(r), rule_summary(r));
-		if (rule_fixes[r][0] == FIX_NONE)
+		const enum fix_kind *fixes = rule_fixes(r);
+		if (fixes[0] == FIX_NONE)
 			fputs("none (report only)", stdout);
-		for (int j = 0; j < 4 && rule_fixes[r][j] != FIX_NONE; j++)
-			printf("%s%s", j ? ", " : "", fix_name(rule_fixes[r][j]));
+		for (int j = 0; j < RULE_MAX_FIXES && fixes[j] != FIX_NONE; j++)
+			printf("%s%s", j ? ", " : "", fix_name(fixes[j]));
 		puts("\n");
 		print_wrapped(rule_help(r), "    ", 76);
 	}

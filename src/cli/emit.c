@@ -245,7 +245,7 @@ static const char *sarif_level(enum severity s)
 /* The level a rule's findings usually have (a finding may still differ). */
 static const char *rule_default_level(enum rule_id r)
 {
-	return r == RULE_P006 ? "error" : "warning";
+	return sarif_level(rule_severity(r));
 }
 
 /*

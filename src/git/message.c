@@ -79,36 +79,16 @@ char *message_common_prefix(const char *const *paths, size_t n)
 }
 
 /*
- * Per fix kind: the phrase when it is the only kind (long, and short for a
- * tight subject line), and its part in a combined phrase. Kinds whose part
- * is an API name (`use_item`) share one "use A, B and C" clause.
+ * Per fix kind, its phrases (rules/fixes.def): the phrase when it is the
+ * only kind (long, and short for a tight subject line), and its part in a
+ * combined phrase. Kinds whose part is an API name (`use_item`) share one
+ * "use A, B and C" clause. A phrase the registry leaves NULL falls back to
+ * the fix's name, so no NULL ever reaches strlen() or buf_puts().
  */
-static const struct {
-	const char *alone, *alone_short;
-	const char *clause;   /* a whole clause, or NULL */
-	const char *use_item; /* an item of the shared "use ..." clause, or NULL */
-	const char *token;    /* its name in the compact "make preempt-safe: a, b" form */
-} phrases[FIX_COUNT] = {
-	[FIX_NONE] = {NULL, NULL, NULL, NULL, NULL},
-	[FIX_GET_CPU] = {"use get_cpu()/put_cpu() around CPU number use",
-		"use get_cpu()/put_cpu()", NULL, "get_cpu()/put_cpu()", "get_cpu()"},
-	[FIX_DEFINE_PER_CPU] = {"make per-CPU statistics preempt-safe",
-		"make per-CPU data preempt-safe", "make per-CPU statistics preempt-safe", NULL,
-		"per-CPU data"},
-	[FIX_GET_CPU_VAR] = {"make per-CPU statistics preempt-safe",
-		"make per-CPU data preempt-safe", "make per-CPU statistics preempt-safe", NULL,
-		"per-CPU data"},
-	[FIX_MOVE_INSIDE] = {"read the CPU number inside the locked region",
-		"read CPU number under the lock", "read the CPU number under the lock", NULL,
-		"CPU id under lock"},
-	[FIX_COND_RESCHED] = {"use cond_resched()", "use cond_resched()", NULL, "cond_resched()",
-		"cond_resched()"},
-	[FIX_NEED_RESCHED_CALL] = {"use need_resched()", "use need_resched()", NULL, "need_resched()",
-		"need_resched()"},
-	[FIX_YIELD] = {"use yield()", "use yield()", NULL, "yield()", "yield()"},
-	[FIX_CHECK_RESCHED] = {"call preempt_check_resched() after preempt_enable_no_resched()",
-		"add preempt_check_resched()", NULL, "preempt_check_resched()", "preempt_check_resched()"},
-};
+static const char *phrase(enum fix_kind f, const char *p)
+{
+	return p ? p : fix_name(f);
+}
 
 /* Appends ITEMS[0..n) as "a", "a and b", "a, b and c". */
 static void join_and(struct buf *b, const char *const *items, size_t n)
@@ -139,21 +119,24 @@ char *message_summary(const struct file_change *const *changes, size_t n, size_t
 	if (kinds == 0)
 		return xstrdup("make preempt-safe for 2.6");
 	if (kinds == 1) {
-		for (int f = 0; f < FIX_COUNT; f++)
-			if (seen[f])
-				return xstrdup(strlen(phrases[f].alone) <= budget ? phrases[f].alone
-										   : phrases[f].alone_short);
+		for (int f = 0; f < FIX_COUNT; f++) {
+			if (!seen[f])
+				continue;
+			const char *alone = phrase(f, fix_phrases(f)->alone);
+			return xstrdup(strlen(alone) <= budget ? alone : phrase(f, fix_phrases(f)->alone_short));
+		}
 	}
 	const char *clauses[FIX_COUNT + 1], *items[FIX_COUNT], *tokens[FIX_COUNT];
 	size_t nclauses = 0, nitems = 0, ntokens = 0;
 	for (int f = 0; f < FIX_COUNT; f++) {
 		if (!seen[f])
 			continue;
-		tokens[ntokens++] = phrases[f].token;
-		if (phrases[f].clause)
-			clauses[nclauses++] = phrases[f].clause;
+		const struct fix_phrases *ph = fix_phrases(f);
+		tokens[ntokens++] = phrase(f, ph->token);
+		if (ph->clause)
+			clauses[nclauses++] = ph->clause;
 		else
-			items[nitems++] = phrases[f].use_item;
+			items[nitems++] = phrase(f, ph->use_item);
 	}
 	struct buf use = BUF_INIT, b = BUF_INIT;
 	if (nitems) {

@@ -6,70 +6,24 @@
 
 static const struct {
 	const char *code, *name, *summary, *help;
+	enum severity severity;
+	enum fix_kind fixes[RULE_MAX_FIXES];
 } rules[RULE_COUNT] = {
-	[RULE_P001] = {"P001", "percpu-array",
-		"2.4 per-CPU array indexed by smp_processor_id() in preemptible code",
-		"A file-scope `static T x[NR_CPUS]` is the 2.4 way to keep per-CPU data. "
-		"Indexed by smp_processor_id() with preemption enabled, the task can "
-		"migrate between reading the CPU number and touching the slot, so two "
-		"CPUs update one slot. The fix `define-per-cpu` turns the array into "
-		"DEFINE_PER_CPU(T, x), this-CPU uses into get_cpu_var(x)/put_cpu_var(x) "
-		"(or __get_cpu_var(x) where preemption is already off) and other x[i] "
-		"into per_cpu(x, i). When x is used other than by subscript (address "
-		"taken, passed whole, sizeof), the fix falls back to `get-cpu`."},
-	[RULE_P002] = {"P002", "percpu-unguarded",
-		"this-CPU per-CPU access without preemption disabled",
-		"__get_cpu_var(x), per_cpu(x, smp_processor_id()) and this-CPU "
-		"subscripts of a non-static or extern NR_CPUS array give no protection "
-		"of their own: they are only correct where preemption is already off "
-		"(a spinlock held, interrupts disabled, IRQ or softirq context). In "
-		"preemptible code the fix `get-cpu-var` uses get_cpu_var(x) ... "
-		"put_cpu_var(x); other forms use `get-cpu`."},
-	[RULE_P003] = {"P003", "cpu-id",
-		"value of smp_processor_id() used in preemptible code",
-		"A CPU number read with preemption enabled is stale as soon as the "
-		"task migrates. Kept in a variable, used as an index or passed on, it "
-		"must be read with get_cpu() and released with put_cpu() after its "
-		"last use (fix `get-cpu`). When it is read just before a lock or "
-		"interrupt-disable and only used inside it, the read moves inside "
-		"(fix `move-inside`, what 2.6 did in net/core/dev.c). A value that "
-		"is only printed is reported with low severity."},
-	[RULE_P004] = {"P004", "resched",
-		"2.4 manual reschedule check",
-		"2.4 code polled `current->need_resched` and called schedule(). In 2.6 "
-		"the field is gone: `if (current->need_resched) schedule();` and its "
-		"variants become cond_resched() (fix `cond-resched`); a test inside a "
-		"larger condition, an else-if, or one followed by break/return keeps "
-		"its shape and becomes need_resched() (fix `need-resched-call`); "
-		"`current->policy |= SCHED_YIELD; schedule();` becomes yield() (fix "
-		"`yield`). Version-guarded compatibility code is left alone."},
-	[RULE_P005] = {"P005", "noresched",
-		"preempt_enable_no_resched() without a later preempt_check_resched()",
-		"preempt_enable_no_resched() re-enables preemption without honouring a "
-		"reschedule that became due meanwhile. Unless schedule() or "
-		"preempt_check_resched() follows before the code may sleep or returns, "
-		"the reschedule is lost until the next interrupt. Fix `check-resched` "
-		"inserts preempt_check_resched() there. The misspelling "
-		"preempt_enable_noresched() is reported as such."},
-	[RULE_P006] = {"P006", "sleep-in-atomic",
-		"call that may sleep while preemption is off",
-		"A call that may sleep (schedule, down, kmalloc(GFP_KERNEL), "
-		"copy_to_user, ... or a function of the same file that may sleep) "
-		"made with a spinlock held, interrupts or preemption disabled, or "
-		"in IRQ/softirq context. 2.6 traps this with in_atomic(). Report "
-		"only; preemptify never creates such a region."},
-	[RULE_P007] = {"P007", "unbalanced",
-		"preemption/lock/irq state not balanced on some path",
-		"A get_cpu/put_cpu, preempt_disable/enable, lock/unlock or "
-		"irq-disable/restore pair that is not balanced on every path through "
-		"the function (an early return or a goto that skips the release). "
-		"Report only."},
+#define FIXES(...) {__VA_ARGS__}
+#define NO_FIXES {FIX_NONE}
+#define RULE(id, code, name, sev, summary, help, check, sites, fixes) \
+	[RULE_##id] = {code, name, summary, help, sev, fixes},
+#include "rules/rules.def"
+#undef FIXES
+#undef NO_FIXES
 };
 
 const char *rule_code(enum rule_id r) { return rules[r].code; }
 const char *rule_name(enum rule_id r) { return rules[r].name; }
 const char *rule_summary(enum rule_id r) { return rules[r].summary; }
 const char *rule_help(enum rule_id r) { return rules[r].help; }
+enum severity rule_severity(enum rule_id r) { return rules[r].severity; }
+const enum fix_kind *rule_fixes(enum rule_id r) { return rules[r].fixes; }
 
 int rule_parse(const char *s)
 {
@@ -91,17 +45,23 @@ const char *confidence_name(enum confidence c)
 	return n[c];
 }
 
-static const char *const fix_names[FIX_COUNT] = {
-	"none", "get-cpu", "define-per-cpu", "get-cpu-var", "move-inside",
-	"cond-resched", "need-resched-call", "yield", "check-resched",
+static const struct {
+	const char *name, *cocci;
+	struct fix_phrases phrases;
+} fixes[FIX_COUNT] = {
+#define FIX(id, name, cocci, alone, alone_short, clause, use_item, token) \
+	[FIX_##id] = {name, cocci, {alone, alone_short, clause, use_item, token}},
+#include "rules/fixes.def"
 };
 
-const char *fix_name(enum fix_kind f) { return fix_names[f]; }
+const char *fix_name(enum fix_kind f) { return fixes[f].name; }
+const char *fix_cocci(enum fix_kind f) { return fixes[f].cocci; }
+const struct fix_phrases *fix_phrases(enum fix_kind f) { return &fixes[f].phrases; }
 
 int fix_parse(const char *s)
 {
 	for (int f = 0; f < FIX_COUNT; f++)
-		if (strcmp(s, fix_names[f]) == 0)
+		if (strcmp(s, fixes[f].name) == 0)
 			return f;
 	return -1;
 }

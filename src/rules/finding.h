@@ -8,32 +8,32 @@
 
 #include "util/util.h"
 
+/* One per row of rules/rules.def: RULE_P001 ... RULE_P007. */
 enum rule_id {
-	RULE_P001, /* percpu-array */
-	RULE_P002, /* percpu-unguarded */
-	RULE_P003, /* cpu-id */
-	RULE_P004, /* resched */
-	RULE_P005, /* noresched */
-	RULE_P006, /* sleep-in-atomic */
-	RULE_P007, /* unbalanced */
+#define RULE(id, code, name, sev, summary, help, check, sites, fixes) RULE_##id,
+#include "rules/rules.def"
 	RULE_COUNT
 };
 
 enum severity { SEV_ERROR, SEV_WARNING, SEV_NOTE };
 enum confidence { CONF_HIGH, CONF_MEDIUM, CONF_LOW };
 
-/* How a later rewrite changes the site; FIX_NONE = report only. */
+/* How a later rewrite changes the site; FIX_NONE = report only. One per row of rules/fixes.def. */
 enum fix_kind {
-	FIX_NONE,
-	FIX_GET_CPU,
-	FIX_DEFINE_PER_CPU,
-	FIX_GET_CPU_VAR,
-	FIX_MOVE_INSIDE,
-	FIX_COND_RESCHED,
-	FIX_NEED_RESCHED_CALL,
-	FIX_YIELD,
-	FIX_CHECK_RESCHED,
+#define FIX(id, name, cocci, alone, alone_short, clause, use_item, token) FIX_##id,
+#include "rules/fixes.def"
 	FIX_COUNT
+};
+
+/* A rule lists at most RULE_MAX_FIXES - 1 fix kinds; the list ends with FIX_NONE. */
+#define RULE_MAX_FIXES 4
+
+/* How a commit message names a fix kind (rows of rules/fixes.def). */
+struct fix_phrases {
+	const char *alone, *alone_short; /* the summary when it is the only kind */
+	const char *clause;   /* a whole clause of a combined summary, or NULL */
+	const char *use_item; /* else an item of the shared "use A, B and C" clause */
+	const char *token;    /* its name in the compact "make preempt-safe: a, b" form */
 };
 
 /* A point in a source file. line and column are 1-based; column counts bytes. */
@@ -92,11 +92,19 @@ const char *rule_code(enum rule_id r);  /* "P003" */
 const char *rule_name(enum rule_id r);  /* "cpu-id" */
 const char *rule_summary(enum rule_id r); /* one line */
 const char *rule_help(enum rule_id r);  /* a paragraph */
+/* The level its findings usually have (a finding may still differ). */
+enum severity rule_severity(enum rule_id r);
+/* The fix kinds R may plan, ending with FIX_NONE (first FIX_NONE: report only). Static. */
+const enum fix_kind *rule_fixes(enum rule_id r);
 /* Parses "P003" or "cpu-id"; -1 if neither. */
 int rule_parse(const char *s);
 const char *severity_name(enum severity s);     /* "error", "warning", "note" */
 const char *confidence_name(enum confidence c); /* "high", ... */
 const char *fix_name(enum fix_kind f);          /* "get-cpu", ...; "none" */
+/* The semantic patch applying F, a file name in cocci/ ("get-cpu.cocci"); NULL for FIX_NONE. */
+const char *fix_cocci(enum fix_kind f);
+/* F's commit-message phrases; all NULL for FIX_NONE. Static. */
+const struct fix_phrases *fix_phrases(enum fix_kind f);
 int fix_parse(const char *s);
 
 void finding_release(struct finding *f);

@@ -15,4 +15,13 @@
 int rules_run(const struct file_analysis *fa, const struct scan_options *opts,
 	       struct scan_result *out);
 
+/* The site kind of the checkers that take a whole function (rules/rules.def). */
+#define RULE_SITE_FUNCTION "@function"
+
+/*
+ * The rule whose checker decides sites captured as @site.KIND in
+ * grammars/sites.scm (or RULE_SITE_FUNCTION), or -1 if none does.
+ */
+int rules_site_rule(const char *kind);
+
 #endif

@@ -1,0 +1,565 @@
+/* P001 / P002 / P003 (and P006 in a CPU number's live range): smp_processor_id(). */
+#include "rules/ctx.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static bool is_print_call(const struct ctx *c, TSNode call)
+{
+	const char *name;
+	size_t len = ts_call_name(call, c->text, &name);
+	if (!len)
+		return false;
+	char *s = xstrndup(name, len);
+	for (char *p = s; *p; p++)
+		if (*p >= 'A' && *p <= 'Z')
+			*p = (char)(*p - 'A' + 'a');
+	bool r = strstr(s, "print") || strstr(s, "dbg") || strstr(s, "debug") || strstr(s, "panic") ||
+		 strcmp(s, "bug") == 0;
+	free(s);
+	return r;
+}
+
+/* True if N (a use of the value) is an argument of a print-like call. */
+static bool only_printed(const struct ctx *c, TSNode n)
+{
+	TSNode child;
+	TSNode p = up(n, &child);
+	/* dprintk((KERN_DEBUG "...", cpu)): through the comma list and the extra parentheses */
+	while (ts_type_is(p, "comma_expression") || ts_type_is(p, "parenthesized_expression"))
+		p = ts_node_parent(p);
+	return ts_type_is(p, "argument_list") && is_print_call(c, ts_node_parent(p));
+}
+
+/* The first call that may sleep in F strictly between offsets A and B, or a null node. */
+struct sleep_find {
+	const struct ctx *c;
+	uint32_t a, b;
+	TSNode found;
+	char *why;
+};
+
+static bool sleep_visit(TSNode n, void *ctx)
+{
+	struct sleep_find *sf = ctx;
+	if (!ts_node_is_null(sf->found))
+		return false;
+	if (ts_node_end_byte(n) <= sf->a || ts_node_start_byte(n) >= sf->b)
+		return ts_node_end_byte(n) > sf->a && ts_node_start_byte(n) < sf->b;
+	if (ts_type_is(n, "call_expression") && ts_node_start_byte(n) > sf->a) {
+		struct buf why = BUF_INIT;
+		const struct fn *via;
+		enum sleep_kind k = call_may_sleep(sf->c, n, SLEEP_YES, &why, &via);
+		if (via)
+			buf_printf(&why, "%s()", via->name);
+		if (k == SLEEP_YES) {
+			sf->found = n;
+			sf->why = buf_detach(&why);
+		}
+		buf_release(&why);
+	}
+	return true;
+}
+
+static bool find_sleep_between(const struct ctx *c, const struct fn *f, uint32_t a, uint32_t b,
+			       TSNode *out, char **why)
+{
+	struct sleep_find sf;
+	memset(&sf, 0, sizeof sf);
+	sf.c = c;
+	sf.a = a;
+	sf.b = b;
+	ts_walk(f->body, sleep_visit, &sf);
+	*out = sf.found;
+	*why = sf.why;
+	return !ts_node_is_null(sf.found);
+}
+
+static bool stmt_acquires(const struct ctx *c, TSNode s)
+{
+	if (!ts_type_is(s, "expression_statement"))
+		return false;
+	TSNode e = ts_node_named_child(s, 0);
+	const char *name;
+	size_t len = ts_type_is(e, "call_expression") ? ts_call_name(e, c->text, &name) : 0;
+	const struct api *a = len ? api_lookup(name, len) : NULL;
+	return a && a->op == API_ACQUIRE;
+}
+
+/* An unprotected plain read of the CPU number that a region may cover as it is. */
+static bool plain_read(struct ctx *c, const struct fn *f, TSNode call)
+{
+	TSNode child;
+	TSNode p = up(call, &child);
+	if (ts_type_is(p, "init_declarator") || ts_type_is(p, "assignment_expression"))
+		return false; /* a variable: its own live range */
+	if (ts_type_is(p, "subscript_expression")) {
+		struct percpu_array *pa = array_of_subscript(c, p);
+		if (pa && pa->is_static && pa->eligible)
+			return false; /* becomes get_cpu_var() */
+	}
+	struct point_state ps = flow_state_at(f, ts_node_start_byte(call));
+	return !point_protected(&ps);
+}
+
+struct read_list {
+	struct ctx *c;
+	VEC(TSNode) calls;
+};
+
+static bool read_list_visit(TSNode n, void *ctx)
+{
+	struct read_list *rl = ctx;
+	if (call_is(rl->c, n, "smp_processor_id"))
+		vec_push(&rl->calls, n);
+	return true;
+}
+
+/*
+ * get_cpu() at CALL and put_cpu() after its statement. When the next
+ * statements of the block read the CPU number too, one region covers them
+ * and they keep smp_processor_id(), which is legal inside it: two pairs in a
+ * row could run on two CPUs. A read covered by an earlier region shares that
+ * region's edits. Returns NULL or why not (owned).
+ */
+static char *plan_direct_get_cpu(struct ctx *c, const struct fn *f, TSNode call, struct finding *fd)
+{
+	for (size_t i = 0; i < c->covered.len; i++) {
+		if (c->covered.items[i].offset != ts_node_start_byte(call))
+			continue;
+		const struct finding *owner = &c->out->findings.items[c->covered.items[i].finding];
+		if (owner->fix == FIX_NONE)
+			return xasprintf("it is inside the region of the read at line %u, which is not fixed",
+					 owner->pos.line);
+		for (size_t k = 0; fd && k < owner->edits.len; k++) {
+			struct edit e = owner->edits.items[k];
+			e.text = xstrdup(e.text);
+			vec_push(&fd->edits, e);
+		}
+		if (fd)
+			set_note(fd, xasprintf("stays smp_processor_id(): inside the get_cpu()/put_cpu() region "
+						 "opened at line %u", owner->pos.line));
+		return NULL;
+	}
+	TSNode st = block_stmt(call);
+	struct read_list rl = {c, VEC_INIT};
+	TSNode last = st;
+	VEC(TSNode) extra = VEC_INIT;
+	if (!ts_node_is_null(st) && ts_type_is(st, "expression_statement")) {
+		ts_walk(st, read_list_visit, &rl);
+		bool single = rl.calls.len == 1;
+		TSNode e = ts_node_named_child(st, 0);
+		if (single && !(ts_type_is(e, "assignment_expression") &&
+				ts_type_is(ts_field(e, "left"), "identifier"))) {
+			for (TSNode nx = next_stmt(st); ts_type_is(nx, "expression_statement"); nx = next_stmt(nx)) {
+				rl.calls.len = 0;
+				ts_walk(nx, read_list_visit, &rl);
+				bool all_plain = rl.calls.len > 0;
+				for (size_t k = 0; k < rl.calls.len && all_plain; k++)
+					all_plain = plain_read(c, f, rl.calls.items[k]);
+				if (!all_plain)
+					break;
+				for (size_t k = 0; k < rl.calls.len; k++)
+					vec_push(&extra, rl.calls.items[k]);
+				last = nx;
+			}
+		}
+	}
+	vec_release(&rl.calls);
+	char *no;
+	add_edit(c, fd, EDIT_REPLACE, call, "get_cpu()");
+	if (ts_node_eq(last, st)) {
+		no = plan_site_region(c, f, call, "put_cpu()", fd);
+	} else {
+		no = plan_region(c, st, last, NULL, "put_cpu()", fd);
+		for (size_t k = 0; !no && fd && k < extra.len; k++) {
+			struct covered cv = {ts_node_start_byte(extra.items[k]), (size_t)(fd - c->out->findings.items)};
+			vec_push(&c->covered, cv);
+		}
+	}
+	vec_release(&extra);
+	return no;
+}
+
+/* One smp_processor_id() call being decided. */
+struct cpu_read {
+	TSNode call;
+	TSNode parent, child; /* up(call) and the node below it */
+	bool prot;            /* preemption off at the read */
+	char *why;            /* the state at the read explained; owned until taken */
+	unsigned line;
+};
+
+/* Hands R's explanation over to a finding (which takes it). */
+static char *take_why(struct cpu_read *r)
+{
+	char *w = r->why;
+	r->why = NULL;
+	return w;
+}
+
+/* x[smp_processor_id()] of a static NR_CPUS array: P001. */
+static void read_indexes_static_array(struct ctx *c, const struct fn *f, struct cpu_read *r,
+				      struct percpu_array *pa)
+{
+	TSNode p = r->parent;
+	if (r->prot) {
+		add_protected(c, RULE_P001, p, f,
+			      xasprintf("%s[smp_processor_id()] with preemption off", pa->name), take_why(r));
+		return;
+	}
+	struct finding *fd = add_finding(c, RULE_P001, p, f, SEV_WARNING, CONF_HIGH,
+		pa->eligible ? FIX_DEFINE_PER_CPU : FIX_GET_CPU,
+		xasprintf("per-CPU array %s indexed by smp_processor_id() in preemptible code", pa->name),
+		take_why(r));
+	if (!fd)
+		return;
+	if (pa->eligible) {
+		plan_percpu_site(c, f, pa, p, false, fd);
+		if (fd->fix != FIX_NONE)
+			plan_define_per_cpu_rest(c, pa, fd);
+		return;
+	}
+	set_note(fd, xasprintf("%s: it stays an NR_CPUS array; the index is read with get_cpu()", pa->why_not));
+	char *no = plan_direct_get_cpu(c, f, r->call, fd);
+	if (no)
+		unfixable(fd, no);
+}
+
+/* x[smp_processor_id()] of a non-static (or extern) NR_CPUS array: P002. */
+static void read_indexes_array(struct ctx *c, const struct fn *f, struct cpu_read *r, struct percpu_array *pa)
+{
+	TSNode p = r->parent;
+	if (r->prot) {
+		add_protected(c, RULE_P002, p, f,
+			      xasprintf("%s[smp_processor_id()] with preemption off", pa->name), take_why(r));
+		return;
+	}
+	struct finding *fd = add_finding(c, RULE_P002, p, f, SEV_WARNING, CONF_HIGH, FIX_GET_CPU,
+		xasprintf("this-CPU element of non-static per-CPU array %s in preemptible code", pa->name),
+		take_why(r));
+	if (!fd)
+		return;
+	set_note(fd, xasprintf("%s, so it cannot become DEFINE_PER_CPU here", pa->why_not));
+	char *no = plan_direct_get_cpu(c, f, r->call, fd);
+	if (no)
+		unfixable(fd, no);
+}
+
+/* The variable R is stored in (`int cpu = smp_processor_id();`, `cpu = ...;`), or a null node. */
+static TSNode read_into_var(const struct ctx *c, const struct cpu_read *r)
+{
+	TSNode p = r->parent, var;
+	memset(&var, 0, sizeof var);
+	if (ts_type_is(p, "init_declarator") && ts_node_eq(ts_field(p, "value"), r->child))
+		var = ts_field(p, "declarator");
+	else if (ts_type_is(p, "assignment_expression") && ts_node_eq(ts_field(p, "right"), r->child) &&
+		 ts_text_is(ts_field(p, "operator"), c->text, "="))
+		var = ts_field(p, "left");
+	if (!ts_node_is_null(var) && !ts_type_is(var, "identifier"))
+		memset(&var, 0, sizeof var);
+	return var;
+}
+
+/* Used directly: an argument, a comparison, an index of another array. */
+static void read_used_directly(struct ctx *c, const struct fn *f, struct cpu_read *r)
+{
+	bool printed = only_printed(c, r->call);
+	if (r->prot) {
+		add_protected(c, RULE_P003, r->call, f, xstrdup("smp_processor_id() with preemption off"),
+			      take_why(r));
+		return;
+	}
+	struct finding *fd = add_finding(c, RULE_P003, r->call, f, printed ? SEV_NOTE : SEV_WARNING,
+		CONF_HIGH, FIX_GET_CPU,
+		xstrdup(printed ? "smp_processor_id() in preemptible code, only printed"
+				: "smp_processor_id() used in preemptible code"), take_why(r));
+	if (!fd)
+		return;
+	char *no = plan_direct_get_cpu(c, f, r->call, fd);
+	if (no)
+		unfixable(fd, no);
+}
+
+/*
+ * Stored in NAME, a global (or static): it outlives any region, and the
+ * number it keeps is a hint once preemption is back on. get_cpu()/put_cpu()
+ * around the store makes the read itself legal in 2.6 (DEBUG_PREEMPT warns
+ * otherwise).
+ */
+static void read_into_global(struct ctx *c, const struct fn *f, struct cpu_read *r, const char *name)
+{
+	if (r->prot) {
+		add_protected(c, RULE_P003, r->call, f,
+			      xasprintf("CPU number stored in %s with preemption off", name), take_why(r));
+		return;
+	}
+	struct finding *fd = add_finding(c, RULE_P003, r->call, f, SEV_WARNING, CONF_MEDIUM, FIX_GET_CPU,
+		xasprintf("CPU number from smp_processor_id() stored in %s, which is not local, "
+			  "in preemptible code", name), take_why(r));
+	char *no = plan_site_region(c, f, r->call, "put_cpu()", fd);
+	if (no) {
+		unfixable(fd, no);
+	} else if (fd) {
+		add_edit(c, fd, EDIT_REPLACE, r->call, "get_cpu()");
+		set_note(fd, xasprintf("%s outlives the get_cpu()/put_cpu() pair: what it keeps is "
+					 "only a hint once preemption is back on", name));
+	}
+}
+
+/* A local NAME holding the CPU number, and its uses in its live range. */
+struct live_range {
+	const char *name;
+	struct var_uses vu;
+	bool all_prot;       /* read and every use with preemption off */
+	bool all_printed;    /* every use only printed */
+	TSNode first_unprot; /* the first use with preemption on, or a null node */
+};
+
+static void live_range_find(struct ctx *c, const struct fn *f, const struct cpu_read *r, const char *name,
+			    struct live_range *lr)
+{
+	memset(lr, 0, sizeof *lr);
+	lr->name = name;
+	lr->vu.c = c;
+	lr->vu.read = r->call;
+	lr->vu.var = name;
+	lr->vu.after = ts_node_end_byte(r->parent);
+	var_uses_find(&lr->vu, f->body);
+	lr->all_prot = r->prot;
+	lr->all_printed = lr->vu.uses.len > 0;
+	for (size_t i = 0; i < lr->vu.uses.len; i++) {
+		TSNode u = lr->vu.uses.items[i];
+		struct point_state us = flow_state_at(f, ts_node_start_byte(u));
+		if (!point_protected(&us)) {
+			lr->all_prot = false;
+			if (ts_node_is_null(lr->first_unprot))
+				lr->first_unprot = u;
+		}
+		if (!only_printed(c, u))
+			lr->all_printed = false;
+	}
+}
+
+/* A use U of the CPU number as x[cpu] of a per-CPU array: a P001/P002 site of its own. */
+static void use_indexes_array(struct ctx *c, const struct fn *f, const struct cpu_read *r, const char *name,
+			      TSNode u)
+{
+	TSNode uc;
+	TSNode sub = up(u, &uc);
+	struct percpu_array *pa = ts_type_is(sub, "subscript_expression") &&
+		ts_node_eq(ts_field(sub, "index"), uc) ? array_of_subscript(c, sub) : NULL;
+	if (!pa)
+		return;
+	struct point_state us = flow_state_at(f, ts_node_start_byte(u));
+	char *uwhy = explain_state(f, &us);
+	enum rule_id rule = pa->is_static ? RULE_P001 : RULE_P002;
+	if (point_protected(&us)) {
+		add_protected(c, rule, sub, f, xasprintf("%s[%s] with preemption off", pa->name, name), uwhy);
+		return;
+	}
+	struct finding *fd = add_finding(c, rule, sub, f, SEV_WARNING, CONF_HIGH,
+		pa->is_static && pa->eligible ? FIX_DEFINE_PER_CPU : FIX_NONE,
+		xasprintf("per-CPU array %s indexed by CPU number %s (from smp_processor_id() at line %u) "
+			  "in preemptible code", pa->name, name, r->line),
+		uwhy);
+	if (!fd)
+		return;
+	if (fd->fix == FIX_DEFINE_PER_CPU) {
+		char *rep = xasprintf("per_cpu(%s, %s)", pa->name, name);
+		add_edit(c, fd, EDIT_REPLACE, sub, rep);
+		free(rep);
+		plan_define_per_cpu_rest(c, pa, fd);
+	} else {
+		set_note(fd, xasprintf("%s; the CPU number read at line %u is protected by its own fix (P003)",
+					 pa->why_not ? pa->why_not : "not a static array", r->line));
+	}
+}
+
+/* Why the live range is not protected: at the read, or at its first unprotected use. */
+static void live_range_evidence(const struct fn *f, const struct cpu_read *r, const struct live_range *lr,
+				const struct ctx *c, struct buf *ev)
+{
+	if (r->prot) {
+		buf_printf(ev, "read with preemption off (%s), but used at line %u where ", r->why,
+			   line_of(c, lr->first_unprot));
+		struct point_state us = flow_state_at(f, ts_node_start_byte(lr->first_unprot));
+		point_explain(f, &us, ev);
+	} else {
+		buf_printf(ev, "read where ");
+		buf_puts(ev, r->why);
+	}
+}
+
+/*
+ * A sleeping call between the read and a use: the value is stale, and no
+ * get_cpu() region may cover it. Reports P003 unfixed and P006 at the
+ * sleeper; returns false (EV untouched) when there is none.
+ */
+static bool live_range_sleeps(struct ctx *c, const struct fn *f, const struct cpu_read *r,
+			      const struct live_range *lr, struct buf *ev)
+{
+	TSNode last_use = lr->vu.uses.len ? lr->vu.uses.items[lr->vu.uses.len - 1] : r->call;
+	TSNode sleeper;
+	char *sleep_why = NULL;
+	if (!find_sleep_between(c, f, ts_node_end_byte(r->call), ts_node_start_byte(last_use), &sleeper,
+				&sleep_why)) {
+		free(sleep_why);
+		return false;
+	}
+	buf_printf(ev, "; the value is used at line %u after a possible sleep at line %u (%s)",
+		   line_of(c, last_use), line_of(c, sleeper), sleep_why);
+	struct finding *fd = add_finding(c, RULE_P003, r->call, f, SEV_WARNING, CONF_HIGH, FIX_NONE,
+		xasprintf("CPU number %s from smp_processor_id() used in preemptible code", lr->name),
+		buf_detach(ev));
+	if (fd)
+		set_note(fd, xasprintf("not rewritten: a get_cpu()/put_cpu() region would contain %s "
+					 "at line %u, which may sleep; restructure by hand", sleep_why,
+					 line_of(c, sleeper)));
+	add_finding(c, RULE_P006, sleeper, f, SEV_WARNING, CONF_MEDIUM, FIX_NONE,
+		xasprintf("%s may sleep inside the live range of CPU number %s (read at line %u)",
+			  sleep_why, lr->name, r->line),
+		xasprintf("a get_cpu()/put_cpu() region from line %u to line %u would sleep in atomic "
+			  "context; the CPU number is stale after the sleep anyway",
+			  r->line, line_of(c, last_use)));
+	free(sleep_why);
+	return true;
+}
+
+/*
+ * move-inside: read just before a lock or irq-disable and used only under
+ * it, the read moves inside. Returns false (EV untouched) when it does not apply.
+ */
+static bool live_range_move_inside(struct ctx *c, const struct fn *f, const struct cpu_read *r,
+				   const struct live_range *lr, TSNode read_stmt, struct buf *ev)
+{
+	TSNode nx = ts_node_is_null(read_stmt) ? read_stmt : next_stmt(read_stmt);
+	bool move = !r->prot && !ts_node_is_null(nx) && stmt_acquires(c, nx) && lr->vu.uses.len > 0;
+	for (size_t i = 0; move && i < lr->vu.uses.len; i++) {
+		struct point_state us = flow_state_at(f, ts_node_start_byte(lr->vu.uses.items[i]));
+		if (ts_node_start_byte(lr->vu.uses.items[i]) < ts_node_end_byte(nx) || !point_protected(&us))
+			move = false;
+	}
+	if (move && ts_type_is(read_stmt, "declaration") && ts_node_named_child_count(read_stmt) > 2)
+		move = false; /* int a, cpu = ...; keep it simple */
+	if (!move)
+		return false;
+	struct finding *fd = add_finding(c, RULE_P003, r->call, f, SEV_WARNING, CONF_HIGH, FIX_MOVE_INSIDE,
+		xasprintf("CPU number %s read before the lock/irq-disable at line %u that protects its uses",
+			  lr->name, line_of(c, nx)),
+		buf_detach(ev));
+	if (fd) {
+		char *assign = xasprintf("%s = smp_processor_id();", lr->name);
+		if (ts_type_is(read_stmt, "declaration"))
+			add_edit(c, fd, EDIT_REPLACE, r->parent, lr->name);
+		else
+			add_edit(c, fd, EDIT_REPLACE, read_stmt, "");
+		add_edit(c, fd, EDIT_INSERT_AFTER, nx, assign);
+		free(assign);
+	}
+	return true;
+}
+
+/*
+ * The get_cpu() region over the live range: from the read's statement to
+ * the statement of the last use in the same block. NULL or why not (owned).
+ */
+static char *plan_live_range(struct ctx *c, const struct cpu_read *r, const struct live_range *lr,
+			     TSNode read_stmt, struct finding *fd)
+{
+	if (ts_node_is_null(read_stmt))
+		return xstrdup("the read is not in a statement of a block");
+	TSNode last = read_stmt;
+	for (size_t i = 0; i < lr->vu.uses.len; i++) {
+		TSNode u = lr->vu.uses.items[i];
+		TSNode s = ts_node_parent(u);
+		while (!ts_node_is_null(s) && !ts_node_eq(ts_node_parent(s), ts_node_parent(read_stmt)))
+			s = ts_node_parent(s);
+		if (!ts_node_is_null(s)) {
+			if (ts_node_start_byte(s) > ts_node_start_byte(last))
+				last = s;
+			continue;
+		}
+		TSNode blk = ts_node_parent(read_stmt);
+		if (ts_type_is(blk, "preproc_ifdef") || ts_type_is(blk, "preproc_if") ||
+		    ts_type_is(blk, "preproc_else") || ts_type_is(blk, "preproc_elif"))
+			return xasprintf("the read is inside an #if/#ifdef arm (line %u) and %s is used "
+					 "after it at line %u: get_cpu()/put_cpu() could not be balanced "
+					 "in every configuration", line_of(c, blk), lr->name, line_of(c, u));
+		return xasprintf("%s is used at line %u outside the block it is read in", lr->name, line_of(c, u));
+	}
+	add_edit(c, fd, EDIT_REPLACE, r->call, "get_cpu()");
+	return plan_region(c, read_stmt, last, lr->name, "put_cpu()", fd);
+}
+
+/* A local NAME holds the CPU number: follow its uses. */
+static void read_into_local(struct ctx *c, const struct fn *f, struct cpu_read *r, const char *name)
+{
+	struct live_range lr;
+	live_range_find(c, f, r, name, &lr);
+	/* 1. unprotected subscripts x[cpu] of per-CPU arrays are P001/P002 sites of their own */
+	for (size_t i = 0; i < lr.vu.uses.len; i++)
+		use_indexes_array(c, f, r, name, lr.vu.uses.items[i]);
+	/* 2. read and used with preemption off */
+	if (lr.all_prot) {
+		add_protected(c, RULE_P003, r->call, f,
+			      xasprintf("CPU number %s read and used with preemption off", name), xstrdup(r->why));
+		goto done;
+	}
+	struct buf ev = BUF_INIT;
+	live_range_evidence(f, r, &lr, c, &ev);
+	/* 3. a sleep in the live range; 4. the read moves under the lock; 5. a get_cpu() region */
+	if (live_range_sleeps(c, f, r, &lr, &ev))
+		goto done;
+	TSNode read_stmt = block_stmt(r->call);
+	if (live_range_move_inside(c, f, r, &lr, read_stmt, &ev))
+		goto done;
+	struct finding *fd = add_finding(c, RULE_P003, r->call, f, lr.all_printed ? SEV_NOTE : SEV_WARNING,
+		CONF_HIGH, FIX_GET_CPU,
+		xasprintf(lr.all_printed ? "CPU number %s from smp_processor_id() is only printed, in preemptible code"
+					 : "CPU number %s from smp_processor_id() used in preemptible code", name),
+		buf_detach(&ev));
+	if (fd) {
+		char *no = plan_live_range(c, r, &lr, read_stmt, fd);
+		if (no)
+			unfixable(fd, no);
+	}
+done:
+	vec_release(&lr.vu.uses);
+}
+
+void check_cpu_read(struct ctx *c, const struct fn *f, TSNode call, const char *kind)
+{
+	(void)kind;
+	struct cpu_read r;
+	r.call = call;
+	r.parent = up(call, &r.child);
+	struct point_state ps = flow_state_at(f, ts_node_start_byte(call));
+	r.prot = point_protected(&ps);
+	r.why = explain_state(f, &ps);
+	r.line = line_of(c, call);
+	TSNode p = r.parent;
+
+	if (ts_type_is(p, "argument_list") && call_is(c, ts_node_parent(p), "per_cpu")) {
+		/* per_cpu(x, smp_processor_id()) is P002's site (check_cpu_var) */
+	} else if (ts_type_is(p, "subscript_expression") && ts_node_eq(ts_field(p, "index"), r.child) &&
+		   array_of_subscript(c, p)) {
+		/* x[smp_processor_id()] */
+		struct percpu_array *pa = array_of_subscript(c, p);
+		if (pa->is_static)
+			read_indexes_static_array(c, f, &r, pa);
+		else
+			read_indexes_array(c, f, &r, pa);
+	} else if (ts_node_is_null(read_into_var(c, &r))) {
+		read_used_directly(c, f, &r);
+	} else {
+		/* a variable holds the CPU number */
+		char *name = node_text(c, read_into_var(c, &r));
+		if (is_local(c, f, name))
+			read_into_local(c, f, &r, name);
+		else
+			read_into_global(c, f, &r, name);
+		free(name);
+	}
+	free(r.why);
+}

@@ -1,0 +1,252 @@
+/* P004: 2.4 reschedule checks, SCHED_YIELD, and macros of the file that test need_resched. */
+#include "rules/ctx.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static bool is_schedule_stmt(const struct ctx *c, TSNode s)
+{
+	if (!ts_type_is(s, "expression_statement") || ts_node_named_child_count(s) != 1)
+		return false;
+	return call_is(c, ts_node_named_child(s, 0), "schedule");
+}
+
+static bool is_running_stmt(const struct ctx *c, TSNode s)
+{
+	if (!ts_type_is(s, "expression_statement") || ts_node_named_child_count(s) != 1)
+		return false;
+	TSNode e = ts_node_named_child(s, 0);
+	if (call_is(c, e, "set_current_state") || call_is(c, e, "__set_current_state")) {
+		TSNode a = ts_field(e, "arguments");
+		return ts_node_named_child_count(a) == 1 && ts_text_is(ts_node_named_child(a, 0), c->text, "TASK_RUNNING");
+	}
+	if (ts_type_is(e, "assignment_expression")) {
+		TSNode l = ts_field(e, "left");
+		return ts_text_is(l, c->text, "current->state") &&
+		       ts_text_is(ts_field(e, "right"), c->text, "TASK_RUNNING");
+	}
+	return false;
+}
+
+/* `schedule();` or `{ [set_current_state(TASK_RUNNING);] schedule(); }` (comments allowed). */
+static bool is_resched_body(const struct ctx *c, TSNode body)
+{
+	if (is_schedule_stmt(c, body))
+		return true;
+	if (!ts_type_is(body, "compound_statement"))
+		return false;
+	TSNode st[3];
+	unsigned n = 0;
+	for (uint32_t i = 0; i < ts_node_named_child_count(body); i++) {
+		TSNode ch = ts_node_named_child(body, i);
+		if (ts_type_is(ch, "comment"))
+			continue;
+		if (n == 2)
+			return false;
+		st[n++] = ch;
+	}
+	if (n == 1)
+		return is_schedule_stmt(c, st[0]);
+	return n == 2 && is_running_stmt(c, st[0]) && is_schedule_stmt(c, st[1]);
+}
+
+/* Indentation (leading whitespace) of the line holding N, in original text. */
+static char *indent_of(const struct ctx *c, TSNode n)
+{
+	size_t s = ts_node_start_byte(n);
+	size_t b = s;
+	while (b > 0 && c->src->text[b - 1] != '\n')
+		b--;
+	size_t e = b;
+	while (e < s && (c->src->text[e] == ' ' || c->src->text[e] == '\t'))
+		e++;
+	return xstrndup(c->src->text + b, e - b);
+}
+
+struct comment_collect {
+	const struct ctx *c;
+	struct buf *out;
+	const char *indent;
+};
+
+static bool comment_visit(TSNode n, void *ctx)
+{
+	struct comment_collect *cc = ctx;
+	if (!ts_type_is(n, "comment"))
+		return true;
+	char *t = orig_text(cc->c, n);
+	buf_printf(cc->out, "%s\n%s", t, cc->indent);
+	free(t);
+	return false;
+}
+
+/*
+ * Why the test CHILD (under P) is not a whole `if (test) schedule();`, or
+ * NULL when it is; *IFS gets the statement the condition belongs to.
+ */
+static const char *resched_shape(const struct ctx *c, TSNode child, TSNode p, TSNode *ifs_out)
+{
+	/* climb through unlikely()/likely() */
+	TSNode cond = child;
+	while (ts_type_is(p, "argument_list") &&
+	       (call_is(c, ts_node_parent(p), "unlikely") || call_is(c, ts_node_parent(p), "likely"))) {
+		p = up(ts_node_parent(p), &cond);
+	}
+	TSNode ifs = ts_node_parent(cond);
+	*ifs_out = ifs;
+	bool exact = ts_type_is(cond, "parenthesized_expression") && ts_type_is(ifs, "if_statement") &&
+		     ts_node_eq(ts_field(ifs, "condition"), cond);
+	if (!exact)
+		return "the test is part of a larger expression";
+	if (!ts_node_is_null(ts_field(ifs, "alternative")))
+		return "the if has an else branch";
+	if (ts_type_is(ts_node_parent(ifs), "else_clause"))
+		return "the test is an else-if";
+	if (!is_resched_body(c, ts_field(ifs, "consequence")))
+		return "the branch does more than schedule()";
+	return NULL;
+}
+
+/* A reschedule test TEST: current->need_resched (IS_FIELD), need_resched() or a macro testing it. */
+static void resched_test(struct ctx *c, const struct fn *f, TSNode test, bool is_field)
+{
+	if (version_guarded(c, test)) {
+		add_protected(c, RULE_P004, test, f, xstrdup("reschedule check in version-guarded code"),
+			      xstrdup("inside #if on LINUX_VERSION_CODE: a compatibility shim, left alone"));
+		return;
+	}
+	TSNode child;
+	TSNode p = up(test, &child);
+	if (is_field && ts_type_is(p, "assignment_expression") && ts_node_eq(ts_field(p, "left"), child)) {
+		struct finding *fd = add_finding(c, RULE_P004, test, f, SEV_WARNING, CONF_HIGH, FIX_NONE,
+			xstrdup("writes current->need_resched, which 2.6 does not have"),
+			xstrdup("the 2.4 task field is gone; 2.6 sets the flag with set_tsk_need_resched()"));
+		if (fd)
+			set_note(fd, xstrdup("use set_tsk_need_resched(current) by hand"));
+		return;
+	}
+	TSNode ifs;
+	const char *shape = resched_shape(c, child, p, &ifs);
+	struct point_state ps = flow_state_at(f, ts_node_start_byte(test));
+	char *testtext = orig_text(c, test);
+	if (!shape) {
+		char *ev = xasprintf("`if (%s) schedule();` is the 2.4 spelling of cond_resched()", testtext);
+		struct finding *fd = add_finding(c, RULE_P004, test, f, SEV_WARNING, CONF_HIGH, FIX_COND_RESCHED,
+			xstrdup("2.4 reschedule check: use cond_resched()"), ev);
+		if (fd && point_protected(&ps)) {
+			struct buf w = BUF_INIT;
+			buf_puts(&w, "not rewritten: preemption is off here (");
+			point_explain(f, &ps, &w);
+			buf_puts(&w, "), so schedule() here already sleeps in atomic context (P006)");
+			unfixable(fd, buf_detach(&w));
+		} else if (fd) {
+			struct buf t = BUF_INIT;
+			char *ind = indent_of(c, ifs);
+			struct comment_collect cc = {c, &t, ind};
+			ts_walk(ifs, comment_visit, &cc);
+			buf_puts(&t, "cond_resched();");
+			add_edit(c, fd, EDIT_REPLACE, ifs, buf_cstr(&t));
+			buf_release(&t);
+			free(ind);
+		}
+	} else if (is_field) {
+		char *ev = xasprintf("%s; only the test changes", shape);
+		struct finding *fd = add_finding(c, RULE_P004, test, f, SEV_WARNING, CONF_HIGH,
+			FIX_NEED_RESCHED_CALL, xstrdup("2.4 current->need_resched: use need_resched()"), ev);
+		if (fd && source_in_directive(c->src, ts_node_start_byte(test)))
+			unfixable(fd, xstrdup("inside a #define body: rewrite the macro by hand"));
+		else
+			add_edit(c, fd, EDIT_REPLACE, test, "need_resched()");
+	}
+	free(testtext);
+}
+
+/* `current->policy |= SCHED_YIELD;` [then schedule();] */
+static void check_yield(struct ctx *c, const struct fn *f, TSNode stmt)
+{
+	if (version_guarded(c, stmt))
+		return;
+	TSNode nx = next_stmt(stmt);
+	bool sched = !ts_node_is_null(nx) && is_schedule_stmt(c, nx);
+	struct finding *fd = add_finding(c, RULE_P004, stmt, f, SEV_WARNING, CONF_HIGH,
+		sched ? FIX_YIELD : FIX_NONE, xstrdup("2.4 SCHED_YIELD: use yield()"),
+		xstrdup(sched ? "`current->policy |= SCHED_YIELD; schedule();` is the 2.4 spelling of yield()"
+			      : "2.6 has no SCHED_YIELD policy bit"));
+	if (!fd)
+		return;
+	if (sched) {
+		add_edit(c, fd, EDIT_REPLACE, stmt, "");
+		add_edit(c, fd, EDIT_REPLACE, ts_node_named_child(nx, 0), "yield()");
+	} else {
+		set_note(fd, xstrdup("not followed by schedule(): call yield() where the task gives up the CPU"));
+	}
+}
+
+static bool macro_tests_resched(const struct ctx *c, const char *name, size_t len)
+{
+	for (size_t i = 0; i < c->src->defs.len; i++) {
+		const struct macro_def *d = &c->src->defs.items[i];
+		if (d->function_like && strlen(d->name) == len && memcmp(d->name, name, len) == 0)
+			return strstr(d->body, "need_resched") != NULL;
+	}
+	return false;
+}
+
+/* The #define called NAME (function-like or not) whose body tests need_resched, or NULL. */
+static const struct macro_def *resched_macro(const struct ctx *c, TSNode ident, bool function_like)
+{
+	for (size_t i = 0; i < c->src->defs.len; i++) {
+		const struct macro_def *d = &c->src->defs.items[i];
+		if (d->function_like == function_like && ts_text_is(ident, c->text, d->name))
+			return strstr(d->body, "need_resched") ? d : NULL;
+	}
+	return NULL;
+}
+
+bool resched_host_pred(const struct ctx *c, const char *name, TSNode n)
+{
+	uint32_t s = ts_node_start_byte(n), e = ts_node_end_byte(n);
+	if (strcmp(name, "resched-test?") == 0)
+		return name_eq(c->text + s, e - s, "need_resched") || macro_tests_resched(c, c->text + s, e - s);
+	if (strcmp(name, "resched-macro?") == 0) {
+		TSNode p = ts_node_parent(n);
+		if (ts_type_is(p, "call_expression") && ts_node_eq(ts_field(p, "function"), n))
+			return false;
+		return resched_macro(c, n, false) != NULL;
+	}
+	return false;
+}
+
+/* `RESCHED_CHECK();` where the macro is `if (<test>) schedule()`: the whole check. */
+static bool check_macro_stmt(struct ctx *c, const struct fn *f, TSNode call, const struct macro_def *d)
+{
+	TSNode st = ts_node_parent(call);
+	if (!ts_type_is(st, "expression_statement") || strncmp(d->body, "if", 2) != 0 ||
+	    !strstr(d->body, "schedule()") || strstr(d->body, "else"))
+		return false;
+	if (version_guarded(c, call))
+		return true;
+	struct finding *fd = add_finding(c, RULE_P004, call, f, SEV_WARNING, CONF_HIGH, FIX_COND_RESCHED,
+		xasprintf("2.4 reschedule check in macro %s(): use cond_resched()", d->name),
+		xasprintf("%s() expands to `%s`, the 2.4 spelling of cond_resched()", d->name, d->body));
+	struct point_state ps = flow_state_at(f, ts_node_start_byte(call));
+	if (fd && point_protected(&ps))
+		unfixable(fd, xstrdup("not rewritten: preemption is off here, so the schedule() in the macro "
+				      "already sleeps in atomic context (P006)"));
+	else
+		add_edit(c, fd, EDIT_REPLACE, st, "cond_resched();");
+	return true;
+}
+
+void check_resched(struct ctx *c, const struct fn *f, TSNode site, const char *kind)
+{
+	if (strcmp(kind, "yield") == 0) {
+		check_yield(c, f, site);
+	} else if (strcmp(kind, "resched_call") == 0) {
+		const struct macro_def *d = resched_macro(c, ts_field(site, "function"), true);
+		if (!d || !check_macro_stmt(c, f, site, d))
+			resched_test(c, f, site, false);
+	} else {
+		resched_test(c, f, site, strcmp(kind, "resched_field") == 0);
+	}
+}

@@ -1,0 +1,33 @@
+/* P006: a call that may sleep while preemption is off. */
+#include "rules/ctx.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+void check_sleep(struct ctx *c, const struct fn *f, TSNode call, const char *kind)
+{
+	(void)kind;
+	struct buf why = BUF_INIT;
+	const struct fn *via;
+	enum sleep_kind k = call_may_sleep(c, call, SLEEP_YES, &why, &via);
+	bool via_callee = via != NULL;
+	if (via)
+		buf_printf(&why, "%s() (which %s)", via->name, via->sleep_reason);
+	if (k != SLEEP_YES) {
+		buf_release(&why);
+		return;
+	}
+	struct point_state ps = flow_state_at(f, ts_node_start_byte(call));
+	if (!point_protected(&ps)) {
+		buf_release(&why);
+		return;
+	}
+	/* 2.4's cli()/save_flags() + sleep_on() is an old idiom: medium confidence */
+	bool irq_only = !ps.atomic_ctx && !ps.entry_held && ps.must_acq >= 0 &&
+			strcmp(f->acqs.items[ps.must_acq].key, "irq") == 0;
+	add_finding(c, RULE_P006, call, f, irq_only ? SEV_WARNING : SEV_ERROR,
+		    irq_only || ps.entry_held || via_callee ? CONF_MEDIUM : CONF_HIGH, FIX_NONE,
+		    xasprintf("%s may sleep, but preemption is off here", buf_cstr(&why)),
+		    explain_state(f, &ps));
+	buf_release(&why);
+}

@@ -1,0 +1,287 @@
+/* Shared helpers of the checkers: syntax, suppression, findings and edits. */
+#define _GNU_SOURCE /* memmem */
+#include "rules/ctx.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+char *node_text(const struct ctx *c, TSNode n)
+{
+	return xstrndup(c->text + ts_node_start_byte(n), ts_node_end_byte(n) - ts_node_start_byte(n));
+}
+
+char *orig_text(const struct ctx *c, TSNode n)
+{
+	return xstrndup(c->src->text + ts_node_start_byte(n), ts_node_end_byte(n) - ts_node_start_byte(n));
+}
+
+unsigned line_of(const struct ctx *c, TSNode n)
+{
+	return source_pos(c->src, ts_node_start_byte(n)).line;
+}
+
+bool name_eq(const char *s, size_t len, const char *want)
+{
+	return strlen(want) == len && memcmp(s, want, len) == 0;
+}
+
+bool call_is(const struct ctx *c, TSNode call, const char *name)
+{
+	const char *s;
+	size_t len;
+	if (!ts_type_is(call, "call_expression"))
+		return false;
+	len = ts_call_name(call, c->text, &s);
+	return len && name_eq(s, len, name);
+}
+
+/* ---- suppression, dead code, version guards ----------------------------- */
+
+static bool suppressed(const struct ctx *c, unsigned line, enum rule_id rule)
+{
+	for (unsigned l = line > 1 ? line - 1 : line; l <= line; l++) {
+		if (l > c->src->line_starts.len)
+			break;
+		size_t s = c->src->line_starts.items[l - 1];
+		size_t e = l < c->src->line_starts.len ? c->src->line_starts.items[l] : c->src->len;
+		const char *m = memmem(c->src->text + s, e - s, "preemptify: ignore", 18);
+		if (!m)
+			continue;
+		const char *p = m + 18, *end = c->src->text + e;
+		bool any = false;
+		while (p < end && *p != '*' && *p != '\n') {
+			while (p < end && (*p == ' ' || *p == ',' || *p == '\t'))
+				p++;
+			const char *w = p;
+			while (p < end && is_ident_char(*p))
+				p++;
+			if (p == w)
+				break;
+			any = true;
+			char *word = xstrndup(w, (size_t)(p - w));
+			int r = rule_parse(word);
+			free(word);
+			if (r == (int)rule)
+				return true;
+		}
+		if (!any)
+			return true;
+	}
+	return false;
+}
+
+/* The preprocessor conditional owning N's arm: condition text, and whether N is in the #if arm. */
+bool in_dead_code(const struct ctx *c, TSNode n)
+{
+	TSNode child = n;
+	for (TSNode p = ts_node_parent(n); !ts_node_is_null(p); child = p, p = ts_node_parent(p)) {
+		if (!ts_type_is(p, "preproc_if") && !ts_type_is(p, "preproc_elif"))
+			continue;
+		TSNode cond = ts_field(p, "condition");
+		TSNode alt = ts_field(p, "alternative");
+		if (ts_node_eq(child, alt) || ts_node_eq(child, cond))
+			continue;
+		if (ts_text_is(cond, c->text, "0"))
+			return true;
+	}
+	return false;
+}
+
+bool version_guarded(const struct ctx *c, TSNode n)
+{
+	for (TSNode p = ts_node_parent(n); !ts_node_is_null(p); p = ts_node_parent(p)) {
+		TSNode cond = ts_field(p, "condition");
+		if ((ts_type_is(p, "preproc_if") || ts_type_is(p, "preproc_elif")) && !ts_node_is_null(cond)) {
+			uint32_t s = ts_node_start_byte(cond), e = ts_node_end_byte(cond);
+			if (memmem(c->text + s, e - s, "LINUX_VERSION_CODE", 18))
+				return true;
+		}
+	}
+	return false;
+}
+
+/* ---- findings ------------------------------------------------------------ */
+
+struct finding *add_finding(struct ctx *c, enum rule_id rule, TSNode at, const struct fn *f,
+				   enum severity sev, enum confidence conf, enum fix_kind fix,
+				   char *message, char *evidence)
+{
+	unsigned line = line_of(c, at);
+	if (!(c->opts->rules & (1u << rule)) || suppressed(c, line, rule)) {
+		free(message);
+		free(evidence);
+		return NULL;
+	}
+	struct finding fd;
+	memset(&fd, 0, sizeof fd);
+	fd.rule = rule;
+	fd.file = xstrdup(c->src->path);
+	fd.pos = source_pos(c->src, ts_node_start_byte(at));
+	fd.function = f ? xstrdup(f->name) : NULL;
+	fd.message = message;
+	fd.evidence = evidence;
+	fd.severity = sev;
+	fd.confidence = conf;
+	fd.fix = fix;
+	vec_push(&c->out->findings, fd);
+	return &c->out->findings.items[c->out->findings.len - 1];
+}
+
+/* Records a considered-and-protected site (kept only with --verbose). */
+void add_protected(struct ctx *c, enum rule_id rule, TSNode at, const struct fn *f,
+			  char *message, char *evidence)
+{
+	if (!c->opts->verbose) {
+		free(message);
+		free(evidence);
+		return;
+	}
+	struct finding *fd = add_finding(c, rule, at, f, SEV_NOTE, CONF_HIGH, FIX_NONE, message, evidence);
+	if (fd)
+		fd->protected_site = true;
+}
+
+void add_edit(const struct ctx *c, struct finding *fd, enum edit_op op, TSNode anchor, const char *text)
+{
+	if (!fd)
+		return;
+	for (size_t i = 0; i < fd->edits.len; i++) {
+		const struct edit *o = &fd->edits.items[i];
+		if (o->op == op && o->start.offset == ts_node_start_byte(anchor) && strcmp(o->text, text) == 0)
+			return; /* the same change, planned twice */
+	}
+	struct edit e;
+	e.op = op;
+	e.start = source_pos(c->src, ts_node_start_byte(anchor));
+	e.end = source_pos(c->src, ts_node_end_byte(anchor));
+	e.node = ts_node_type(anchor);
+	e.text = xstrdup(text);
+	vec_push(&fd->edits, e);
+}
+
+/* Sets FD's fix note (taking NOTE), replacing any earlier one. */
+void set_note(struct finding *fd, char *note)
+{
+	if (!fd) {
+		free(note);
+		return;
+	}
+	free(fd->fix_note);
+	fd->fix_note = note;
+}
+
+void unfixable(struct finding *fd, char *note)
+{
+	if (!fd) {
+		free(note);
+		return;
+	}
+	for (size_t i = 0; i < fd->edits.len; i++)
+		free(fd->edits.items[i].text);
+	fd->edits.len = 0;
+	fd->fix = FIX_NONE;
+	free(fd->fix_note);
+	fd->fix_note = note;
+}
+
+char *explain_state(const struct fn *f, const struct point_state *ps)
+{
+	struct buf b = BUF_INIT;
+	point_explain(f, ps, &b);
+	return buf_detach(&b);
+}
+
+/* ---- statement structure --------------------------------------------------- */
+
+static bool is_block(TSNode n)
+{
+	return ts_type_is(n, "compound_statement") || ts_type_is(n, "case_statement") ||
+	       ts_type_is(n, "preproc_if") || ts_type_is(n, "preproc_ifdef") ||
+	       ts_type_is(n, "preproc_else") || ts_type_is(n, "preproc_elif") ||
+	       ts_type_is(n, "labeled_statement");
+}
+
+/* The statement containing N that sits directly in a block. */
+TSNode block_stmt(TSNode n)
+{
+	TSNode child = n;
+	for (TSNode p = ts_node_parent(n); !ts_node_is_null(p); child = p, p = ts_node_parent(p)) {
+		if (is_block(p) && !ts_type_is(child, "comment") &&
+		    !ts_node_eq(child, ts_field(p, "value")) && !ts_node_eq(child, ts_field(p, "condition")) &&
+		    !ts_node_eq(child, ts_field(p, "label")))
+			return child;
+		if (ts_type_is(p, "function_definition"))
+			break;
+	}
+	TSNode null_node;
+	memset(&null_node, 0, sizeof null_node);
+	return null_node;
+}
+
+bool node_within(TSNode n, TSNode outer)
+{
+	return ts_node_start_byte(outer) <= ts_node_start_byte(n) &&
+	       ts_node_end_byte(n) <= ts_node_end_byte(outer);
+}
+
+struct count_reads {
+	const struct ctx *c;
+	unsigned n;
+};
+
+static bool count_reads_visit(TSNode n, void *ctx)
+{
+	struct count_reads *cr = ctx;
+	if (call_is(cr->c, n, "smp_processor_id"))
+		cr->n++;
+	return true;
+}
+
+unsigned count_cpu_reads(const struct ctx *c, TSNode n)
+{
+	struct count_reads cr = {c, 0};
+	ts_walk(n, count_reads_visit, &cr);
+	return cr.n;
+}
+
+enum sleep_kind call_may_sleep(const struct ctx *c, TSNode call, enum sleep_kind at_least,
+			       struct buf *why, const struct fn **via)
+{
+	if (via)
+		*via = NULL;
+	enum sleep_kind k = api_may_sleep(call, c->text, why);
+	if (k >= at_least)
+		return k;
+	const char *name;
+	size_t len = ts_call_name(call, c->text, &name);
+	int idx = len ? analysis_fn_index(c->fa, name, len) : -1;
+	if (idx < 0 || c->fa->fns.items[idx].sleeps < at_least)
+		return SLEEP_NO;
+	if (why)
+		buf_clear(why);
+	if (via)
+		*via = &c->fa->fns.items[idx];
+	return c->fa->fns.items[idx].sleeps;
+}
+
+/* Climbs from N through parentheses and casts. */
+TSNode up(TSNode n, TSNode *child)
+{
+	TSNode p = ts_node_parent(n);
+	while (ts_type_is(p, "parenthesized_expression") || ts_type_is(p, "cast_expression")) {
+		n = p;
+		p = ts_node_parent(p);
+	}
+	if (child)
+		*child = n;
+	return p;
+}
+
+/* The statement after S in its block (skipping comments), or a null node. */
+TSNode next_stmt(TSNode s)
+{
+	TSNode n = ts_node_next_named_sibling(s);
+	while (ts_type_is(n, "comment"))
+		n = ts_node_next_named_sibling(n);
+	return n;
+}

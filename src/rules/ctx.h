@@ -1,0 +1,172 @@
+/*
+ * Internal to src/rules: the state the checkers share while deciding one
+ * file, and the helpers they use to read syntax, record findings and plan
+ * get/put regions. Nothing outside src/rules includes this header.
+ *
+ * Ownership: a struct ctx lives on rules_run()'s stack for one file; the
+ * findings it appends belong to ctx.out. Helpers taking a `char *` message,
+ * evidence or note take ownership of it, also when they drop it (a rule
+ * that is off, a suppressed line). Helpers returning `char *` return an
+ * owned string the caller frees. Nothing here fails but by aborting on
+ * out-of-memory (util.h's x* allocators).
+ */
+#ifndef PREEMPTIFY_RULES_CTX_H
+#define PREEMPTIFY_RULES_CTX_H
+
+#include "rules/rules.h"
+
+/* A read left as smp_processor_id() inside a region another finding opens. */
+struct covered {
+	uint32_t offset; /* of the smp_processor_id() call */
+	size_t finding;  /* index of the finding whose region covers it */
+};
+
+struct ctx {
+	const struct file_analysis *fa;
+	const struct source *src;
+	const char *text; /* parse text */
+	const struct scan_options *opts;
+	struct scan_result *out;
+	VEC(struct percpu_array *) arrays; /* owned; percpu_arrays_free() */
+	VEC(struct covered) covered;
+};
+
+/* A file-scope `T x[NR_CPUS]` (percpu_array.c). */
+struct percpu_array {
+	char *name;
+	TSNode decl;
+	bool is_static, eligible;
+	char *why_not;   /* why define-per-cpu does not apply */
+	char *type;      /* element type text for DEFINE_PER_CPU */
+	char *dropped;   /* attributes dropped, or NULL */
+	bool planned;    /* declaration edit already attached to a finding */
+	VEC(TSNode) uses;
+};
+
+/*
+ * Decides one site SITE of KIND (a capture of grammars/sites.scm, or
+ * RULE_SITE_FUNCTION with the function body) in F: adds findings and their
+ * edits to C. Each rule with a checker in rules/rules.def defines one, in
+ * src/rules/check_<name>.c; the prototypes below come from the registry.
+ */
+typedef void rule_checker(struct ctx *c, const struct fn *f, TSNode site, const char *kind);
+#define CHECK(fn) rule_checker fn;
+#define NO_CHECK
+#define RULE(id, code, name, sev, summary, help, check, sites, fixes) check
+#include "rules/rules.def"
+#undef CHECK
+#undef NO_CHECK
+
+/* ---- syntax (ctx.c) ---- */
+
+char *node_text(const struct ctx *c, TSNode n); /* in the parse text; owned */
+char *orig_text(const struct ctx *c, TSNode n); /* in the user's text; owned */
+unsigned line_of(const struct ctx *c, TSNode n);
+bool name_eq(const char *s, size_t len, const char *want);
+/* True if CALL is a call_expression of the function NAME. */
+bool call_is(const struct ctx *c, TSNode call, const char *name);
+/* Number of smp_processor_id() calls in N. */
+unsigned count_cpu_reads(const struct ctx *c, TSNode n);
+/* True in an `#if 0` arm. */
+bool in_dead_code(const struct ctx *c, TSNode n);
+/* True under an #if on LINUX_VERSION_CODE. */
+bool version_guarded(const struct ctx *c, TSNode n);
+/* The statement containing N that sits directly in a block, or a null node. */
+TSNode block_stmt(TSNode n);
+/* The statement after S in its block (skipping comments), or a null node. */
+TSNode next_stmt(TSNode s);
+bool node_within(TSNode n, TSNode outer);
+/* The parent of N above any parentheses and casts; *CHILD (may be NULL) gets its child on the way. */
+TSNode up(TSNode n, TSNode *child);
+
+/*
+ * Whether CALL may sleep, directly (the API table: schedule, down,
+ * kmalloc(GFP_KERNEL), ...) or through a function of this file whose
+ * may-sleep summary says so. Only verdicts at least AT_LEAST count
+ * (SLEEP_YES: certain sleepers only; SLEEP_MAYBE: also possible ones): the
+ * API's verdict when it reaches AT_LEAST, else the callee's, else SLEEP_NO.
+ * WHY (may be NULL) gets the API's reason ("kmalloc(GFP_KERNEL)"); when the
+ * verdict is the callee's, WHY is left empty and *VIA (may be NULL) is set
+ * to that function, else to NULL.
+ */
+enum sleep_kind call_may_sleep(const struct ctx *c, TSNode call, enum sleep_kind at_least,
+			       struct buf *why, const struct fn **via);
+
+/* ---- findings (ctx.c) ---- */
+
+/*
+ * Appends a finding (taking MESSAGE and EVIDENCE). Returns it, or NULL when
+ * RULE is off or the line suppresses it. The pointer is valid until the
+ * next finding is added.
+ */
+struct finding *add_finding(struct ctx *c, enum rule_id rule, TSNode at, const struct fn *f,
+			    enum severity sev, enum confidence conf, enum fix_kind fix,
+			    char *message, char *evidence);
+/* Records a considered-and-protected site (kept only with --verbose). */
+void add_protected(struct ctx *c, enum rule_id rule, TSNode at, const struct fn *f,
+		   char *message, char *evidence);
+/* Adds an edit anchored on ANCHOR to FD (NULL: nothing); the same edit twice is kept once. */
+void add_edit(const struct ctx *c, struct finding *fd, enum edit_op op, TSNode anchor, const char *text);
+/* Sets FD's fix note (taking NOTE), replacing any earlier one. */
+void set_note(struct finding *fd, char *note);
+/* Makes FD report-only: drops its edits, FIX_NONE, NOTE (taken) says why. */
+void unfixable(struct finding *fd, char *note);
+/* point_explain() as an owned string. */
+char *explain_state(const struct fn *f, const struct point_state *ps);
+
+/* ---- regions (region.c) ---- */
+
+/*
+ * Plans `PUT;` after LAST and before every jump leaving the statements
+ * [FIRST, LAST] of one block; VAR (may be NULL) must not be returned.
+ * Returns NULL, or why no region can be made (owned).
+ */
+char *plan_region(const struct ctx *c, TSNode first, TSNode last, const char *var, const char *put,
+		  struct finding *fd);
+/*
+ * The region for a site used within one statement, extended to the last
+ * use of a local the statement derives from it. NULL or why not (owned).
+ * FD may be NULL: only asks whether a region can be made.
+ */
+char *plan_site_region(struct ctx *c, const struct fn *f, TSNode site, const char *put,
+		       struct finding *fd);
+
+/* The uses of a variable after its definition, up to its next reassignment. */
+struct var_uses {
+	const struct ctx *c;
+	TSNode read;        /* the smp_processor_id() call */
+	const char *var;
+	uint32_t after;     /* uses start after this byte */
+	uint32_t stop;      /* first reassignment after `after`, or UINT32_MAX */
+	VEC(TSNode) uses;   /* owned vector; vec_release() it */
+};
+/* Fills VU->uses from BODY, dropping dead code and other #if arms. */
+void var_uses_find(struct var_uses *vu, TSNode body);
+/* True if NAME is a parameter or an automatic variable of F. */
+bool is_local(const struct ctx *c, const struct fn *f, const char *name);
+
+/* ---- per-CPU arrays (percpu_array.c) ---- */
+
+/* Finds the file's NR_CPUS arrays, their uses and whether define-per-cpu applies. */
+void percpu_arrays_find(struct ctx *c);
+void percpu_arrays_free(struct ctx *c);
+/* The array SUB (a subscript_expression) indexes, or NULL. */
+struct percpu_array *array_of_subscript(const struct ctx *c, TSNode sub);
+/* Edits for one this-CPU subscript SUB of an eligible array. */
+void plan_percpu_site(struct ctx *c, const struct fn *f, struct percpu_array *pa, TSNode sub,
+		      bool is_protected, struct finding *fd);
+/* Attaches the declaration edit and the edits of PA's other uses to FD, once per array. */
+void plan_define_per_cpu_rest(struct ctx *c, struct percpu_array *pa, struct finding *fd);
+/*
+ * Modern kernels, a this-CPU slot: one this_cpu_* operation when the
+ * statement is a single update; else (*this_cpu_ptr(&x)) where preemption is
+ * already off. Returns true if planned; false leaves the get_cpu_var() path.
+ */
+bool plan_this_cpu(struct ctx *c, TSNode slot, const char *name, bool is_protected, struct finding *fd);
+
+/* ---- P004 host predicates (check_resched.c) ---- */
+
+/* Answers #resched-test? and #resched-macro? of grammars/sites.scm. */
+bool resched_host_pred(const struct ctx *c, const char *name, TSNode n);
+
+#endif

@@ -1,0 +1,369 @@
+/* File-scope `T x[NR_CPUS]` arrays: discovery, eligibility for DEFINE_PER_CPU, and the edits of their uses. */
+#define _GNU_SOURCE /* memmem */
+#include "rules/ctx.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- NR_CPUS arrays: discovery ------------------------------------------------ */
+
+/* The innermost array_declarator of ARR: the one whose declarator is the name. */
+static TSNode innermost_array(TSNode arr)
+{
+	TSNode inner = arr;
+	while (ts_type_is(ts_field(inner, "declarator"), "array_declarator"))
+		inner = ts_field(inner, "declarator");
+	return inner;
+}
+
+/*
+ * The declarator of declaration N whose outermost dimension is NR_CPUS, or a
+ * null node. *NDECL gets the number of names N declares, *HAS_INIT whether
+ * one has an initialiser.
+ */
+static TSNode nr_cpus_declarator(const struct ctx *c, TSNode n, uint32_t *ndecl, bool *has_init)
+{
+	TSNode arr;
+	memset(&arr, 0, sizeof arr);
+	for (uint32_t i = 0; i < ts_node_named_child_count(n); i++) {
+		TSNode d = ts_node_named_child(n, i);
+		if (!ts_node_eq(d, ts_field(n, "declarator")) && !ts_type_is(d, "array_declarator") &&
+		    !ts_type_is(d, "init_declarator") && !ts_type_is(d, "identifier") &&
+		    !ts_type_is(d, "pointer_declarator"))
+			continue;
+		if (ts_node_eq(d, ts_field(n, "type")))
+			continue;
+		(*ndecl)++;
+		TSNode a = d;
+		if (ts_type_is(a, "init_declarator")) {
+			*has_init = true;
+			a = ts_field(a, "declarator");
+		}
+		/* the outermost dimension is the last array_declarator wrapping the name */
+		if (ts_type_is(a, "array_declarator")) {
+			TSNode size = ts_field(innermost_array(a), "size");
+			if (!ts_node_is_null(size) && ts_text_is(size, c->text, "NR_CPUS"))
+				arr = a;
+		}
+	}
+	return arr;
+}
+
+/* The element type for DEFINE_PER_CPU: qualifiers, the type, and the inner dimensions. */
+static char *element_type(const struct ctx *c, TSNode n, TSNode arr, TSNode inner)
+{
+	struct buf t = BUF_INIT;
+	for (uint32_t i = 0; i < ts_node_named_child_count(n); i++) {
+		TSNode ch = ts_node_named_child(n, i);
+		if (ts_type_is(ch, "type_qualifier")) {
+			char *q = node_text(c, ch);
+			buf_printf(&t, "%s ", q);
+			free(q);
+		}
+	}
+	char *ty = node_text(c, ts_field(n, "type"));
+	buf_puts(&t, ty);
+	free(ty);
+	for (TSNode d = arr; !ts_node_eq(d, inner); d = ts_field(d, "declarator")) {
+		char *sz = node_text(c, ts_field(d, "size"));
+		buf_printf(&t, "[%s]", sz);
+		free(sz);
+	}
+	return buf_detach(&t);
+}
+
+/*
+ * The attributes of declaration N that DEFINE_PER_CPU drops: those present
+ * in the original text but blanked in the parse text by the neutraliser,
+ * and any __attribute__. NULL when none.
+ */
+static char *dropped_attributes(const struct ctx *c, TSNode n)
+{
+	struct buf attrs = BUF_INIT;
+	uint32_t s = ts_node_start_byte(n), e = ts_node_end_byte(n);
+	for (uint32_t k = s; k < e; k++) {
+		if (c->src->text[k] != c->text[k] && is_ident_start(c->src->text[k]) &&
+		    (k == s || c->text[k - 1] == ' ' || c->src->text[k - 1] != c->text[k - 1])) {
+			if (k > s && c->src->text[k - 1] != c->text[k - 1] && is_ident_char(c->src->text[k - 1]))
+				continue;
+			uint32_t w = k;
+			while (w < e && is_ident_char(c->src->text[w]))
+				w++;
+			buf_printf(&attrs, "%s%.*s", attrs.len ? ", " : "", (int)(w - k), c->src->text + k);
+			k = w;
+		}
+	}
+	if (memmem(c->text + s, e - s, "__attribute__", 13))
+		buf_printf(&attrs, "%s__attribute__((...))", attrs.len ? ", " : "");
+	char *out = attrs.len ? buf_detach(&attrs) : NULL;
+	buf_release(&attrs);
+	return out;
+}
+
+/* Why declaration N of PA cannot become DEFINE_PER_CPU (owned), or NULL. */
+static char *declaration_why_not(const struct ctx *c, TSNode n, const struct percpu_array *pa,
+				 uint32_t ndecl, bool has_init)
+{
+	bool is_extern = false;
+	for (uint32_t i = 0; i < ts_node_named_child_count(n); i++) {
+		TSNode ch = ts_node_named_child(n, i);
+		if (ts_type_is(ch, "storage_class_specifier") && ts_text_is(ch, c->text, "extern"))
+			is_extern = true;
+	}
+	if (!ts_node_is_null(ts_field(ts_field(n, "type"), "body")))
+		return xstrdup("the declaration also defines its element type");
+	if (!pa->is_static)
+		return xstrdup(is_extern ? "the array is extern" : "the array is not static");
+	if (ndecl != 1)
+		return xstrdup("the declaration declares more than one name");
+	if (has_init)
+		return xstrdup("the array has an initialiser");
+	if (!ts_node_eq(ts_node_parent(n), ts_tree_root_node(c->fa->tree)) &&
+	    !ts_type_is(ts_node_parent(n), "translation_unit"))
+		return xstrdup("the declaration is inside a preprocessor conditional");
+	return NULL;
+}
+
+/* Records a file-scope declaration of an NR_CPUS array. */
+static bool array_decl_visit(TSNode n, void *ctx)
+{
+	struct ctx *c = ctx;
+	if (ts_type_is(n, "function_definition"))
+		return false;
+	if (!ts_type_is(n, "declaration"))
+		return true;
+	uint32_t ndecl = 0;
+	bool has_init = false;
+	TSNode arr = nr_cpus_declarator(c, n, &ndecl, &has_init);
+	if (ts_node_is_null(arr))
+		return false;
+	TSNode inner = innermost_array(arr);
+	TSNode name = ts_field(inner, "declarator");
+	if (!ts_type_is(name, "identifier"))
+		return false;
+	struct percpu_array *pa = xcalloc(1, sizeof *pa);
+	pa->name = node_text(c, name);
+	pa->decl = n;
+	for (uint32_t i = 0; i < ts_node_named_child_count(n); i++) {
+		TSNode ch = ts_node_named_child(n, i);
+		if (ts_type_is(ch, "storage_class_specifier") && ts_text_is(ch, c->text, "static"))
+			pa->is_static = true;
+	}
+	pa->type = element_type(c, n, arr, inner);
+	pa->dropped = dropped_attributes(c, n);
+	pa->why_not = declaration_why_not(c, n, pa, ndecl, has_init);
+	pa->eligible = pa->why_not == NULL;
+	vec_push(&c->arrays, pa);
+	return false;
+}
+
+/* Records the subscripts of each array; any other use makes it ineligible. */
+static bool array_use_visit(TSNode n, void *ctx)
+{
+	struct ctx *c = ctx;
+	if (!ts_type_is(n, "identifier"))
+		return true;
+	for (size_t i = 0; i < c->arrays.len; i++) {
+		struct percpu_array *pa = c->arrays.items[i];
+		if (!ts_text_is(n, c->text, pa->name) || node_within(n, pa->decl))
+			continue;
+		if (in_dead_code(c, n))
+			continue;
+		TSNode p = ts_node_parent(n);
+		if (ts_type_is(p, "subscript_expression") && ts_node_eq(ts_field(p, "argument"), n)) {
+			vec_push(&pa->uses, p);
+		} else if (pa->eligible) {
+			pa->eligible = false;
+			pa->why_not = xasprintf("%s is used other than by subscript at line %u", pa->name,
+						line_of(c, n));
+		}
+	}
+	return false;
+}
+
+/* Every unprotected this-CPU site of PA must be fixable, or the array stays as it is. */
+static void check_sites_fixable(struct ctx *c, struct percpu_array *pa)
+{
+	for (size_t k = 0; k < pa->uses.len && pa->eligible; k++) {
+		TSNode sub = pa->uses.items[k];
+		TSNode idx = ts_strip_parens(ts_field(sub, "index"), c->text);
+		const struct fn *g = analysis_fn_at(c->fa, ts_node_start_byte(sub));
+		if (!g || !call_is(c, idx, "smp_processor_id"))
+			continue;
+		struct point_state ps = flow_state_at(g, ts_node_start_byte(sub));
+		if (point_protected(&ps))
+			continue;
+		char *no = plan_site_region(c, g, sub, "put_cpu_var(x)", NULL);
+		if (no) {
+			pa->eligible = false;
+			pa->why_not = xasprintf("the use at line %u cannot be fixed (%s)", line_of(c, sub), no);
+			free(no);
+		}
+	}
+}
+
+void percpu_arrays_find(struct ctx *c)
+{
+	TSNode root = ts_tree_root_node(c->fa->tree);
+	ts_walk(root, array_decl_visit, c);
+	if (!c->arrays.len)
+		return;
+	ts_walk(root, array_use_visit, c);
+	for (size_t i = 0; i < c->arrays.len; i++)
+		check_sites_fixable(c, c->arrays.items[i]);
+}
+
+void percpu_arrays_free(struct ctx *c)
+{
+	for (size_t i = 0; i < c->arrays.len; i++) {
+		struct percpu_array *pa = c->arrays.items[i];
+		free(pa->name);
+		free(pa->why_not);
+		free(pa->type);
+		free(pa->dropped);
+		vec_release(&pa->uses);
+		free(pa);
+	}
+	vec_release(&c->arrays);
+}
+
+struct percpu_array *array_of_subscript(const struct ctx *c, TSNode sub)
+{
+	if (!ts_type_is(sub, "subscript_expression"))
+		return NULL;
+	TSNode a = ts_field(sub, "argument");
+	for (size_t i = 0; i < c->arrays.len; i++)
+		if (ts_type_is(a, "identifier") && ts_text_is(a, c->text, c->arrays.items[i]->name))
+			return c->arrays.items[i];
+	return NULL;
+}
+
+/* ---- planning the uses ------------------------------------------------------- */
+
+/*
+ * Modern kernels: when the statement holding SLOT (the per-CPU lvalue
+ * x[smp_processor_id()] or __get_cpu_var(x)) is one operation on a field
+ * path of it, the this_cpu_* statement doing the same, with NAME in place of
+ * SLOT: `x[smp_processor_id()].n++;` -> `this_cpu_inc(x.n);`. NULL otherwise.
+ */
+static char *this_cpu_op(const struct ctx *c, TSNode slot, const char *name, TSNode *stmt_out)
+{
+	TSNode lv = slot;
+	for (TSNode p = ts_node_parent(lv); ts_type_is(p, "field_expression") &&
+	     ts_node_eq(ts_field(p, "argument"), lv) && ts_text_is(ts_field(p, "operator"), c->text, ".");
+	     p = ts_node_parent(p))
+		lv = p;
+	TSNode op = ts_node_parent(lv);
+	TSNode st = ts_node_parent(op);
+	if (!ts_type_is(st, "expression_statement"))
+		return NULL;
+	const char *src = c->src->text;
+	uint32_t ls = ts_node_start_byte(lv), le = ts_node_end_byte(lv);
+	uint32_t ss = ts_node_start_byte(slot), se = ts_node_end_byte(slot);
+	char *target = xasprintf("%.*s%s%.*s", (int)(ss - ls), src + ls, name, (int)(le - se), src + se);
+	char *out = NULL;
+	if (ts_type_is(op, "update_expression")) {
+		TSNode o = ts_field(op, "operator");
+		bool inc = ts_text_is(o, c->text, "++");
+		out = xasprintf("this_cpu_%s(%s);", inc ? "inc" : "dec", target);
+	} else if (ts_type_is(op, "assignment_expression") && ts_node_eq(ts_field(op, "left"), lv)) {
+		TSNode r = ts_field(op, "right");
+		unsigned reads = count_cpu_reads(c, r);
+		const char *o = NULL;
+		TSNode opn = ts_field(op, "operator");
+		if (ts_text_is(opn, c->text, "+="))
+			o = "add";
+		else if (ts_text_is(opn, c->text, "-="))
+			o = "sub";
+		else if (ts_text_is(opn, c->text, "="))
+			o = "write";
+		if (o && reads == 0) {
+			uint32_t rs = ts_node_start_byte(r), re = ts_node_end_byte(r);
+			out = xasprintf("this_cpu_%s(%s, %.*s);", o, target, (int)(re - rs), src + rs);
+		}
+	}
+	free(target);
+	if (out)
+		*stmt_out = st;
+	return out;
+}
+
+/*
+ * Modern kernels, a this-CPU slot: one this_cpu_* operation when the
+ * statement is a single update; else (*this_cpu_ptr(&x)) where preemption is
+ * already off. Returns true if planned; false leaves the get_cpu_var() path.
+ */
+bool plan_this_cpu(struct ctx *c, TSNode slot, const char *name, bool is_protected, struct finding *fd)
+{
+	TSNode st;
+	char *op = this_cpu_op(c, slot, name, &st);
+	if (op) {
+		add_edit(c, fd, EDIT_REPLACE, st, op);
+		free(op);
+		return true;
+	}
+	if (!is_protected)
+		return false;
+	char *rep = xasprintf("(*this_cpu_ptr(&%s))", name);
+	add_edit(c, fd, EDIT_REPLACE, slot, rep);
+	free(rep);
+	return true;
+}
+
+/* Edits for one this-CPU subscript x[smp_processor_id()] of an eligible array. */
+void plan_percpu_site(struct ctx *c, const struct fn *f, struct percpu_array *pa, TSNode sub,
+			     bool is_protected, struct finding *fd)
+{
+	if (c->opts->modern && plan_this_cpu(c, sub, pa->name, is_protected, fd))
+		return;
+	char *rep;
+	if (is_protected) {
+		rep = xasprintf("__get_cpu_var(%s)", pa->name);
+		add_edit(c, fd, EDIT_REPLACE, sub, rep);
+	} else {
+		rep = xasprintf("get_cpu_var(%s)", pa->name);
+		add_edit(c, fd, EDIT_REPLACE, sub, rep);
+		char *put = xasprintf("put_cpu_var(%s)", pa->name);
+		char *why = plan_site_region(c, f, sub, put, fd);
+		free(put);
+		if (why && fd) {
+			unfixable(fd, why);
+			why = NULL;
+		}
+		free(why);
+	}
+	free(rep);
+}
+
+/* Attaches the declaration edit and the edits of x's other uses to the first P001 finding. */
+void plan_define_per_cpu_rest(struct ctx *c, struct percpu_array *pa, struct finding *fd)
+{
+	if (pa->planned)
+		return;
+	pa->planned = true;
+	char *decl = xasprintf("static DEFINE_PER_CPU(%s, %s);", pa->type, pa->name);
+	add_edit(c, fd, EDIT_REPLACE, pa->decl, decl);
+	free(decl);
+	if (pa->dropped) {
+		char *note = xasprintf("DEFINE_PER_CPU data is per-CPU by construction; dropped: %s", pa->dropped);
+		free(fd->fix_note);
+		fd->fix_note = note;
+	}
+	/* every other use: protected this-CPU -> __get_cpu_var, x[i] -> per_cpu(x, i) */
+	for (size_t i = 0; i < pa->uses.len; i++) {
+		TSNode sub = pa->uses.items[i];
+		TSNode idx = ts_strip_parens(ts_field(sub, "index"), c->text);
+		const struct fn *g = analysis_fn_at(c->fa, ts_node_start_byte(sub));
+		if (call_is(c, idx, "smp_processor_id")) {
+			struct point_state ps = g ? flow_state_at(g, ts_node_start_byte(sub)) : (struct point_state){0};
+			if (g && point_protected(&ps))
+				plan_percpu_site(c, g, pa, sub, true, fd);
+			continue; /* unprotected ones are findings with their own edits */
+		}
+		char *it = orig_text(c, ts_field(sub, "index"));
+		char *rep = xasprintf("per_cpu(%s, %s)", pa->name, it);
+		add_edit(c, fd, EDIT_REPLACE, sub, rep);
+		free(rep);
+		free(it);
+	}
+}

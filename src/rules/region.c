@@ -1,0 +1,394 @@
+/* Regions: where get/put pairs go, and the live ranges they must cover. */
+#include "rules/ctx.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- regions: where get/put pairs go ----------------------------------------- */
+
+static bool is_jump(TSNode s)
+{
+	return ts_type_is(s, "return_statement") || ts_type_is(s, "goto_statement") ||
+	       ts_type_is(s, "break_statement") || ts_type_is(s, "continue_statement");
+}
+
+struct region_scan {
+	const struct ctx *c;
+	TSNode first, last;     /* block-level statements bounding the region */
+	const char *var;        /* a value that must not be returned, or NULL */
+	VEC(TSNode) exits;      /* jumps leaving the region */
+	char *refuse;           /* why no region can be made */
+};
+
+static TSNode jump_target(TSNode jump, bool is_continue)
+{
+	for (TSNode p = ts_node_parent(jump); !ts_node_is_null(p); p = ts_node_parent(p)) {
+		if (ts_type_is(p, "for_statement") || ts_type_is(p, "while_statement") ||
+		    ts_type_is(p, "do_statement"))
+			return p;
+		if (!is_continue && ts_type_is(p, "switch_statement"))
+			return p;
+		if (ts_type_is(p, "function_definition"))
+			break;
+	}
+	TSNode null_node;
+	memset(&null_node, 0, sizeof null_node);
+	return null_node;
+}
+
+struct label_find {
+	const char *text;
+	const char *name;
+	size_t len;
+	bool found;
+};
+
+static bool label_visit(TSNode n, void *ctx)
+{
+	struct label_find *lf = ctx;
+	if (ts_type_is(n, "labeled_statement")) {
+		TSNode l = ts_field(n, "label");
+		uint32_t s = ts_node_start_byte(l), e = ts_node_end_byte(l);
+		if (e - s == lf->len && memcmp(lf->text + s, lf->name, lf->len) == 0)
+			lf->found = true;
+	}
+	return !lf->found;
+}
+
+static bool label_inside(const struct ctx *c, TSNode label, TSNode from, TSNode to)
+{
+	struct label_find lf = {c->text, c->text + ts_node_start_byte(label),
+				ts_node_end_byte(label) - ts_node_start_byte(label), false};
+	TSNode parent = ts_node_parent(from);
+	for (uint32_t i = 0; i < ts_node_named_child_count(parent); i++) {
+		TSNode s = ts_node_named_child(parent, i);
+		if (ts_node_start_byte(s) < ts_node_start_byte(from) || ts_node_start_byte(s) > ts_node_start_byte(to))
+			continue;
+		ts_walk(s, label_visit, &lf);
+	}
+	return lf.found;
+}
+
+static bool region_visit(TSNode n, void *ctx)
+{
+	struct region_scan *rs = ctx;
+	if (rs->refuse)
+		return false;
+	const struct ctx *c = rs->c;
+	if (ts_type_is(n, "call_expression")) {
+		struct buf why = BUF_INIT;
+		const struct fn *via;
+		enum sleep_kind k = call_may_sleep(c, n, SLEEP_MAYBE, &why, &via);
+		if (via)
+			buf_printf(&why, "%s() (which %s)", via->name, via->sleep_reason);
+		if (k != SLEEP_NO)
+			rs->refuse = xasprintf("the region would contain %s at line %u, which %s sleep",
+					       buf_cstr(&why), line_of(c, n), k == SLEEP_YES ? "may" : "might");
+		buf_release(&why);
+		return true;
+	}
+	if (ts_type_is(n, "return_statement")) {
+		if (rs->var) {
+			TSNode v = ts_node_named_child_count(n) ? ts_node_named_child(n, 0) : n;
+			if (ts_node_named_child_count(n) && ts_text_is(ts_strip_parens(v, c->text), c->text, rs->var)) {
+				rs->refuse = xasprintf("the value is returned at line %u; put_cpu() cannot follow it "
+						       "without a temporary", line_of(c, n));
+				return false;
+			}
+		}
+		vec_push(&rs->exits, n);
+		return true;
+	}
+	if (ts_type_is(n, "goto_statement")) {
+		if (!label_inside(c, ts_field(n, "label"), rs->first, rs->last))
+			vec_push(&rs->exits, n);
+		return false;
+	}
+	if (ts_type_is(n, "break_statement") || ts_type_is(n, "continue_statement")) {
+		TSNode t = jump_target(n, ts_type_is(n, "continue_statement"));
+		bool inside = !ts_node_is_null(t) && ts_node_start_byte(t) >= ts_node_start_byte(rs->first) &&
+			      ts_node_end_byte(t) <= ts_node_end_byte(rs->last);
+		if (!inside)
+			vec_push(&rs->exits, n);
+		return false;
+	}
+	return true;
+}
+
+char *plan_region(const struct ctx *c, TSNode first, TSNode last, const char *var, const char *put,
+		  struct finding *fd)
+{
+	struct region_scan rs;
+	memset(&rs, 0, sizeof rs);
+	rs.c = c;
+	rs.first = first;
+	rs.last = last;
+	rs.var = var;
+	TSNode parent = ts_node_parent(first);
+	if (!ts_node_eq(parent, ts_node_parent(last)))
+		return xstrdup("the uses are not in the block of the read");
+	for (uint32_t i = 0; i < ts_node_named_child_count(parent) && !rs.refuse; i++) {
+		TSNode s = ts_node_named_child(parent, i);
+		if (ts_node_start_byte(s) < ts_node_start_byte(first) || ts_node_start_byte(s) > ts_node_start_byte(last))
+			continue;
+		if (ts_type_is(s, "preproc_if") || ts_type_is(s, "preproc_ifdef")) {
+			rs.refuse = xasprintf("an #if/#ifdef at line %u splits the region", line_of(c, s));
+			break;
+		}
+		ts_walk(s, region_visit, &rs);
+	}
+	if (rs.refuse) {
+		vec_release(&rs.exits);
+		return rs.refuse;
+	}
+	if (source_in_directive(c->src, ts_node_start_byte(first))) {
+		vec_release(&rs.exits);
+		return xstrdup("the site is inside a #define body");
+	}
+	char *stmt = xasprintf("%s;", put);
+	for (size_t i = 0; i < rs.exits.len; i++)
+		add_edit(c, fd, EDIT_INSERT_BEFORE, rs.exits.items[i], stmt);
+	if (!is_jump(last))
+		add_edit(c, fd, EDIT_INSERT_AFTER, last, stmt);
+	free(stmt);
+	vec_release(&rs.exits);
+	return NULL;
+}
+
+/* Calls that may compile to nothing: function-like macros of this file, debug printers. */
+static bool call_may_vanish(const struct ctx *c, const char *name, size_t len)
+{
+	for (size_t i = 0; i < c->src->defs.len; i++) {
+		const struct macro_def *d = &c->src->defs.items[i];
+		if (d->function_like && strlen(d->name) == len && memcmp(d->name, name, len) == 0)
+			return true;
+	}
+	char *s = xstrndup(name, len);
+	for (char *p = s; *p; p++)
+		if (*p >= 'A' && *p <= 'Z')
+			*p = (char)(*p - 'A' + 'a');
+	bool r = strstr(s, "dbg") || strstr(s, "debug") || strcmp(s, "dprintk") == 0 ||
+		 strcmp(s, "dprint") == 0 || strcmp(s, "pr_debug") == 0;
+	free(s);
+	return r;
+}
+
+/* True if A lies in an #else/#elif arm that does not hold B, of a conditional that does. */
+static bool in_other_arm_of(TSNode a, TSNode b)
+{
+	for (TSNode e = ts_node_parent(a); !ts_node_is_null(e); e = ts_node_parent(e)) {
+		if (!ts_type_is(e, "preproc_else") && !ts_type_is(e, "preproc_elif"))
+			continue;
+		if (node_within(b, e))
+			continue;
+		TSNode owner = ts_node_parent(e);
+		while (ts_type_is(owner, "preproc_elif"))
+			owner = ts_node_parent(owner);
+		if (!ts_node_is_null(owner) && node_within(b, owner))
+			return true;
+	}
+	return false;
+}
+
+/* A and B can never both be compiled: they sit in different arms of one #if. */
+static bool exclusive_arms(TSNode a, TSNode b)
+{
+	return in_other_arm_of(a, b) || in_other_arm_of(b, a);
+}
+
+static bool var_use_visit(TSNode n, void *ctx)
+{
+	struct var_uses *vu = ctx;
+	if (ts_type_is(n, "assignment_expression")) {
+		TSNode l = ts_field(n, "left");
+		/* a reassignment ends the live range, unless it is in another
+		 * configuration (`#ifdef CONFIG_SMP cpu = smp_processor_id(); #else cpu = 0;`) */
+		if (ts_type_is(l, "identifier") && ts_text_is(l, vu->c->text, vu->var) &&
+		    ts_node_start_byte(n) > vu->after && ts_node_start_byte(n) < vu->stop &&
+		    !exclusive_arms(n, vu->read))
+			vu->stop = ts_node_start_byte(n);
+		return true;
+	}
+	if (ts_type_is(n, "identifier") && ts_text_is(n, vu->c->text, vu->var) &&
+	    ts_node_start_byte(n) > vu->after)
+		vec_push(&vu->uses, n);
+	return true;
+}
+
+void var_uses_find(struct var_uses *vu, TSNode body)
+{
+	vu->stop = UINT32_MAX;
+	ts_walk(body, var_use_visit, vu);
+	size_t k = 0;
+	for (size_t i = 0; i < vu->uses.len; i++)
+		if (ts_node_start_byte(vu->uses.items[i]) < vu->stop && !in_dead_code(vu->c, vu->uses.items[i]) &&
+		    !exclusive_arms(vu->uses.items[i], vu->read))
+			vu->uses.items[k++] = vu->uses.items[i];
+	vu->uses.len = k;
+}
+
+struct local_find {
+	const struct ctx *c;
+	const char *name;
+	bool found;
+};
+
+static bool local_visit(TSNode n, void *ctx)
+{
+	struct local_find *lf = ctx;
+	if (lf->found)
+		return false;
+	if (ts_type_is(n, "declaration") || ts_type_is(n, "parameter_declaration")) {
+		for (uint32_t i = 0; i < ts_node_named_child_count(n); i++) {
+			TSNode d = ts_node_named_child(n, i);
+			if (ts_node_eq(d, ts_field(n, "type")))
+				continue;
+			while (!ts_node_is_null(d) && !ts_type_is(d, "identifier"))
+				d = ts_field(d, "declarator");
+			if (!ts_node_is_null(d) && ts_text_is(d, lf->c->text, lf->name)) {
+				/* `static int cpu;` inside a function is not a local value either */
+				bool is_static = false;
+				for (uint32_t k = 0; k < ts_node_named_child_count(n); k++) {
+					TSNode sc = ts_node_named_child(n, k);
+					if (ts_type_is(sc, "storage_class_specifier") && ts_text_is(sc, lf->c->text, "static"))
+						is_static = true;
+				}
+				lf->found = !is_static;
+			}
+		}
+		return false;
+	}
+	return true;
+}
+
+/* True if NAME is a parameter or an automatic variable of F. */
+bool is_local(const struct ctx *c, const struct fn *f, const char *name)
+{
+	struct local_find lf = {c, name, false};
+	TSNode decl = ts_field(f->def, "declarator");
+	while (!ts_node_is_null(decl) && !ts_type_is(decl, "function_declarator"))
+		decl = ts_field(decl, "declarator");
+	if (!ts_node_is_null(decl))
+		ts_walk(ts_field(decl, "parameters"), local_visit, &lf);
+	if (!lf.found)
+		ts_walk(f->body, local_visit, &lf);
+	return lf.found;
+}
+
+/*
+ * Why statement ST cannot hold a get/put pair for SITE as it is, or NULL:
+ * the site is an argument of a macro that may expand to nothing (dprintk
+ * when debugging is off), leaving the release unbalanced; or the statement
+ * reads the CPU number twice, and each read would get its own pair, in an
+ * unspecified order.
+ */
+static char *site_stmt_refusal(const struct ctx *c, TSNode site, TSNode st)
+{
+	for (TSNode a = ts_node_parent(site); !ts_node_is_null(a) && !ts_node_eq(a, st); a = ts_node_parent(a)) {
+		if (!ts_type_is(a, "call_expression") || node_within(site, ts_field(a, "function")))
+			continue;
+		const char *mn;
+		size_t ml = ts_call_name(a, c->text, &mn);
+		if (ml && call_may_vanish(c, mn, ml))
+			return xasprintf("the site is an argument of %.*s(), a macro that may expand to nothing; "
+					 "a release after it would then be unbalanced", (int)ml, mn);
+	}
+	unsigned reads = count_cpu_reads(c, st);
+	if (reads > 1)
+		return xasprintf("the statement reads the CPU number %u times; read it once into a local "
+				 "with get_cpu() by hand", reads);
+	return NULL;
+}
+
+/*
+ * The variable statement ST assigns from an expression holding SITE (an
+ * identifier, or the lvalue it is stored through), or a null node; *DEF
+ * gets the defining node.
+ */
+static TSNode derived_var(TSNode site, TSNode st, TSNode *def)
+{
+	TSNode dv;
+	memset(&dv, 0, sizeof dv);
+	*def = st;
+	for (TSNode a = ts_node_parent(site); !ts_node_is_null(a) && !ts_node_eq(a, st); a = ts_node_parent(a)) {
+		if (ts_type_is(a, "init_declarator") && node_within(site, ts_field(a, "value"))) {
+			dv = ts_field(a, "declarator");
+			while (!ts_node_is_null(dv) && !ts_type_is(dv, "identifier"))
+				dv = ts_field(dv, "declarator");
+			*def = a;
+			break;
+		}
+		if (ts_type_is(a, "assignment_expression") && node_within(site, ts_field(a, "right"))) {
+			dv = ts_field(a, "left");
+			*def = a;
+			break;
+		}
+	}
+	return dv;
+}
+
+/*
+ * Extends *LAST (the statement ST to begin with) to the statement of the
+ * last use of local VAR, defined at DEF from SITE. NULL, or why not (owned).
+ */
+static char *extend_to_uses(const struct ctx *c, const struct fn *f, TSNode site, TSNode st, TSNode def,
+			    const char *var, TSNode *last)
+{
+	struct var_uses vu;
+	memset(&vu, 0, sizeof vu);
+	vu.c = c;
+	vu.read = site;
+	vu.var = var;
+	vu.after = ts_node_end_byte(def);
+	if (is_local(c, f, var))
+		var_uses_find(&vu, f->body);
+	char *no = NULL;
+	for (size_t i = 0; i < vu.uses.len && !no; i++) {
+		TSNode u = vu.uses.items[i];
+		TSNode s2 = ts_node_parent(u);
+		while (!ts_node_is_null(s2) && !ts_node_eq(ts_node_parent(s2), ts_node_parent(st)))
+			s2 = ts_node_parent(s2);
+		if (ts_node_is_null(s2))
+			no = xasprintf("%s, derived from it, is used at line %u outside the block", var, line_of(c, u));
+		else if (ts_node_start_byte(s2) > ts_node_start_byte(*last))
+			*last = s2;
+	}
+	vec_release(&vu.uses);
+	return no;
+}
+
+/*
+ * The get/put region for a site used within one statement: that statement,
+ * extended to the last use of a local the statement derives from the site
+ * (`s = &x[smp_processor_id()]; s->n++;` keeps s pointing at this CPU's
+ * slot, so the region must cover s's uses).
+ */
+char *plan_site_region(struct ctx *c, const struct fn *f, TSNode site, const char *put, struct finding *fd)
+{
+	TSNode st = block_stmt(site);
+	if (ts_node_is_null(st))
+		return xstrdup("the site is not in a statement of a block");
+	if (ts_type_is(st, "return_statement"))
+		return xstrdup("the value is returned; the release cannot follow it");
+	char *no = site_stmt_refusal(c, site, st);
+	if (no)
+		return no;
+	TSNode def;
+	TSNode dv = derived_var(site, st, &def);
+	if (ts_node_is_null(dv))
+		return plan_region(c, st, st, NULL, put, fd);
+	/* stored through a field or pointer: it outlives the region like a global,
+	 * and the region is the statement itself */
+	if (!ts_type_is(dv, "identifier"))
+		return plan_region(c, st, st, NULL, put, fd);
+	char *var = node_text(c, dv);
+	TSNode last = st;
+	if (!is_local(c, f, var) && !call_is(c, site, "smp_processor_id"))
+		no = xasprintf("the value is stored in %s, which outlives any region", var);
+	else
+		no = extend_to_uses(c, f, site, st, def, var, &last);
+	if (!no)
+		no = plan_region(c, st, last, var, put, fd);
+	free(var);
+	return no;
+}
