@@ -475,6 +475,17 @@ static void push_imbalance(imbalance_vec *out, enum imbalance_kind kind, const s
 	vec_push(out, im);
 }
 
+/*
+ * Only the counting keys pair up exactly: preemption (get_cpu/put_cpu,
+ * preempt_disable/enable) and bottom halves. cli()/sti() are idempotent,
+ * and locks keep their own end-of-function check.
+ */
+static bool counting_key(const struct fn *f, int32_t k)
+{
+	const char *key = f->keys.items[k];
+	return strcmp(key, "preempt") == 0 || strcmp(key, "bh") == 0;
+}
+
 /* Checks event E against the state (M, Y) just before it. */
 static void check_event(const struct fn *f, const struct event *e, const uint8_t *m,
 			const uint64_t *y, imbalance_vec *out)
@@ -482,13 +493,14 @@ static void check_event(const struct fn *f, const struct event *e, const uint8_t
 	if (e->api->op == API_RELEASE) {
 		for (int r = 0; r < 2; r++) {
 			int32_t k = e->rel[r];
-			if (k < 0)
+			if (k < 0 || !counting_key(f, k))
 				continue;
+			if (m[k + 1] > 0 || fn_drops_caller_lock(f, f->keys.items[k]))
+				continue; /* held here, or the caller's lock dropped and retaken */
 			int site = held_site(f, y, k);
-			if (m[k + 1] == 0 && site >= 0)
+			if (site >= 0)
 				push_imbalance(out, IMB_RELEASE_PARTIAL, e, k, site);
-			else if (m[k + 1] == 0 && !bit_get(y, 0) &&
-				 !fn_drops_caller_lock(f, f->keys.items[k]))
+			else if (!bit_get(y, 0))
 				push_imbalance(out, IMB_RELEASE_UNHELD, e, k, -1);
 		}
 		return;
@@ -498,7 +510,7 @@ static void check_event(const struct fn *f, const struct event *e, const uint8_t
 		if (!(e->api->keys & key))
 			continue;
 		uint32_t a = e->acq + n++;
-		if (bit_get(y, a + 1))
+		if (bit_get(y, a + 1) && counting_key(f, (int32_t)f->acqs.items[a].key_id))
 			push_imbalance(out, IMB_REACQUIRE, e, (int32_t)f->acqs.items[a].key_id, (int)a);
 	}
 }

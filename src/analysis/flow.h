@@ -122,7 +122,8 @@ bool fn_releases(const struct fn *f, const char *key);
 bool fn_drops_caller_lock(const struct fn *f, const char *key);
 
 /*
- * Where F's acquisitions and releases do not pair up on every path:
+ * Where F's counting acquisitions (preemption, bottom halves) and their
+ * releases do not pair up on every path:
  *   IMB_RELEASE_PARTIAL  a release where the key is held on some paths only
  *                        (get_cpu() in one arm, put_cpu() after the if);
  *   IMB_RELEASE_UNHELD   a release where this function holds nothing of the

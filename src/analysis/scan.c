@@ -11,6 +11,7 @@
 #include "analysis/flow.h"
 #include "util/parallel.h"
 #include "rules/rules.h"
+#include "rules/verify.h"
 #include "parse/source.h"
 
 const TSLanguage *tree_sitter_c(void);
@@ -108,6 +109,8 @@ int scan_buffer(const char *path, const char *text, size_t len, const struct sca
 	analysis_run(&fa, &src, tree);
 	size_t before = out->findings.len;
 	int rc = rules_run(&fa, opts, out);
+	if (rc == 0 && opts->verify_depth < 2)
+		verify_plan(path, text, len, opts, out, before);
 	if (rc < 0) {
 		struct diagnostic dg = {DIAG_TOOL, xstrdup(path), 0, 0, xstrdup(error_last())};
 		vec_push(&out->diagnostics, dg);

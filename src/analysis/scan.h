@@ -13,8 +13,13 @@ struct scan_options {
 	int jobs;         /* worker threads; <= 0 means online CPUs */
 	bool no_prefilter; /* analyse files without any trigger token too */
 	bool modern;       /* plan fixes for modern kernels (this_cpu_*, no __get_cpu_var) */
+	/*
+	 * Internal, 0 for every caller: how deep inside the verification of a
+	 * plan this scan runs (rules/verify.h). Plans are verified below 2.
+	 */
+	unsigned verify_depth;
 };
-#define SCAN_OPTIONS_INIT {((1u << RULE_COUNT) - 1), false, 0, false, false}
+#define SCAN_OPTIONS_INIT {((1u << RULE_COUNT) - 1), false, 0, false, false, 0}
 
 struct scan_stats {
 	size_t files;      /* files walked */

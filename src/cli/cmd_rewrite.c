@@ -62,6 +62,10 @@ int rewrite_cli_run(const struct cli_command *cmd, struct rewrite_cmd *c)
 		else
 			fprintf(stderr, "%s: error: %s\n", d->file, d->message);
 	}
+	struct scan_options so;
+	if (scan_cli_options(cmd, &sa, &so) < 0)
+		return EXIT_USAGE;
+	ro.scan = &so;
 	ro.jobs = c->scan.jobs;
 	ro.timeout_sec = o->timeout;
 	ro.spatch = o->spatch;

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "cli/commands.h"
+#include "analysis/kernel_api.h"
 #include "cli/emit.h"
 #include "parse/walk.h"
 
@@ -17,6 +18,7 @@ void scan_cli_release(struct scan_cli *a)
 {
 	strvec_release(&a->exclude);
 	strvec_release(&a->ignore);
+	strvec_release(&a->may_sleep);
 }
 
 /* The enabled-rules mask from --ignore; -1 (message printed) for an unknown rule. */
@@ -35,6 +37,20 @@ static int rules_mask(const struct cli_command *cmd, const struct strvec *ignore
 	return 0;
 }
 
+int scan_cli_options(const struct cli_command *cmd, const struct scan_cli *a,
+		     struct scan_options *out)
+{
+	struct scan_options so = SCAN_OPTIONS_INIT;
+	if (rules_mask(cmd, &a->ignore, &so.rules) < 0)
+		return -1;
+	so.verbose = a->verbose;
+	so.jobs = a->jobs;
+	so.no_prefilter = a->no_prefilter;
+	so.modern = a->modern;
+	*out = so;
+	return 0;
+}
+
 int scan_cli_run(const struct cli_command *cmd, const struct scan_cli *a,
 		 const struct strvec *paths, struct scan_result *out)
 {
@@ -50,12 +66,11 @@ int scan_cli_run(const struct cli_command *cmd, const struct scan_cli *a,
 			cmd->name, MAX_JOBS, a->jobs);
 		goto done;
 	}
-	if (rules_mask(cmd, &a->ignore, &so.rules) < 0)
+	if (scan_cli_options(cmd, a, &so) < 0)
 		goto done;
-	so.verbose = a->verbose;
-	so.jobs = a->jobs;
-	so.no_prefilter = a->no_prefilter;
-	so.modern = a->modern;
+	kernel_api_reset_sleepers();
+	for (size_t i = 0; i < a->may_sleep.len; i++)
+		kernel_api_add_sleeper(a->may_sleep.items[i]);
 	struct walk_options wo = {a->exclude.items, a->exclude.len};
 	bool failed = walk_paths(paths->items, paths->len, &wo, &files, &out->diagnostics) < 0;
 	if (scan_files(files.items, files.len, &so, out) > 0)

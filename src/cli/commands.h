@@ -47,12 +47,14 @@ struct scan_cli {
 	struct strvec exclude;    /* globs */
 	struct strvec ignore;     /* rule codes or names */
 	bool modern;                /* plan fixes for modern kernels (set by --target) */
+	struct strvec may_sleep;    /* the user's own sleeping functions */
 };
-#define SCAN_CLI_INIT {0, false, false, {NULL, 0, 0}, {NULL, 0, 0}, false}
+#define SCAN_CLI_INIT {0, false, false, {NULL, 0, 0}, {NULL, 0, 0}, false, {NULL, 0, 0}}
 #define SCAN_CLI_OPTIONS(a) \
 	{"jobs", 'j', OPT_INT, &(a)->jobs, "N", "files analysed in parallel (default: online CPUs)"}, \
 	{"exclude", 0, OPT_LIST, &(a)->exclude, "GLOB", "skip paths matching GLOB"}, \
 	{"ignore", 0, OPT_LIST, &(a)->ignore, "RULES", "skip rules, by code or name (e.g. P006,unbalanced)"}, \
+	{"may-sleep", 0, OPT_LIST, &(a)->may_sleep, "FUNCS", "treat these functions as sleeping, like schedule()"}, \
 	{"verbose", 'v', OPT_FLAG, &(a)->verbose, NULL, "also report protected sites, with the reasoning"}, \
 	{"no-prefilter", 0, OPT_FLAG, &(a)->no_prefilter, NULL, \
 	 "analyse files without preemption tokens too (P006/P007 everywhere; slower)"}
@@ -66,6 +68,10 @@ struct scan_cli {
  */
 int scan_cli_run(const struct cli_command *cmd, const struct scan_cli *a,
 		 const struct strvec *paths, struct scan_result *out);
+
+/* The scan options A stands for; -1 (message printed) on a bad --ignore. */
+int scan_cli_options(const struct cli_command *cmd, const struct scan_cli *a,
+		     struct scan_options *out);
 
 void scan_cli_release(struct scan_cli *a);
 

@@ -24,6 +24,8 @@
 #include "util/spawn.h"
 #include "fix/lines.h"
 #include "fix/textdiff.h"
+#include "fix/validate.h"
+#include "rules/verify.h"
 
 /* One distinct edit, shared by every finding that planned it. */
 struct site {
@@ -45,81 +47,6 @@ struct job {
 	VEC(struct finding *) findings;
 	struct file_change *out;
 };
-
-/* ---- refusals decided before spatch runs ------------------------------ */
-
-static bool line_is_directive(const char *s, size_t n)
-{
-	size_t i = 0;
-	while (i < n && (s[i] == ' ' || s[i] == '\t'))
-		i++;
-	return i < n && s[i] == '#';
-}
-
-/* Is line L part of a #define (itself or continued by backslashes)? */
-static bool line_in_define(const struct lines *l, unsigned line)
-{
-	for (unsigned k = line; k >= 1; k--) {
-		size_t n;
-		const char *s = lines_get(l, k, &n);
-		if (k != line && (n == 0 || s[n - 1] != '\\'))
-			return false;
-		size_t i = 0;
-		while (i < n && (s[i] == ' ' || s[i] == '\t'))
-			i++;
-		if (i < n && s[i] == '#') {
-			i++;
-			while (i < n && (s[i] == ' ' || s[i] == '\t'))
-				i++;
-			return n - i >= 6 && strncmp(s + i, "define", 6) == 0;
-		}
-	}
-	return false;
-}
-
-static bool node_in(const char *node, const char *const *set)
-{
-	for (; *set; set++)
-		if (node && strcmp(node, *set) == 0)
-			return true;
-	return false;
-}
-
-static const char *const after_anchors[] = {"expression_statement", "if_statement",
-	"for_statement", "while_statement", "declaration", NULL};
-static const char *const before_anchors[] = {"return_statement", "goto_statement",
-	"break_statement", "continue_statement", "expression_statement", NULL};
-
-/* Why EDIT cannot be handed to spatch, or NULL. */
-static char *edit_refusal(const struct edit *e, const struct lines *l)
-{
-	unsigned sl, sc, el, ec;
-	if (e->start.offset > e->end.offset || e->end.offset > l->len)
-		return xstrdup("edit span lies outside the file");
-	lines_pos(l, e->start.offset, &sl, &sc);
-	lines_pos(l, e->end.offset, &el, &ec);
-	if (line_in_define(l, sl))
-		return xasprintf("line %u is inside a #define body; spatch would rewrite "
-				 "the macro, fix it by hand", sl);
-	for (unsigned k = sl + 1; k <= el; k++) {
-		size_t n;
-		const char *s = lines_get(l, k, &n);
-		if (line_is_directive(s, n))
-			return xasprintf("the %s at line %u is split by a preprocessor "
-					 "conditional (line %u); spatch would break one "
-					 "configuration, fix it by hand",
-					 e->node ? e->node : "statement", sl, k);
-	}
-	if (e->op == EDIT_INSERT_AFTER && !node_in(e->node, after_anchors))
-		return xasprintf("cannot insert after a %s (line %u): spatch cannot anchor "
-				 "on it", e->node ? e->node : "statement", sl);
-	if (e->op == EDIT_INSERT_BEFORE && !node_in(e->node, before_anchors))
-		return xasprintf("cannot insert before a %s (line %u): spatch cannot "
-				 "anchor on it", e->node ? e->node : "statement", sl);
-	(void)sc;
-	(void)ec;
-	return NULL;
-}
 
 /* ---- verification of one run ------------------------------------------ */
 
@@ -491,20 +418,15 @@ static int prepare_file(struct job *j, const char *dir)
 /* Refuses the findings with an edit spatch cannot make; marks the others ACTIVE and counts them. */
 static size_t activate(struct job *j, bool *active)
 {
-	struct lines l;
 	size_t n_active = 0;
-	lines_init(&l, j->out->old_text, j->out->old_len);
 	for (size_t f = 0; f < j->findings.len; f++) {
 		struct finding *fd = j->findings.items[f];
-		char *reason = NULL;
-		for (size_t e = 0; e < fd->edits.len && !reason; e++)
-			reason = edit_refusal(&fd->edits.items[e], &l);
+		char *reason = verify_edits(fd, j->out->old_text, j->out->old_len);
 		if (reason)
 			refuse(j->out, fd, reason);
 		else
 			active[f] = true, n_active++;
 	}
-	lines_release(&l);
 	return n_active;
 }
 
@@ -545,6 +467,34 @@ static bool drop_failed(struct job *j, bool *active, char **why, size_t *n_activ
 	return dropped;
 }
 
+/*
+ * Translation validation of one attempt (fix/validate.h): sets WHY for the
+ * active findings whose part of TEXT is not proven. True if any was refused.
+ */
+static bool validate_active(struct job *j, const bool *active, char **why, const char *text,
+			    size_t len)
+{
+	VEC(struct finding *) applied = VEC_INIT;
+	VEC(size_t) idx = VEC_INIT;
+	struct scan_options def = SCAN_OPTIONS_INIT;
+	for (size_t f = 0; f < j->findings.len; f++)
+		if (active[f])
+			vec_push(&applied, j->findings.items[f]), vec_push(&idx, f);
+	char **w = xcalloc(applied.len ? applied.len : 1, sizeof *w);
+	size_t refused = validate_rewrite(j->out->path, j->out->old_text, j->out->old_len, text, len,
+					  applied.items, applied.len,
+					  j->opts->scan ? j->opts->scan : &def, w);
+	for (size_t k = 0; k < applied.len; k++) {
+		if (w[k] && !why[idx.items[k]])
+			why[idx.items[k]] = xasprintf("not rewritten: %s", w[k]);
+		free(w[k]);
+	}
+	free(w);
+	vec_release(&applied);
+	vec_release(&idx);
+	return refused > 0;
+}
+
 static void process_file(size_t i, void *ctx)
 {
 	struct job *j = &((struct job *)ctx)[i];
@@ -570,7 +520,9 @@ static void process_file(size_t i, void *ctx)
 			}
 			break;
 		}
-		if (drop_failed(j, active, why, &n_active)) {
+		if (drop_failed(j, active, why, &n_active) ||
+		    (validate_active(j, active, why, text, len) &&
+		     drop_failed(j, active, why, &n_active))) {
 			free(text);
 			continue;
 		}

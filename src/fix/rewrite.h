@@ -16,8 +16,10 @@ struct rewrite_options {
 	int jobs;           /* parallel spatch processes; <= 0: online CPUs */
 	int timeout_sec;    /* per spatch process; default 60 */
 	const char *spatch; /* program name or path; default "spatch" */
+	/* the options the findings were scanned with (re-analysis uses them); NULL: defaults */
+	const struct scan_options *scan;
 };
-#define REWRITE_OPTIONS_INIT {TARGET_26, 0, 60, "spatch"}
+#define REWRITE_OPTIONS_INIT {TARGET_26, 0, 60, "spatch", NULL}
 
 /* A fixable finding that was not changed, and why. */
 struct refusal {

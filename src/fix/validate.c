@@ -11,6 +11,8 @@
 #include <tree_sitter/api.h>
 
 #include "parse/source.h"
+#include "parse/ts.h"
+#include "rules/verify.h"
 
 const TSLanguage *tree_sitter_c(void);
 
@@ -297,222 +299,31 @@ done:
 	return where;
 }
 
-/* ---- per-function facts of one text ------------------------------------ */
+/* ---- the verdict --------------------------------------------------------- */
 
-struct fn_fact {
-	char *name;      /* function, or NULL for file scope */
-	size_t start, end;
-	unsigned errors; /* ERROR and MISSING nodes */
-	unsigned fixable;
-	VEC(char *) bad; /* P006 and P007 findings, as "message [Pnnn]" */
-};
-typedef VEC(struct fn_fact) fact_vec;
-
-static unsigned count_errors(TSNode n)
-{
-	if (!ts_node_has_error(n))
-		return 0;
-	unsigned c = ts_node_is_missing(n) || strcmp(ts_node_type(n), "ERROR") == 0;
-	uint32_t k = ts_node_child_count(n);
-	for (uint32_t i = 0; i < k; i++)
-		c += count_errors(ts_node_child(n, i));
-	return c;
-}
-
-static char *definition_name(TSNode def, const char *text)
-{
-	TSNode d = ts_node_child_by_field_name(def, "declarator", 10);
-	while (!ts_node_is_null(d) && strcmp(ts_node_type(d), "identifier") != 0) {
-		TSNode inner = ts_node_child_by_field_name(d, "declarator", 10);
-		if (ts_node_is_null(inner))
-			return NULL;
-		d = inner;
-	}
-	if (ts_node_is_null(d))
-		return NULL;
-	uint32_t s = ts_node_start_byte(d);
-	return xstrndup(text + s, ts_node_end_byte(d) - s);
-}
-
-static bool name_eq(const char *a, const char *b)
-{
-	return (!a && !b) || (a && b && strcmp(a, b) == 0);
-}
-
-static struct fn_fact *fact_for(fact_vec *v, const char *name)
-{
-	for (size_t i = 0; i < v->len; i++)
-		if (name_eq(v->items[i].name, name))
-			return &v->items[i];
-	struct fn_fact f = {name ? xstrdup(name) : NULL, 0, 0, 0, 0, VEC_INIT};
-	vec_push(v, f);
-	return &v->items[v->len - 1];
-}
-
-/* Parse errors and definition spans per function of TEXT. */
-static void parse_facts(const char *path, const char *text, size_t len, fact_vec *out)
+/* The function of PATH's OLD text that holds OFFSET, or NULL (owned). */
+static char *function_at(const char *path, const char *text, size_t len, size_t offset)
 {
 	struct source src;
 	source_init(&src, path, xstrndup(text, len), len);
 	TSParser *p = ts_parser_new();
 	ts_parser_set_language(p, tree_sitter_c());
 	TSTree *tree = ts_parser_parse_string(p, NULL, src.parse_text, (uint32_t)len);
-	TSNode root = tree ? ts_tree_root_node(tree) : (TSNode){{0}, NULL, NULL};
-	uint32_t k = tree ? ts_node_child_count(root) : 0;
-	for (uint32_t i = 0; i < k; i++) {
-		TSNode c = ts_node_child(root, i);
-		char *name = strcmp(ts_node_type(c), "function_definition") == 0
-				     ? definition_name(c, src.parse_text) : NULL;
-		struct fn_fact *f = fact_for(out, name);
-		if (name) {
-			f->start = ts_node_start_byte(c);
-			f->end = ts_node_end_byte(c);
-		}
-		f->errors += count_errors(c);
-		free(name);
-	}
-	if (!tree)
-		fact_for(out, NULL)->errors++;
+	char *name = NULL;
+	TSNode n = tree ? ts_node_descendant_for_byte_range(ts_tree_root_node(tree), (uint32_t)offset,
+							     (uint32_t)offset) : ts_null();
+	while (!ts_node_is_null(n) && !ts_type_is(n, "function_definition"))
+		n = ts_node_parent(n);
+	TSNode d = ts_field(n, "declarator");
+	while (!ts_node_is_null(d) && !ts_type_is(d, "identifier"))
+		d = ts_field(d, "declarator");
+	if (!ts_node_is_null(d))
+		name = xstrndup(src.parse_text + ts_node_start_byte(d),
+				ts_node_end_byte(d) - ts_node_start_byte(d));
 	ts_tree_delete(tree);
 	ts_parser_delete(p);
 	source_release(&src);
-}
-
-/* "MESSAGE [RULE]" with line numbers folded: edits move lines, not problems. */
-static char *without_numbers(const char *msg, const char *rule)
-{
-	struct buf b = BUF_INIT;
-	for (const char *p = msg; *p; p++) {
-		if (*p >= '0' && *p <= '9') {
-			while (p[1] >= '0' && p[1] <= '9')
-				p++;
-			buf_putc(&b, 'N');
-		} else {
-			buf_putc(&b, *p);
-		}
-	}
-	buf_printf(&b, " [%s]", rule);
-	return buf_detach(&b);
-}
-
-static void scan_facts(const char *path, const char *text, size_t len,
-		       const struct scan_options *opts, fact_vec *out)
-{
-	struct scan_options o = *opts;
-	struct scan_result r = SCAN_RESULT_INIT;
-	o.verbose = false;
-	o.no_prefilter = true;
-	o.jobs = 1;
-	scan_buffer(path, text, len, &o, &r);
-	for (size_t i = 0; i < r.findings.len; i++) {
-		const struct finding *f = &r.findings.items[i];
-		struct fn_fact *ff = fact_for(out, f->function);
-		if (f->rule == RULE_P006 || f->rule == RULE_P007)
-			vec_push(&ff->bad, without_numbers(f->message, rule_code(f->rule)));
-		ff->fixable += f->fix != FIX_NONE && f->edits.len > 0;
-	}
-	scan_result_release(&r);
-}
-
-static void facts_free(fact_vec *v)
-{
-	for (size_t i = 0; i < v->len; i++) {
-		free(v->items[i].name);
-		for (size_t k = 0; k < v->items[i].bad.len; k++)
-			free(v->items[i].bad.items[k]);
-		vec_release(&v->items[i].bad);
-	}
-	vec_release(v);
-}
-
-static const char *fn_at(const fact_vec *v, size_t offset)
-{
-	for (size_t i = 0; i < v->len; i++)
-		if (v->items[i].name && offset >= v->items[i].start && offset < v->items[i].end)
-			return v->items[i].name;
-	return NULL;
-}
-
-/* ---- the verdict --------------------------------------------------------- */
-
-/*
- * Refuses the applied findings of function FN (all of them when none is in
- * FN: the output cannot be pinned on one function) with REASON (consumed).
- */
-static size_t refuse_fn(const char *fn, char *reason, struct finding *const *applied, size_t n,
-			char **why)
-{
-	size_t hit = 0, refused = 0;
-	for (size_t i = 0; i < n; i++)
-		hit += name_eq(applied[i]->function, fn);
-	for (size_t i = 0; i < n; i++) {
-		if ((hit && !name_eq(applied[i]->function, fn)) || why[i])
-			continue;
-		why[i] = xstrdup(reason);
-		refused++;
-	}
-	free(reason);
-	return refused;
-}
-
-static const char *fn_label(const char *fn)
-{
-	return fn ? fn : "file scope";
-}
-
-/* A P006/P007 finding of NEW that OLD does not have (as a multiset), or NULL. */
-static const char *new_problem(const struct fn_fact *nw, const struct fn_fact *old)
-{
-	bool *used = xcalloc(old->bad.len + 1, sizeof *used);
-	const char *found = NULL;
-	for (size_t i = 0; i < nw->bad.len && !found; i++) {
-		size_t k = 0;
-		while (k < old->bad.len && (used[k] || strcmp(old->bad.items[k], nw->bad.items[i]) != 0))
-			k++;
-		if (k < old->bad.len)
-			used[k] = true;
-		else
-			found = nw->bad.items[i];
-	}
-	free(used);
-	return found;
-}
-
-static size_t check_analysis(const char *path, const char *old_text, size_t old_len,
-			     const char *new_text, size_t new_len, struct finding *const *applied,
-			     size_t n, const struct scan_options *opts, char **why)
-{
-	fact_vec of = VEC_INIT, nf = VEC_INIT;
-	size_t refused = 0;
-	parse_facts(path, old_text, old_len, &of);
-	parse_facts(path, new_text, new_len, &nf);
-	scan_facts(path, old_text, old_len, opts, &of);
-	scan_facts(path, new_text, new_len, opts, &nf);
-	for (size_t i = 0; i < nf.len; i++) {
-		const struct fn_fact *a = &nf.items[i];
-		const struct fn_fact *b = fact_for(&of, a->name);
-		unsigned done = 0;
-		for (size_t k = 0; k < n; k++)
-			done += name_eq(applied[k]->function, a->name);
-		char *r = NULL;
-		const char *bad;
-		if (a->errors > b->errors)
-			r = xasprintf("the rewrite of %s() does not parse (%u new parse error%s)",
-				      fn_label(a->name), a->errors - b->errors,
-				      a->errors - b->errors == 1 ? "" : "s");
-		else if ((bad = new_problem(a, b)))
-			r = xasprintf("re-analysis of the rewritten %s() finds a new problem: %s",
-				      fn_label(a->name), bad);
-		else if (a->fixable + done > b->fixable)
-			r = xasprintf("the rewrite of %s() is not a fixpoint: re-analysis plans "
-				      "another change there, so a second run would change it again",
-				      fn_label(a->name));
-		if (r)
-			refused += refuse_fn(a->name, r, applied, n, why);
-	}
-	facts_free(&of);
-	facts_free(&nf);
-	return refused;
+	return name;
 }
 
 size_t validate_rewrite(const char *path, const char *old_text, size_t old_len,
@@ -523,7 +334,8 @@ size_t validate_rewrite(const char *path, const char *old_text, size_t old_len,
 	if (n == 0)
 		return 0;
 	if (memchr(new_text, '\0', new_len))
-		return refuse_fn(NULL, xstrdup("the rewritten text contains NUL bytes"), applied, n, why);
+		return verify_refuse_fn(NULL, xstrdup("the rewritten text contains NUL bytes"), applied, n,
+					why);
 
 	/* the distinct edits of the applied findings */
 	VEC(const struct edit *) edits = VEC_INIT;
@@ -545,16 +357,14 @@ size_t validate_rewrite(const char *path, const char *old_text, size_t old_len,
 				    &what);
 	vec_release(&edits);
 	if (at) {
-		fact_vec of = VEC_INIT;
-		parse_facts(path, old_text, old_len, &of);
-		const char *fn = fn_at(&of, at - 1);
+		char *fn = function_at(path, old_text, old_len, at - 1);
 		unsigned line = 1;
 		for (size_t i = 0; i + 1 < at && i < old_len; i++)
 			line += old_text[i] == '\n';
-		refused = refuse_fn(fn, xasprintf("%s (line %u)", what, line), applied, n, why);
-		facts_free(&of);
+		refused = verify_refuse_fn(fn, xasprintf("%s (line %u)", what, line), applied, n, why);
+		free(fn);
 		free(what);
 		return refused;
 	}
-	return check_analysis(path, old_text, old_len, new_text, new_len, applied, n, opts, why);
+	return verify_reanalysis(path, old_text, old_len, new_text, new_len, applied, n, opts, why);
 }

@@ -86,3 +86,14 @@ void ts_walk(TSNode root, bool (*visit)(TSNode n, void *ctx), void *ctx)
 		descend = visit(ts_tree_cursor_current_node(&c), ctx);
 	}
 }
+
+unsigned ts_count_errors(TSNode n)
+{
+	if (ts_node_is_null(n) || !ts_node_has_error(n))
+		return 0;
+	unsigned c = ts_node_is_missing(n) || ts_type_is(n, "ERROR");
+	uint32_t k = ts_node_child_count(n);
+	for (uint32_t i = 0; i < k; i++)
+		c += ts_count_errors(ts_node_child(n, i));
+	return c;
+}

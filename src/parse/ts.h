@@ -33,6 +33,9 @@ bool ts_call_is(TSNode call, const char *src, const char *name);
 /* Strips parentheses (and likely()/unlikely()) around an expression. */
 TSNode ts_strip_parens(TSNode n, const char *src);
 
+/* The number of ERROR and MISSING nodes in N's subtree (parse errors). */
+unsigned ts_count_errors(TSNode n);
+
 /*
  * Pre-order walk of ROOT's subtree without recursion. VISIT returns true to
  * descend into the node's children.

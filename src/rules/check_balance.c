@@ -1,15 +1,63 @@
 /* P007: an acquisition not released on every path. */
 #include "rules/ctx.h"
 
+#include <string.h>
+
+/* Is there already a P007 at CALL (one report per call)? */
+static bool reported_at(const struct ctx *c, TSNode call)
+{
+	size_t at = ts_node_start_byte(call);
+	for (size_t i = 0; i < c->out->findings.len; i++) {
+		const struct finding *x = &c->out->findings.items[i];
+		if (x->rule == RULE_P007 && x->pos.offset == at && strcmp(x->file, c->src->path) == 0)
+			return true;
+	}
+	return false;
+}
+
+/* Releases and re-acquisitions that do not pair up on every path (flow_imbalances()). */
+static void check_pairs(struct ctx *c, const struct fn *f)
+{
+	imbalance_vec v = VEC_INIT;
+	flow_imbalances(f, &v);
+	for (size_t i = 0; i < v.len; i++) {
+		const struct imbalance *im = &v.items[i];
+		if (reported_at(c, im->call))
+			continue;
+		const char *key = f->keys.items[im->key_id];
+		unsigned line = line_of(c, im->call);
+		const struct acq *a = im->acq >= 0 ? &f->acqs.items[im->acq] : NULL;
+		char *ev;
+		if (im->kind == IMB_RELEASE_PARTIAL)
+			ev = xasprintf("%s(%s) at line %u releases what is held on some paths only: "
+				       "%s(%s) at line %u is not taken on every path to it",
+				       im->api->name, key, line, a->api, a->key, a->line);
+		else if (im->kind == IMB_RELEASE_UNHELD)
+			ev = xasprintf("%s(%s) at line %u releases %s, which this function does not "
+				       "hold on any path to it (released twice?)",
+				       im->api->name, key, line, key);
+		else
+			ev = xasprintf("%s(%s) at line %u is reached again while it may still be held "
+				       "from an earlier pass (taken in a loop, released after it?)",
+				       im->api->name, key, line);
+		add_finding(c, RULE_P007, im->call, f, SEV_WARNING, CONF_MEDIUM, FIX_NONE,
+			    xasprintf("%s() not balanced on every path", im->api->name), ev);
+	}
+	vec_release(&v);
+}
+
 void check_balance(struct ctx *c, const struct fn *f, TSNode site, const char *kind)
 {
 	(void)site;
 	(void)kind;
+	check_pairs(c, f);
 	for (size_t i = 0; i < f->acqs.len; i++) {
 		const struct acq *a = &f->acqs.items[i];
 		bool m, y;
 		if (!flow_exit_state(f, (uint32_t)i, &m, &y))
 			return;
+		if (reported_at(c, a->call))
+			continue;
 		if (m || !y)
 			continue; /* released everywhere, or held on every exit by design */
 		if (i > 0 && ts_node_eq(f->acqs.items[i - 1].call, a->call))

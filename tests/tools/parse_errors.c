@@ -9,18 +9,9 @@
 #include <tree_sitter/api.h>
 
 #include "parse/source.h"
+#include "parse/ts.h"
 
 const TSLanguage *tree_sitter_c(void);
-
-static unsigned count_errors(TSNode n)
-{
-	if (!ts_node_has_error(n))
-		return 0;
-	unsigned c = ts_node_is_missing(n) || strcmp(ts_node_type(n), "ERROR") == 0;
-	for (uint32_t i = 0; i < ts_node_child_count(n); i++)
-		c += count_errors(ts_node_child(n, i));
-	return c;
-}
 
 int main(int argc, char **argv)
 {
@@ -38,7 +29,7 @@ int main(int argc, char **argv)
 		struct source src;
 		source_init(&src, argv[i], text, len);
 		TSTree *t = ts_parser_parse_string(p, NULL, src.parse_text, (uint32_t)len);
-		printf("%u %s\n", t ? count_errors(ts_tree_root_node(t)) : 1u, argv[i]);
+		printf("%u %s\n", t ? ts_count_errors(ts_tree_root_node(t)) : 1u, argv[i]);
 		ts_tree_delete(t);
 		source_release(&src);
 	}

@@ -1,0 +1,592 @@
+/*
+ * Verify (verify.h): plan-time refusals, the text a plan produces, and the
+ * per-function re-analysis that judges it.
+ */
+#include "rules/verify.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <tree_sitter/api.h>
+
+#include "fix/lines.h"
+#include "parse/source.h"
+#include "parse/ts.h"
+#include "rules/ctx.h"
+
+const TSLanguage *tree_sitter_c(void);
+
+/* Depth of nested verification: 0 the user's scan, 1 the text a plan makes, 2 plain scans. */
+enum { DEPTH_PLAN = 0, DEPTH_SECOND = 1, DEPTH_PLAIN = 2 };
+
+/* ---- per-function facts of one text ------------------------------------ */
+
+struct span {
+	size_t start, end;
+};
+typedef VEC(struct span) span_vec;
+
+struct fn_fact {
+	char *name;      /* function, or NULL for file scope */
+	size_t start, end;
+	unsigned errors; /* ERROR and MISSING nodes */
+	unsigned error_line;
+	unsigned fixable;
+	struct strvec bad; /* P006 and P007 findings, as "message [Pnnn]", numbers folded */
+};
+typedef VEC(struct fn_fact) fact_vec;
+
+static char *definition_name(TSNode def, const char *text)
+{
+	TSNode d = ts_field(def, "declarator");
+	while (!ts_node_is_null(d) && !ts_type_is(d, "identifier"))
+		d = ts_field(d, "declarator");
+	if (ts_node_is_null(d))
+		return NULL;
+	uint32_t s = ts_node_start_byte(d);
+	return xstrndup(text + s, ts_node_end_byte(d) - s);
+}
+
+static bool fn_name_eq(const char *a, const char *b)
+{
+	return (!a && !b) || (a && b && strcmp(a, b) == 0);
+}
+
+static struct fn_fact *fact_for(fact_vec *v, const char *name)
+{
+	for (size_t i = 0; i < v->len; i++)
+		if (fn_name_eq(v->items[i].name, name))
+			return &v->items[i];
+	struct fn_fact f = {name ? xstrdup(name) : NULL, 0, 0, 0, 0, 0, STRVEC_INIT};
+	vec_push(v, f);
+	return &v->items[v->len - 1];
+}
+
+/* Appends the spans of the ERROR and MISSING nodes under N. */
+static void error_spans(TSNode n, span_vec *out)
+{
+	if (!ts_node_has_error(n))
+		return;
+	if (ts_node_is_missing(n) || ts_type_is(n, "ERROR")) {
+		struct span sp = {ts_node_start_byte(n), ts_node_end_byte(n)};
+		vec_push(out, sp);
+		return;
+	}
+	for (uint32_t i = 0; i < ts_node_child_count(n); i++)
+		error_spans(ts_node_child(n, i), out);
+}
+
+/* The first ERROR or MISSING node under N (N has an error). */
+static TSNode first_error(TSNode n)
+{
+	if (ts_node_is_missing(n) || ts_type_is(n, "ERROR"))
+		return n;
+	for (uint32_t i = 0; i < ts_node_child_count(n); i++) {
+		TSNode c = ts_node_child(n, i);
+		if (ts_node_has_error(c))
+			return first_error(c);
+	}
+	return n;
+}
+
+/* Parse errors and definition spans per function of TEXT; the error spans in *ERRS if given. */
+static void parse_facts(const char *path, const char *text, size_t len, fact_vec *out,
+			span_vec *errs)
+{
+	struct source src;
+	source_init(&src, path, xstrndup(text, len), len);
+	TSParser *p = ts_parser_new();
+	ts_parser_set_language(p, tree_sitter_c());
+	TSTree *tree = ts_parser_parse_string(p, NULL, src.parse_text, (uint32_t)len);
+	TSNode root = tree ? ts_tree_root_node(tree) : ts_null();
+	uint32_t k = tree ? ts_node_child_count(root) : 0;
+	for (uint32_t i = 0; i < k; i++) {
+		TSNode c = ts_node_child(root, i);
+		char *name = ts_type_is(c, "function_definition") ? definition_name(c, src.parse_text)
+								  : NULL;
+		struct fn_fact *f = fact_for(out, name);
+		if (name) {
+			f->start = ts_node_start_byte(c);
+			f->end = ts_node_end_byte(c);
+		}
+		unsigned e = ts_count_errors(c);
+		if (e && !f->errors)
+			f->error_line = source_pos(&src, ts_node_start_byte(first_error(c))).line;
+		f->errors += e;
+		if (e && errs)
+			error_spans(c, errs);
+		free(name);
+	}
+	if (!tree)
+		fact_for(out, NULL)->errors++;
+	ts_tree_delete(tree);
+	ts_parser_delete(p);
+	source_release(&src);
+}
+
+/*
+ * "MESSAGE [RULE]" with numbers and "(which calls ...)" chains folded: edits
+ * move lines and may change what a callee sleeps in (schedule() becomes
+ * cond_resched()), not which calls are made where.
+ */
+static char *without_numbers(const char *msg, const char *rule)
+{
+	struct buf b = BUF_INIT;
+	for (const char *p = msg; *p; p++) {
+		if (strncmp(p, " (which ", 8) == 0) {
+			int depth = 0;
+			for (; *p; p++) {
+				depth += *p == '(' ? 1 : *p == ')' ? -1 : 0;
+				if (*p == ')' && depth == 0)
+					break;
+			}
+			if (!*p)
+				break;
+		} else if (*p >= '0' && *p <= '9') {
+			while (p[1] >= '0' && p[1] <= '9')
+				p++;
+			buf_putc(&b, 'N');
+		} else {
+			buf_putc(&b, *p);
+		}
+	}
+	buf_printf(&b, " [%s]", rule);
+	return buf_detach(&b);
+}
+
+/* Scans TEXT at verification DEPTH; counts fixable findings of the user's rules. */
+static void scan_facts(const char *path, const char *text, size_t len,
+		       const struct scan_options *opts, unsigned depth, fact_vec *out)
+{
+	struct scan_options o = *opts;
+	struct scan_result r = SCAN_RESULT_INIT;
+	o.verbose = false;
+	o.no_prefilter = true;
+	o.jobs = 1;
+	o.rules |= (1u << RULE_P006) | (1u << RULE_P007);
+	o.verify_depth = depth;
+	scan_buffer(path, text, len, &o, &r);
+	for (size_t i = 0; i < r.findings.len; i++) {
+		const struct finding *f = &r.findings.items[i];
+		struct fn_fact *ff = fact_for(out, f->function);
+		if (f->rule == RULE_P006 || f->rule == RULE_P007)
+			vec_push(&ff->bad, without_numbers(f->message, rule_code(f->rule)));
+		if ((opts->rules & (1u << f->rule)) && f->fix != FIX_NONE && f->edits.len > 0)
+			ff->fixable++;
+	}
+	scan_result_release(&r);
+}
+
+static void facts_release(fact_vec *v)
+{
+	for (size_t i = 0; i < v->len; i++) {
+		free(v->items[i].name);
+		strvec_release(&v->items[i].bad);
+	}
+	vec_release(v);
+}
+
+/* A P006/P007 finding of NW that OLD does not have (as a multiset), or NULL. */
+static const char *new_problem(const struct fn_fact *nw, const struct fn_fact *old)
+{
+	bool *used = xcalloc(old->bad.len + 1, sizeof *used);
+	const char *found = NULL;
+	for (size_t i = 0; i < nw->bad.len && !found; i++) {
+		size_t k = 0;
+		while (k < old->bad.len && (used[k] || strcmp(old->bad.items[k], nw->bad.items[i]) != 0))
+			k++;
+		if (k < old->bad.len)
+			used[k] = true;
+		else
+			found = nw->bad.items[i];
+	}
+	free(used);
+	return found;
+}
+
+/* ---- the re-analysis verdict -------------------------------------------- */
+
+size_t verify_refuse_fn(const char *fn, char *reason, struct finding *const *applied, size_t n,
+			char **why)
+{
+	size_t hit = 0, refused = 0;
+	for (size_t i = 0; i < n; i++)
+		hit += fn_name_eq(applied[i]->function, fn);
+	for (size_t i = 0; i < n; i++) {
+		if ((hit && !fn_name_eq(applied[i]->function, fn)) || why[i])
+			continue;
+		why[i] = xstrdup(reason);
+		refused++;
+	}
+	free(reason);
+	return refused;
+}
+
+static const char *fn_label(const char *fn)
+{
+	return fn ? fn : "(file scope)";
+}
+
+/* Why function A of the new text (B in the old) fails, or NULL. */
+static char *fault(const struct fn_fact *a, const struct fn_fact *b, bool top)
+{
+	const char *bad;
+	if (a->errors > b->errors)
+		return xasprintf("the rewritten %s() would not parse (%u new parse error%s, line %u)",
+				 fn_label(a->name), a->errors - b->errors,
+				 a->errors - b->errors == 1 ? "" : "s", a->error_line);
+	if ((bad = new_problem(a, b)))
+		return xasprintf("re-analysis of the rewritten %s() finds a new problem: %s",
+				 fn_label(a->name), bad);
+	if (top && a->fixable)
+		return xasprintf("the rewrite of %s() is not a fixpoint: re-analysis would plan "
+				 "another change there, so a second run would change it again",
+				 fn_label(a->name));
+	return NULL;
+}
+
+size_t verify_reanalysis(const char *path, const char *old_text, size_t old_len,
+			 const char *new_text, size_t new_len, struct finding *const *applied,
+			 size_t n, const struct scan_options *opts, char **why)
+{
+	fact_vec of = VEC_INIT, nf = VEC_INIT;
+	size_t refused = 0;
+	bool top = opts->verify_depth == DEPTH_PLAN;
+	parse_facts(path, old_text, old_len, &of, NULL);
+	parse_facts(path, new_text, new_len, &nf, NULL);
+	scan_facts(path, old_text, old_len, opts, DEPTH_PLAIN, &of);
+	scan_facts(path, new_text, new_len, opts, top ? DEPTH_SECOND : DEPTH_PLAIN, &nf);
+	for (size_t i = 0; i < nf.len; i++) {
+		const struct fn_fact *a = &nf.items[i];
+		char *r = fault(a, fact_for(&of, a->name), top);
+		if (r)
+			refused += verify_refuse_fn(a->name, r, applied, n, why);
+	}
+	facts_release(&of);
+	facts_release(&nf);
+	return refused;
+}
+
+/* ---- refusals known from the edits alone --------------------------------- */
+
+/* The directive word of line S (N bytes) after '#', or NULL if not a directive. */
+static const char *directive(const char *s, size_t n, size_t *wlen)
+{
+	size_t i = 0;
+	while (i < n && (s[i] == ' ' || s[i] == '\t'))
+		i++;
+	if (i >= n || s[i] != '#')
+		return NULL;
+	i++;
+	while (i < n && (s[i] == ' ' || s[i] == '\t'))
+		i++;
+	size_t b = i;
+	while (i < n && is_ident_char(s[i]))
+		i++;
+	*wlen = i - b;
+	return s + b;
+}
+
+static bool word_is(const char *w, size_t n, const char *want)
+{
+	return n == strlen(want) && memcmp(w, want, n) == 0;
+}
+
+/* Is line L part of a #define (itself or continued by backslashes)? */
+static bool line_in_define(const struct lines *l, unsigned line)
+{
+	for (unsigned k = line; k >= 1; k--) {
+		size_t n, wn;
+		const char *s = lines_get(l, k, &n);
+		if (k != line && (n == 0 || s[n - 1] != '\\'))
+			return false;
+		const char *w = directive(s, n, &wn);
+		if (w)
+			return word_is(w, wn, "define");
+	}
+	return false;
+}
+
+/*
+ * Why the directives on lines SL+1..EL make the span unsafe, or NULL: a
+ * conditional that opens or closes outside it splits the statement (one
+ * configuration would lose half a region); a balanced #if ... #endif
+ * wholly inside is fine; a #define or #undef inside is left alone.
+ */
+static char *directive_refusal(const struct lines *l, unsigned sl, unsigned el, const char *what)
+{
+	int depth = 0;
+	for (unsigned k = sl + 1; k <= el; k++) {
+		size_t n, wn;
+		const char *s = lines_get(l, k, &n);
+		const char *w = directive(s, n, &wn);
+		if (!w)
+			continue;
+		if (word_is(w, wn, "if") || word_is(w, wn, "ifdef") || word_is(w, wn, "ifndef")) {
+			depth++;
+		} else if (word_is(w, wn, "endif")) {
+			if (--depth < 0)
+				break;
+		} else if (word_is(w, wn, "else") || word_is(w, wn, "elif")) {
+			if (depth == 0) {
+				depth = -1;
+				break;
+			}
+		} else if (word_is(w, wn, "define") || word_is(w, wn, "undef")) {
+			return xasprintf("the %s at line %u contains a #%.*s (line %u); spatch would "
+					 "move or drop it, fix it by hand", what, sl, (int)wn, w, k);
+		}
+		if (depth < 0)
+			break;
+	}
+	if (depth == 0)
+		return NULL;
+	return xasprintf("the %s at line %u is split by a preprocessor conditional that "
+			 "opens or closes inside it; one configuration would lose half the "
+			 "change, fix it by hand", what, sl);
+}
+
+static bool node_in(const char *node, const char *const *set)
+{
+	for (; *set; set++)
+		if (node && strcmp(node, *set) == 0)
+			return true;
+	return false;
+}
+
+/* The statements spatch can anchor an insertion on (the .cocci rules match these). */
+static const char *const after_anchors[] = {"expression_statement", "if_statement",
+	"for_statement", "while_statement", "declaration", NULL};
+static const char *const before_anchors[] = {"return_statement", "goto_statement",
+	"break_statement", "continue_statement", "expression_statement", NULL};
+
+/* Why EDIT cannot be made, or NULL. */
+static char *edit_refusal(const struct edit *e, const struct lines *l)
+{
+	unsigned sl, sc, el, ec;
+	const char *what = e->node ? e->node : "statement";
+	if (e->start.offset > e->end.offset || e->end.offset > l->len)
+		return xstrdup("the edit's span lies outside the file");
+	lines_pos(l, e->start.offset, &sl, &sc);
+	lines_pos(l, e->end.offset, &el, &ec);
+	if (line_in_define(l, sl))
+		return xasprintf("line %u is inside a #define body; spatch would rewrite the "
+				 "macro, fix it by hand", sl);
+	char *why = directive_refusal(l, sl, el, what);
+	if (why)
+		return why;
+	if (e->op == EDIT_INSERT_AFTER && !node_in(e->node, after_anchors))
+		return xasprintf("the change would insert after the %s at line %u, which the "
+				 "semantic patch cannot anchor on; fix it by hand", what, sl);
+	if (e->op == EDIT_INSERT_BEFORE && !node_in(e->node, before_anchors))
+		return xasprintf("the change would insert before the %s at line %u, which the "
+				 "semantic patch cannot anchor on; fix it by hand", what, sl);
+	return NULL;
+}
+
+char *verify_edits(const struct finding *f, const char *text, size_t len)
+{
+	struct lines l;
+	char *why = NULL;
+	lines_init(&l, text, len);
+	for (size_t k = 0; k < f->edits.len && !why; k++)
+		why = edit_refusal(&f->edits.items[k], &l);
+	lines_release(&l);
+	return why;
+}
+
+/* ---- the text a plan makes ---------------------------------------------- */
+
+struct placed {
+	size_t at, end;          /* [at, end) replaced; at == end: an insertion */
+	int order;               /* at one offset: insert-after, replace, insert-before */
+	const char *text;
+	size_t owner;            /* index of the finding (in the plan) */
+};
+
+static int placed_cmp(const void *a, const void *b)
+{
+	const struct placed *x = a, *y = b;
+	if (x->at != y->at)
+		return x->at < y->at ? -1 : 1;
+	if (x->order != y->order)
+		return x->order - y->order;
+	return x->owner < y->owner ? -1 : x->owner > y->owner;
+}
+
+static struct placed place(const struct edit *e, size_t owner)
+{
+	struct placed p = {e->start.offset, e->start.offset, 2, e->text ? e->text : "", owner};
+	if (e->op == EDIT_INSERT_AFTER)
+		p.at = p.end = e->end.offset, p.order = 0;
+	else if (e->op == EDIT_REPLACE)
+		p.end = e->end.offset, p.order = 1;
+	return p;
+}
+
+static bool same_edit(const struct placed *a, const struct placed *b)
+{
+	return a->at == b->at && a->end == b->end && a->order == b->order &&
+	       strcmp(a->text, b->text) == 0;
+}
+
+/*
+ * Applies the edits of the ACTIVE findings PLAN[i] to TEXT; an insertion
+ * stays on its anchor's line, so every other line keeps its number. A
+ * finding whose edit overlaps another finding's different edit gets WHY.
+ * Returns the new text (owned).
+ */
+static char *apply_edits(const char *text, size_t len, struct finding *const *plan, size_t n,
+			 const bool *active, char **why, size_t *out_len)
+{
+	VEC(struct placed) ps = VEC_INIT;
+	for (size_t i = 0; i < n; i++)
+		for (size_t k = 0; active[i] && k < plan[i]->edits.len; k++)
+			vec_push(&ps, place(&plan[i]->edits.items[k], i));
+	if (ps.len)
+		qsort(ps.items, ps.len, sizeof *ps.items, placed_cmp);
+	struct buf b = BUF_INIT;
+	size_t pos = 0;
+	for (size_t i = 0; i < ps.len; i++) {
+		const struct placed *p = &ps.items[i];
+		if (i > 0 && same_edit(p, &ps.items[i - 1]))
+			continue; /* shared by several findings */
+		if (p->at < pos) {
+			if (!why[p->owner])
+				why[p->owner] = xstrdup("the change overlaps another fix's change in "
+							"the same statement; fix it by hand");
+			continue;
+		}
+		buf_add(&b, text + pos, p->at - pos);
+		if (p->order == 0)
+			buf_putc(&b, ' ');
+		buf_puts(&b, p->text);
+		if (p->order == 2)
+			buf_putc(&b, ' ');
+		pos = p->end;
+	}
+	buf_add(&b, text + pos, len - pos);
+	vec_release(&ps);
+	*out_len = b.len;
+	return buf_detach(&b);
+}
+
+/* ---- the plan ------------------------------------------------------------- */
+
+/* The first error span that meets F's edits or its site, or NULL. */
+static const struct span *error_near(const struct finding *f, const span_vec *errs)
+{
+	size_t lo = f->pos.offset, hi = f->pos.offset + 1;
+	for (size_t k = 0; k < f->edits.len; k++) {
+		if (f->edits.items[k].start.offset < lo)
+			lo = f->edits.items[k].start.offset;
+		if (f->edits.items[k].end.offset > hi)
+			hi = f->edits.items[k].end.offset;
+	}
+	for (size_t i = 0; i < errs->len; i++)
+		if (errs->items[i].start < hi && errs->items[i].end > lo)
+			return &errs->items[i];
+	return NULL;
+}
+
+/* Refusals from the edits alone and from code the grammar could not parse; sets WHY. */
+static void precheck(const char *path, const char *text, size_t len, struct finding *const *plan,
+		     size_t n, char **why)
+{
+	struct lines l;
+	fact_vec facts = VEC_INIT;
+	span_vec errs = VEC_INIT;
+	lines_init(&l, text, len);
+	parse_facts(path, text, len, &facts, &errs);
+	for (size_t i = 0; i < n; i++) {
+		const struct finding *f = plan[i];
+		for (size_t k = 0; k < f->edits.len && !why[i]; k++)
+			why[i] = edit_refusal(&f->edits.items[k], &l);
+		const struct span *e = why[i] ? NULL : error_near(f, &errs);
+		if (e) {
+			unsigned line, col;
+			lines_pos(&l, e->start, &line, &col);
+			why[i] = xasprintf("the C grammar could not parse the code at line %u that "
+					   "the change touches; a rewrite there cannot be checked, "
+					   "fix it by hand", line);
+		}
+	}
+	vec_release(&errs);
+	facts_release(&facts);
+	lines_release(&l);
+}
+
+/* define-per-cpu findings convert their file's arrays together, or not at all. */
+static void per_cpu_together(struct finding *const *plan, size_t n, char **why)
+{
+	size_t failed = n;
+	for (size_t i = 0; i < n && failed == n; i++)
+		if (why[i] && plan[i]->fix == FIX_DEFINE_PER_CPU)
+			failed = i;
+	if (failed == n)
+		return;
+	for (size_t i = 0; i < n; i++)
+		if (!why[i] && plan[i]->fix == FIX_DEFINE_PER_CPU)
+			why[i] = xasprintf("the DEFINE_PER_CPU conversion of this file is refused at "
+					   "line %u, so none of its sites is converted",
+					   plan[failed]->pos.line);
+}
+
+static bool fixable(const struct finding *f)
+{
+	return f->fix != FIX_NONE && f->edits.len > 0 && !f->protected_site;
+}
+
+void verify_plan(const char *path, const char *text, size_t len, const struct scan_options *opts,
+		 struct scan_result *out, size_t first)
+{
+	VEC(struct finding *) plan = VEC_INIT;
+	for (size_t i = first; i < out->findings.len; i++)
+		if (fixable(&out->findings.items[i]))
+			vec_push(&plan, &out->findings.items[i]);
+	size_t n = plan.len;
+	if (!n)
+		return;
+	char **why = xcalloc(n, sizeof *why);
+	bool *active = xcalloc(n, sizeof *active);
+	precheck(path, text, len, plan.items, n, why);
+	/* Each round refuses at least one more finding, or ends. */
+	for (;;) {
+		per_cpu_together(plan.items, n, why);
+		size_t live = 0;
+		for (size_t i = 0; i < n; i++)
+			live += active[i] = !why[i];
+		if (!live)
+			break;
+		size_t new_len;
+		char *nt = apply_edits(text, len, plan.items, n, active, why, &new_len);
+		size_t refused = 0;
+		for (size_t i = 0; i < n; i++)
+			refused += active[i] && why[i];
+		if (!refused) {
+			VEC(struct finding *) applied = VEC_INIT;
+			VEC(size_t) idx = VEC_INIT;
+			for (size_t i = 0; i < n; i++)
+				if (active[i])
+					vec_push(&applied, plan.items[i]), vec_push(&idx, i);
+			char **w = xcalloc(applied.len, sizeof *w);
+			refused = verify_reanalysis(path, text, len, nt, new_len, applied.items,
+						    applied.len, opts, w);
+			for (size_t k = 0; k < applied.len; k++)
+				why[idx.items[k]] = w[k];
+			free(w);
+			vec_release(&applied);
+			vec_release(&idx);
+		}
+		free(nt);
+		if (!refused)
+			break;
+	}
+	for (size_t i = 0; i < n; i++)
+		if (why[i])
+			unfixable(plan.items[i], xasprintf("not rewritten: %s", why[i]));
+	for (size_t i = 0; i < n; i++)
+		free(why[i]);
+	free(why);
+	free(active);
+	vec_release(&plan);
+}
