@@ -137,6 +137,7 @@ static void build_get_cpu(struct scan_result *sr, const char *path, const char *
 	add_edit(f, src, EDIT_INSERT_AFTER, "d->last = cpu;", 1, "expression_statement",
 		 "put_cpu();");
 	add_edit(f, src, EDIT_INSERT_BEFORE, "return -1;", 1, "return_statement", "put_cpu();");
+	f->edits.items[f->edits.len - 1].wrap = true; /* the lone body of `if (!d)` */
 }
 
 static void build_multi(struct scan_result *sr, const char *path, const char *src)
@@ -257,7 +258,7 @@ static void test_fixtures(void)
 			CHECK(has_refusal(c, 1, "#define body"), "no #define refusal");
 			CHECK(has_refusal(c, 5, "preprocessor conditional"), "no #ifdef refusal");
 			CHECK(has_refusal(c, 17, "spatch did not change"), "no unchanged refusal");
-			CHECK(has_refusal(c, 12, "cannot insert after a switch_statement"),
+			CHECK(has_refusal(c, 12, "insert after the switch_statement"),
 			      "no anchor refusal");
 			CHECK(c->error == NULL, "refuse.c: error %s", c->error);
 			if (check_failed)

@@ -14,7 +14,7 @@
 static struct edit mk(enum edit_op op, const char *old, const char *anchor, const char *text)
 {
 	const char *p = strstr(old, anchor);
-	struct edit e = {op, {0, 0, 0}, {0, 0, 0}, "expression_statement", (char *)text};
+	struct edit e = {op, {0, 0, 0}, {0, 0, 0}, "expression_statement", (char *)text, false};
 	e.start.offset = (size_t)(p - old);
 	e.end.offset = e.start.offset + strlen(anchor);
 	return e;

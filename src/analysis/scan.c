@@ -109,7 +109,7 @@ int scan_buffer(const char *path, const char *text, size_t len, const struct sca
 	analysis_run(&fa, &src, tree);
 	size_t before = out->findings.len;
 	int rc = rules_run(&fa, opts, out);
-	if (rc == 0 && opts->verify_depth < 2)
+	if (rc == 0 && opts->verify_depth < 2 && !opts->no_verify)
 		verify_plan(path, text, len, opts, out, before);
 	if (rc < 0) {
 		struct diagnostic dg = {DIAG_TOOL, xstrdup(path), 0, 0, xstrdup(error_last())};

@@ -18,8 +18,13 @@ struct scan_options {
 	 * plan this scan runs (rules/verify.h). Plans are verified below 2.
 	 */
 	unsigned verify_depth;
+	/*
+	 * Skip verifying fix plans (rules/verify.h): for output that shows no
+	 * fix (plain text scan). Findings then say what the rules would plan.
+	 */
+	bool no_verify;
 };
-#define SCAN_OPTIONS_INIT {((1u << RULE_COUNT) - 1), false, 0, false, false, 0}
+#define SCAN_OPTIONS_INIT {((1u << RULE_COUNT) - 1), false, 0, false, false, 0, false}
 
 struct scan_stats {
 	size_t files;      /* files walked */

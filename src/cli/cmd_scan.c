@@ -47,6 +47,7 @@ int scan_cli_options(const struct cli_command *cmd, const struct scan_cli *a,
 	so.jobs = a->jobs;
 	so.no_prefilter = a->no_prefilter;
 	so.modern = a->modern;
+	so.no_verify = a->no_plans;
 	*out = so;
 	return 0;
 }
@@ -117,6 +118,8 @@ int cmd_scan(int argc, char **argv)
 		fprintf(stderr, "preemptify scan: option '--format': unknown format '%s' (text, json, sarif)\n", format);
 		goto done;
 	}
+	/* plain text shows no fix: the plans need not be proven */
+	a.no_plans = fmt == FORMAT_TEXT && !a.verbose;
 	if (paths.len == 0) {
 		fprintf(stderr, "preemptify scan: no PATH given (see 'preemptify scan --help')\n");
 		goto done;

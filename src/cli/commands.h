@@ -48,8 +48,9 @@ struct scan_cli {
 	struct strvec ignore;     /* rule codes or names */
 	bool modern;                /* plan fixes for modern kernels (set by --target) */
 	struct strvec may_sleep;    /* the user's own sleeping functions */
+	bool no_plans;              /* the output shows no fix: skip verifying plans */
 };
-#define SCAN_CLI_INIT {0, false, false, {NULL, 0, 0}, {NULL, 0, 0}, false, {NULL, 0, 0}}
+#define SCAN_CLI_INIT {0, false, false, {NULL, 0, 0}, {NULL, 0, 0}, false, {NULL, 0, 0}, false}
 #define SCAN_CLI_OPTIONS(a) \
 	{"jobs", 'j', OPT_INT, &(a)->jobs, "N", "files analysed in parallel (default: online CPUs)"}, \
 	{"exclude", 0, OPT_LIST, &(a)->exclude, "GLOB", "skip paths matching GLOB"}, \

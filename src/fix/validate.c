@@ -161,11 +161,23 @@ static void expected_stream(const char *old, size_t old_len, const struct edit *
 	for (size_t i = 0; i < n_edits; i++) {
 		const struct edit *e = edits[i];
 		struct event ev = {e->start.offset, 0, 2, e->text ? e->text : ""};
+		size_t end = after_trailing_comments(old, old_len, e->end.offset);
 		if (e->op == EDIT_INSERT_AFTER)
-			ev.pos = after_trailing_comments(old, old_len, e->end.offset), ev.order = 0;
+			ev.pos = end, ev.order = 0;
 		else if (e->op == EDIT_REPLACE)
 			ev.skip_end = e->end.offset, ev.order = 1;
 		vec_push(&evs, ev);
+		if (!e->wrap)
+			continue;
+		/* a lone body gets braces around it and the new statement, once */
+		struct event open = {e->start.offset, 0, -1, "{"}, close = {end, 0, 3, "}"};
+		bool have = false;
+		for (size_t k = 0; k < evs.len && !have; k++)
+			have = evs.items[k].order == -1 && evs.items[k].pos == open.pos;
+		if (!have) {
+			vec_push(&evs, open);
+			vec_push(&evs, close);
+		}
 	}
 	if (evs.len)
 		qsort(evs.items, evs.len, sizeof *evs.items, event_cmp);

@@ -141,6 +141,15 @@ void add_protected(struct ctx *c, enum rule_id rule, TSNode at, const struct fn 
 		fd->protected_site = true;
 }
 
+/* Is statement N the body of an if, else or loop without braces around it? */
+static bool is_lone_body(TSNode n)
+{
+	TSNode p = ts_node_parent(n);
+	return ts_type_is(p, "if_statement") || ts_type_is(p, "else_clause") ||
+	       ts_type_is(p, "while_statement") || ts_type_is(p, "for_statement") ||
+	       ts_type_is(p, "do_statement");
+}
+
 void add_edit(const struct ctx *c, struct finding *fd, enum edit_op op, TSNode anchor, const char *text)
 {
 	if (!fd)
@@ -156,6 +165,7 @@ void add_edit(const struct ctx *c, struct finding *fd, enum edit_op op, TSNode a
 	e.end = source_pos(c->src, ts_node_end_byte(anchor));
 	e.node = ts_node_type(anchor);
 	e.text = xstrdup(text);
+	e.wrap = op != EDIT_REPLACE && is_lone_body(anchor);
 	vec_push(&fd->edits, e);
 }
 

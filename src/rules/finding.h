@@ -58,6 +58,11 @@ struct edit {
 	struct srcpos start, end; /* span of the anchor node */
 	const char *node;         /* tree-sitter node type of the anchor, static */
 	char *text;               /* replacement / inserted text, owned */
+	/*
+	 * Insertions only: the anchor is the lone body of an if, else or loop,
+	 * so the anchor and the new statement go in braces (as spatch writes it).
+	 */
+	bool wrap;
 };
 
 struct finding {

@@ -153,9 +153,27 @@ static char *without_numbers(const char *msg, const char *rule)
 	return buf_detach(&b);
 }
 
-/* Scans TEXT at verification DEPTH; counts fixable findings of the user's rules. */
+/* Adds the P006/P007 findings of FS[0..n) to the facts, and the fixable ones of the user's rules. */
+static void add_findings(const struct finding *fs, size_t n, const struct scan_options *opts,
+			 bool count_fixable, fact_vec *out)
+{
+	for (size_t i = 0; i < n; i++) {
+		const struct finding *f = &fs[i];
+		if (f->protected_site)
+			continue;
+		struct fn_fact *ff = fact_for(out, f->function);
+		if (f->rule == RULE_P006 || f->rule == RULE_P007)
+			vec_push(&ff->bad, without_numbers(f->message, rule_code(f->rule)));
+		if (count_fixable && (opts->rules & (1u << f->rule)) && f->fix != FIX_NONE &&
+		    f->edits.len > 0)
+			ff->fixable++;
+	}
+}
+
+/* Scans TEXT at verification DEPTH, with P006 and P007 on, into OUT. */
 static void scan_facts(const char *path, const char *text, size_t len,
-		       const struct scan_options *opts, unsigned depth, fact_vec *out)
+		       const struct scan_options *opts, unsigned depth, bool count_fixable,
+		       fact_vec *out)
 {
 	struct scan_options o = *opts;
 	struct scan_result r = SCAN_RESULT_INIT;
@@ -165,14 +183,7 @@ static void scan_facts(const char *path, const char *text, size_t len,
 	o.rules |= (1u << RULE_P006) | (1u << RULE_P007);
 	o.verify_depth = depth;
 	scan_buffer(path, text, len, &o, &r);
-	for (size_t i = 0; i < r.findings.len; i++) {
-		const struct finding *f = &r.findings.items[i];
-		struct fn_fact *ff = fact_for(out, f->function);
-		if (f->rule == RULE_P006 || f->rule == RULE_P007)
-			vec_push(&ff->bad, without_numbers(f->message, rule_code(f->rule)));
-		if ((opts->rules & (1u << f->rule)) && f->fix != FIX_NONE && f->edits.len > 0)
-			ff->fixable++;
-	}
+	add_findings(r.findings.items, r.findings.len, opts, count_fixable, out);
 	scan_result_release(&r);
 }
 
@@ -226,8 +237,9 @@ static const char *fn_label(const char *fn)
 	return fn ? fn : "(file scope)";
 }
 
-/* Why function A of the new text (B in the old) fails, or NULL. */
-static char *fault(const struct fn_fact *a, const struct fn_fact *b, bool top)
+/* Why function A of the new text (B in the old) fails, or NULL. APPLIED: fixes made in it. */
+static char *fault(const struct fn_fact *a, const struct fn_fact *b, bool fixpoint,
+		   unsigned applied)
 {
 	const char *bad;
 	if (a->errors > b->errors)
@@ -237,32 +249,50 @@ static char *fault(const struct fn_fact *a, const struct fn_fact *b, bool top)
 	if ((bad = new_problem(a, b)))
 		return xasprintf("re-analysis of the rewritten %s() finds a new problem: %s",
 				 fn_label(a->name), bad);
-	if (top && a->fixable)
+	/* what is left to fix may only be what this plan left alone */
+	if (fixpoint && a->fixable + applied > b->fixable)
 		return xasprintf("the rewrite of %s() is not a fixpoint: re-analysis would plan "
 				 "another change there, so a second run would change it again",
 				 fn_label(a->name));
 	return NULL;
 }
 
+/*
+ * Judges NEW against the facts OF of the old text; with FIXPOINT, also
+ * that nothing new becomes fixable (OF's fixable counts what the plan may
+ * leave). Returns the number of APPLIED findings refused (WHY set).
+ */
+static size_t reanalyse(fact_vec *of, const char *path, const char *new_text, size_t new_len,
+			struct finding *const *applied, size_t n, const struct scan_options *opts,
+			bool fixpoint, char **why)
+{
+	fact_vec nf = VEC_INIT;
+	size_t refused = 0;
+	parse_facts(path, new_text, new_len, &nf, NULL);
+	scan_facts(path, new_text, new_len, opts, fixpoint ? DEPTH_SECOND : DEPTH_PLAIN, fixpoint,
+		   &nf);
+	for (size_t i = 0; i < nf.len; i++) {
+		const struct fn_fact *a = &nf.items[i];
+		unsigned done = 0;
+		for (size_t k = 0; k < n; k++)
+			done += fn_name_eq(applied[k]->function, a->name);
+		char *r = fault(a, fact_for(of, a->name), fixpoint, done);
+		if (r)
+			refused += verify_refuse_fn(a->name, r, applied, n, why);
+	}
+	facts_release(&nf);
+	return refused;
+}
+
 size_t verify_reanalysis(const char *path, const char *old_text, size_t old_len,
 			 const char *new_text, size_t new_len, struct finding *const *applied,
 			 size_t n, const struct scan_options *opts, char **why)
 {
-	fact_vec of = VEC_INIT, nf = VEC_INIT;
-	size_t refused = 0;
-	bool top = opts->verify_depth == DEPTH_PLAN;
+	fact_vec of = VEC_INIT;
 	parse_facts(path, old_text, old_len, &of, NULL);
-	parse_facts(path, new_text, new_len, &nf, NULL);
-	scan_facts(path, old_text, old_len, opts, DEPTH_PLAIN, &of);
-	scan_facts(path, new_text, new_len, opts, top ? DEPTH_SECOND : DEPTH_PLAIN, &nf);
-	for (size_t i = 0; i < nf.len; i++) {
-		const struct fn_fact *a = &nf.items[i];
-		char *r = fault(a, fact_for(&of, a->name), top);
-		if (r)
-			refused += verify_refuse_fn(a->name, r, applied, n, why);
-	}
+	scan_facts(path, old_text, old_len, opts, DEPTH_PLAIN, false, &of);
+	size_t refused = reanalyse(&of, path, new_text, new_len, applied, n, opts, false, why);
 	facts_release(&of);
-	facts_release(&nf);
 	return refused;
 }
 
@@ -398,7 +428,7 @@ char *verify_edits(const struct finding *f, const char *text, size_t len)
 
 struct placed {
 	size_t at, end;          /* [at, end) replaced; at == end: an insertion */
-	int order;               /* at one offset: insert-after, replace, insert-before */
+	int order;               /* at one offset: {, insert-after, replace, insert-before, } */
 	const char *text;
 	size_t owner;            /* index of the finding (in the plan) */
 };
@@ -423,6 +453,16 @@ static struct placed place(const struct edit *e, size_t owner)
 	return p;
 }
 
+/* The braces around a lone body E's insertion wraps: "{" before it, "}" after. */
+static void place_braces(const struct edit *e, size_t owner, void *out)
+{
+	VEC(struct placed) *ps = out;
+	struct placed open = {e->start.offset, e->start.offset, -1, "{", owner};
+	struct placed close = {e->end.offset, e->end.offset, 3, "}", owner};
+	vec_push(ps, open);
+	vec_push(ps, close);
+}
+
 static bool same_edit(const struct placed *a, const struct placed *b)
 {
 	return a->at == b->at && a->end == b->end && a->order == b->order &&
@@ -440,16 +480,22 @@ static char *apply_edits(const char *text, size_t len, struct finding *const *pl
 {
 	VEC(struct placed) ps = VEC_INIT;
 	for (size_t i = 0; i < n; i++)
-		for (size_t k = 0; active[i] && k < plan[i]->edits.len; k++)
+		for (size_t k = 0; active[i] && k < plan[i]->edits.len; k++) {
 			vec_push(&ps, place(&plan[i]->edits.items[k], i));
+			if (plan[i]->edits.items[k].wrap)
+				place_braces(&plan[i]->edits.items[k], i, &ps);
+		}
 	if (ps.len)
 		qsort(ps.items, ps.len, sizeof *ps.items, placed_cmp);
 	struct buf b = BUF_INIT;
 	size_t pos = 0;
 	for (size_t i = 0; i < ps.len; i++) {
 		const struct placed *p = &ps.items[i];
-		if (i > 0 && same_edit(p, &ps.items[i - 1]))
-			continue; /* shared by several findings */
+		bool dup = false;
+		for (size_t k = i; k-- > 0 && ps.items[k].at == p->at && !dup; )
+			dup = same_edit(p, &ps.items[k]);
+		if (dup)
+			continue; /* shared by several findings, or one anchor's braces */
 		if (p->at < pos) {
 			if (!why[p->owner])
 				why[p->owner] = xstrdup("the change overlaps another fix's change in "
@@ -457,10 +503,10 @@ static char *apply_edits(const char *text, size_t len, struct finding *const *pl
 			continue;
 		}
 		buf_add(&b, text + pos, p->at - pos);
-		if (p->order == 0)
+		if (p->order == 0 || p->order == 3)
 			buf_putc(&b, ' ');
 		buf_puts(&b, p->text);
-		if (p->order == 2)
+		if (p->order == 2 || p->order == -1)
 			buf_putc(&b, ' ');
 		pos = p->end;
 	}
@@ -488,15 +534,18 @@ static const struct span *error_near(const struct finding *f, const span_vec *er
 	return NULL;
 }
 
-/* Refusals from the edits alone and from code the grammar could not parse; sets WHY. */
+/*
+ * Refusals from the edits alone and from code the grammar could not parse
+ * (sets WHY); the old text's parse facts into OF, with per function the
+ * number of fixes that pass.
+ */
 static void precheck(const char *path, const char *text, size_t len, struct finding *const *plan,
-		     size_t n, char **why)
+		     size_t n, char **why, fact_vec *of)
 {
 	struct lines l;
-	fact_vec facts = VEC_INIT;
 	span_vec errs = VEC_INIT;
 	lines_init(&l, text, len);
-	parse_facts(path, text, len, &facts, &errs);
+	parse_facts(path, text, len, of, &errs);
 	for (size_t i = 0; i < n; i++) {
 		const struct finding *f = plan[i];
 		for (size_t k = 0; k < f->edits.len && !why[i]; k++)
@@ -509,9 +558,10 @@ static void precheck(const char *path, const char *text, size_t len, struct find
 					   "the change touches; a rewrite there cannot be checked, "
 					   "fix it by hand", line);
 		}
+		if (!why[i])
+			fact_for(of, f->function)->fixable++;
 	}
 	vec_release(&errs);
-	facts_release(&facts);
 	lines_release(&l);
 }
 
@@ -531,15 +581,52 @@ static void per_cpu_together(struct finding *const *plan, size_t n, char **why)
 					   plan[failed]->pos.line);
 }
 
+static bool opens_region(struct finding *const *plan, size_t n, char *const *why)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!why[i] && (plan[i]->fix == FIX_GET_CPU || plan[i]->fix == FIX_GET_CPU_VAR ||
+				plan[i]->fix == FIX_MOVE_INSIDE || plan[i]->fix == FIX_DEFINE_PER_CPU))
+			return true;
+	return false;
+}
+
 static bool fixable(const struct finding *f)
 {
 	return f->fix != FIX_NONE && f->edits.len > 0 && !f->protected_site;
+}
+
+/* Re-analyses the text the live findings make; sets WHY for those refused. True if any. */
+static bool round_refuses(const char *path, const char *text, size_t len,
+			  const struct scan_options *opts, struct finding *const *plan, size_t n,
+			  const bool *active, char **why, fact_vec *of)
+{
+	size_t new_len, refused = 0;
+	char *nt = apply_edits(text, len, plan, n, active, why, &new_len);
+	for (size_t i = 0; i < n; i++)
+		refused += active[i] && why[i];
+	if (!refused) {
+		VEC(struct finding *) applied = VEC_INIT;
+		VEC(size_t) idx = VEC_INIT;
+		for (size_t i = 0; i < n; i++)
+			if (active[i])
+				vec_push(&applied, plan[i]), vec_push(&idx, i);
+		char **w = xcalloc(applied.len, sizeof *w);
+		refused = reanalyse(of, path, nt, new_len, applied.items, applied.len, opts, true, w);
+		for (size_t k = 0; k < applied.len; k++)
+			why[idx.items[k]] = w[k];
+		free(w);
+		vec_release(&applied);
+		vec_release(&idx);
+	}
+	free(nt);
+	return refused > 0;
 }
 
 void verify_plan(const char *path, const char *text, size_t len, const struct scan_options *opts,
 		 struct scan_result *out, size_t first)
 {
 	VEC(struct finding *) plan = VEC_INIT;
+	fact_vec of = VEC_INIT;
 	for (size_t i = first; i < out->findings.len; i++)
 		if (fixable(&out->findings.items[i]))
 			vec_push(&plan, &out->findings.items[i]);
@@ -548,39 +635,31 @@ void verify_plan(const char *path, const char *text, size_t len, const struct sc
 		return;
 	char **why = xcalloc(n, sizeof *why);
 	bool *active = xcalloc(n, sizeof *active);
-	precheck(path, text, len, plan.items, n, why);
-	/* Each round refuses at least one more finding, or ends. */
-	for (;;) {
-		per_cpu_together(plan.items, n, why);
-		size_t live = 0;
-		for (size_t i = 0; i < n; i++)
-			live += active[i] = !why[i];
-		if (!live)
-			break;
-		size_t new_len;
-		char *nt = apply_edits(text, len, plan.items, n, active, why, &new_len);
-		size_t refused = 0;
-		for (size_t i = 0; i < n; i++)
-			refused += active[i] && why[i];
-		if (!refused) {
-			VEC(struct finding *) applied = VEC_INIT;
-			VEC(size_t) idx = VEC_INIT;
+	precheck(path, text, len, plan.items, n, why, &of);
+	/*
+	 * Inside another plan's verification the pre-checks are what counts;
+	 * and only fixes that open a region (get/put, per-CPU access) can
+	 * unbalance a function, move a sleep inside one or leave a new site:
+	 * the others replace a test or add a call in place.
+	 */
+	if (opts->verify_depth == DEPTH_PLAN && opens_region(plan.items, n, why)) {
+		unsigned both = (1u << RULE_P006) | (1u << RULE_P007);
+		if ((opts->rules & both) == both)
+			add_findings(out->findings.items + first, out->findings.len - first, opts, false,
+				     &of);
+		else
+			scan_facts(path, text, len, opts, DEPTH_PLAIN, false, &of);
+		/* Each round refuses at least one more finding, or ends. */
+		for (;;) {
+			per_cpu_together(plan.items, n, why);
+			size_t live = 0;
 			for (size_t i = 0; i < n; i++)
-				if (active[i])
-					vec_push(&applied, plan.items[i]), vec_push(&idx, i);
-			char **w = xcalloc(applied.len, sizeof *w);
-			refused = verify_reanalysis(path, text, len, nt, new_len, applied.items,
-						    applied.len, opts, w);
-			for (size_t k = 0; k < applied.len; k++)
-				why[idx.items[k]] = w[k];
-			free(w);
-			vec_release(&applied);
-			vec_release(&idx);
+				live += active[i] = !why[i];
+			if (!live || !round_refuses(path, text, len, opts, plan.items, n, active, why, &of))
+				break;
 		}
-		free(nt);
-		if (!refused)
-			break;
 	}
+	per_cpu_together(plan.items, n, why);
 	for (size_t i = 0; i < n; i++)
 		if (why[i])
 			unfixable(plan.items[i], xasprintf("not rewritten: %s", why[i]));
@@ -588,5 +667,6 @@ void verify_plan(const char *path, const char *text, size_t len, const struct sc
 		free(why[i]);
 	free(why);
 	free(active);
+	facts_release(&of);
 	vec_release(&plan);
 }
