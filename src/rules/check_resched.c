@@ -107,6 +107,28 @@ static const char *resched_shape(const struct ctx *c, TSNode child, TSNode p, TS
 	return NULL;
 }
 
+/*
+ * How the field use CHILD (under parent P) is not a plain read: a sentence
+ * ("writes current->need_resched") with the kind of use in *NOUN; NULL when
+ * it is a test.
+ */
+static const char *field_not_a_test(const struct ctx *c, TSNode child, TSNode p, const char **noun)
+{
+	*noun = "a write";
+	if (ts_type_is(p, "assignment_expression") && ts_node_eq(ts_field(p, "left"), child))
+		return "writes current->need_resched";
+	if (ts_type_is(p, "update_expression"))
+		return "writes current->need_resched";
+	*noun = "an address";
+	if (ts_type_is(p, "pointer_expression") && ts_text_is(ts_field(p, "operator"), c->text, "&"))
+		return "takes the address of current->need_resched";
+	*noun = "an asm operand";
+	for (TSNode a = p; !ts_node_is_null(a); a = ts_node_parent(a))
+		if (ts_type_is(a, "gnu_asm_expression"))
+			return "uses current->need_resched as an inline asm operand";
+	return NULL;
+}
+
 /* A reschedule test TEST: current->need_resched (IS_FIELD), need_resched() or a macro testing it. */
 static void resched_test(struct ctx *c, const struct fn *f, TSNode test, bool is_field)
 {
@@ -117,12 +139,17 @@ static void resched_test(struct ctx *c, const struct fn *f, TSNode test, bool is
 	}
 	TSNode child;
 	TSNode p = up(test, &child);
-	if (is_field && ts_type_is(p, "assignment_expression") && ts_node_eq(ts_field(p, "left"), child)) {
+	const char *noun = NULL;
+	const char *use = is_field ? field_not_a_test(c, child, p, &noun) : NULL;
+	if (use) {
 		struct finding *fd = add_finding(c, RULE_P004, test, f, SEV_WARNING, CONF_HIGH, FIX_NONE,
-			xstrdup("writes current->need_resched, which 2.6 does not have"),
-			xstrdup("the 2.4 task field is gone; 2.6 sets the flag with set_tsk_need_resched()"));
+			xasprintf("%s, which 2.6 does not have", use),
+			xasprintf("the 2.4 task field is gone, and %s is not a test: need_resched() "
+				  "is a call, with no address, that cannot be written", noun));
 		if (fd)
-			set_note(fd, xstrdup("use set_tsk_need_resched(current) by hand"));
+			set_note(fd, xstrdup("not rewritten: port by hand (2.6 sets the flag with "
+					     "set_tsk_need_resched(current) and clears it with "
+					     "clear_tsk_need_resched(current))"));
 		return;
 	}
 	TSNode ifs;

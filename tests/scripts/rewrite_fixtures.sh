@@ -40,7 +40,11 @@ while IFS= read -r f; do
 	fi
 done < <(find drivers -name '*.c' | sort)
 
-out=$(bash "$src/scripts/check-fixtures-compile.sh" drivers "$src/fixtures/include-2.6" "$src/fixtures/include-2.4" 2>&1) \
+# fixtures marked "2.6-build: refused" keep 2.4 code that only a human can port
+mkdir built26
+(cd drivers && find . -name '*.c' -print0 | xargs -0 grep -L '2.6-build: refused' |
+	while IFS= read -r f; do mkdir -p "../built26/$(dirname "$f")"; cp "$f" "../built26/$f"; done)
+out=$(bash "$src/scripts/check-fixtures-compile.sh" built26 "$src/fixtures/include-2.6" "$src/fixtures/include-2.4" 2>&1) \
 	&& ok || bad "rewritten fixtures do not compile against the 2.6 shim: $out"
 
 "$bin" apply drivers > apply2.out 2>&1
