@@ -147,3 +147,86 @@ void lines_release(struct lines *l)
 {
 	vec_release(&l->start);
 }
+
+/* Leading blanks of line S (N bytes). */
+static size_t indent_len(const char *s, size_t n)
+{
+	size_t i = 0;
+	while (i < n && (s[i] == ' ' || s[i] == '\t'))
+		i++;
+	return i;
+}
+
+/* Is new line L of hunk H, blanks aside, one of the hunk's old lines (a changed line, not a new one)? */
+static bool in_old_side(const struct textdiff_hunk *h, const struct lines *oldl,
+			const struct lines *newl, unsigned l)
+{
+	size_t n;
+	const char *s = lines_get(newl, l, &n);
+	size_t a = indent_len(s, n);
+	for (unsigned k = 0; k < h->old_lines; k++) {
+		size_t on;
+		const char *o = lines_get(oldl, h->old_start + k, &on);
+		size_t b = indent_len(o, on);
+		if (on - b == n - a && memcmp(o + b, s + a, n - a) == 0)
+			return true;
+	}
+	/* a rewritten line (the read became get_cpu()) is not an added one */
+	return h->old_lines > 0 && strstr(s, "put_cpu") == NULL && strstr(s, "preempt_") == NULL;
+}
+
+/* The nearest non-blank line of NEWL from LINE going by STEP (+1/-1) that is not ADDED; 0 if none. */
+static unsigned neighbour(const struct lines *newl, const bool *added, unsigned line, int step)
+{
+	for (long k = (long)line + step; k >= 1 && k <= (long)newl->start.len; k += step) {
+		size_t n;
+		const char *s = lines_get(newl, (unsigned)k, &n);
+		if (!added[k] && indent_len(s, n) < n)
+			return (unsigned)k;
+	}
+	return 0;
+}
+
+char *lines_indent_added(const char *old_text, size_t old_len, const char *new_text,
+			 size_t new_len, size_t *out_len)
+{
+	struct lines newl;
+	textdiff_hunk_vec hunks = VEC_INIT;
+	lines_init(&newl, new_text, new_len);
+	bool *added = xcalloc(newl.start.len + 2, sizeof *added);
+	struct lines oldl;
+	lines_init(&oldl, old_text, old_len);
+	if (textdiff_hunks(old_text, old_len, new_text, new_len, &hunks) == 0)
+		for (size_t i = 0; i < hunks.len; i++)
+			for (unsigned k = 0; k < hunks.items[i].new_lines; k++)
+				added[hunks.items[i].new_start + k] =
+					!in_old_side(&hunks.items[i], &oldl, &newl,
+						     hunks.items[i].new_start + k);
+	lines_release(&oldl);
+	struct buf b = BUF_INIT;
+	for (unsigned line = 1; line <= newl.start.len; line++) {
+		size_t n;
+		const char *s = lines_get(&newl, line, &n);
+		size_t full = (line < newl.start.len ? newl.start.items[line] : new_len) -
+			      newl.start.items[line - 1];
+		size_t ind = indent_len(s, n);
+		unsigned ref = added[line] && ind < n && memchr(s, ' ', ind) && s[ind] != '}' ?
+				       neighbour(&newl, added, line, -1) : 0;
+		size_t rn = 0;
+		const char *r = ref ? lines_get(&newl, ref, &rn) : NULL;
+		if (r && rn && r[rn - 1] == '{')
+			r = (ref = neighbour(&newl, added, line, 1)) ? lines_get(&newl, ref, &rn) : NULL;
+		size_t rind = r ? indent_len(r, rn) : 0;
+		if (r && memchr(r, '\t', rind)) {
+			buf_add(&b, r, rind);
+			buf_add(&b, s + ind, full - ind);
+		} else {
+			buf_add(&b, s, full);
+		}
+	}
+	free(added);
+	vec_release(&hunks);
+	lines_release(&newl);
+	*out_len = b.len;
+	return buf_detach(&b);
+}

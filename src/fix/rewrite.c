@@ -530,8 +530,8 @@ static void process_file(size_t i, void *ctx)
 			if (active[f])
 				vec_push(&c->fixed, j->findings.items[f]);
 		free(c->new_text);
-		c->new_text = text;
-		c->new_len = len;
+		c->new_text = lines_indent_added(c->old_text, c->old_len, text, len, &c->new_len);
+		free(text);
 		break;
 	}
 	if (!c->new_text) {

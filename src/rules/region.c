@@ -115,6 +115,52 @@ static bool region_visit(TSNode n, void *ctx)
 	return true;
 }
 
+static bool call_visit(TSNode n, void *ctx)
+{
+	TSNode *found = ctx;
+	if (!ts_node_is_null(*found))
+		return false;
+	if (ts_type_is(n, "call_expression")) {
+		*found = n;
+		return false;
+	}
+	return true;
+}
+
+/* The first call in statement S (a return's value), or a null node. */
+static TSNode first_call(TSNode s)
+{
+	TSNode found = ts_null();
+	ts_walk(s, call_visit, &found);
+	return found;
+}
+
+/*
+ * Does statement S never run to its end (a jump, a block ending in one, an
+ * if whose both arms do)? A put_cpu() after it would be dead code.
+ */
+static bool never_completes(TSNode s)
+{
+	if (is_jump(s))
+		return true;
+	if (ts_type_is(s, "compound_statement")) {
+		for (uint32_t n = ts_node_named_child_count(s); n-- > 0; ) {
+			TSNode last = ts_node_named_child(s, n);
+			if (!ts_type_is(last, "comment"))
+				return never_completes(last);
+		}
+		return false;
+	}
+	if (ts_type_is(s, "if_statement")) {
+		TSNode alt = ts_field(s, "alternative");
+		if (ts_type_is(alt, "else_clause"))
+			alt = ts_node_named_child(alt, 0);
+		return !ts_node_is_null(alt) && never_completes(ts_field(s, "consequence")) &&
+		       never_completes(alt);
+	}
+	return false;
+}
+
 char *plan_region(const struct ctx *c, TSNode first, TSNode last, const char *var, const char *put,
 		  struct finding *fd)
 {
@@ -145,10 +191,23 @@ char *plan_region(const struct ctx *c, TSNode first, TSNode last, const char *va
 		vec_release(&rs.exits);
 		return xstrdup("the site is inside a #define body");
 	}
+	for (size_t i = 0; i < rs.exits.len; i++) {
+		TSNode call = first_call(rs.exits.items[i]);
+		if (ts_node_is_null(call))
+			continue;
+		char *name = node_text(c, ts_field(call, "function"));
+		char *why = xasprintf("the return at line %u calls %s() after %s would end the region, "
+				      "and the call may depend on this CPU; keep it inside by hand "
+				      "(save its result in a local first)",
+				      line_of(c, rs.exits.items[i]), name, put);
+		free(name);
+		vec_release(&rs.exits);
+		return why;
+	}
 	char *stmt = xasprintf("%s;", put);
 	for (size_t i = 0; i < rs.exits.len; i++)
 		add_edit(c, fd, EDIT_INSERT_BEFORE, rs.exits.items[i], stmt);
-	if (!is_jump(last))
+	if (!never_completes(last))
 		add_edit(c, fd, EDIT_INSERT_AFTER, last, stmt);
 	free(stmt);
 	vec_release(&rs.exits);

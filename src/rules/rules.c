@@ -62,9 +62,11 @@ static void site_match(const struct query_match *m, void *ctx)
 	const char *kind = query_site(m, &n);
 	if (!kind || in_dead_code(ss->c, n))
 		return;
-	const struct rule_entry *e = site_entry(kind);
-	if (e && e->check)
-		e->check(ss->c, ss->f, n, kind);
+	/* every rule that decides this kind (several may share one, e.g. "call") */
+	for (size_t i = 0; i < ARRAY_SIZE(registry); i++)
+		for (size_t k = 0; k < RULE_MAX_SITES && registry[i].sites[k]; k++)
+			if (strcmp(registry[i].sites[k], kind) == 0 && registry[i].check)
+				registry[i].check(ss->c, ss->f, n, kind);
 }
 
 /* Runs the checkers that take the whole function (RULE_SITE_FUNCTION), if their rule is on. */
