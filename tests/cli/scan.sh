@@ -45,4 +45,21 @@ if [ -z "$out" ]; then ok; else bad "-o leaves stdout empty"; fi
 run scan -o nodir/report.txt tree/b.c; expect_rc 3 "-o into a missing directory"; expect_err "cannot write 'nodir/report.txt'" "-o failure named"
 
 run scan -- tree/b.c; expect_rc 0 "-- before paths"
+
+# --may-sleep: the user's own sleeping function keeps a region off it
+cat >ms.c <<'EOF2'
+void board_wait(void);
+int board_seen[32];
+void board_poll(void)
+{
+	int cpu = smp_processor_id();
+	board_wait();
+	board_seen[cpu]++;
+}
+EOF2
+run scan -v ms.c; expect_rc 1 "a CPU number across an unknown call"
+expect_out 'fix: get-cpu' "without --may-sleep the region is planned"
+run scan -v --may-sleep board_wait,other_wait ms.c; expect_rc 1 "--may-sleep"
+expect_out 'board_wait\(\) .*may sleep' "--may-sleep: the call is reported as sleeping"
+expect_out 'region would contain board_wait\(\)' "--may-sleep: no region over it"
 finish
