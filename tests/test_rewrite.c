@@ -314,6 +314,89 @@ static void with_fake(const char *mode, int timeout, const char *what)
 	unsetenv("FAKE_SPATCH_MODE");
 }
 
+/*
+ * A spatch that returns a wrong rewrite of get-cpu.c (MODE): the validator
+ * must refuse it with a reason containing WHAT and leave the file alone;
+ * the other files come out right.
+ */
+static void with_wrong_rewrite(const char *mode, const char *what)
+{
+	struct scan_result sr = SCAN_RESULT_INIT;
+	struct rewrite_result rr = REWRITE_RESULT_INIT;
+	struct rewrite_options o = REWRITE_OPTIONS_INIT;
+	char *srcs[ARRAY_SIZE(fixtures)];
+	char *fake = data_path("fake-spatch");
+
+	setenv("FAKE_SPATCH_MODE", mode, 1);
+	o.spatch = fake;
+	build_all(&sr, srcs);
+	int r = rewrite_plan(&sr, &o, &rr);
+	CHECK(r == 0, "%s: rewrite_plan returned %d", mode, r);
+	for (size_t i = 0; i < ARRAY_SIZE(fixtures); i++) {
+		char *p = data_path(fixtures[i].name);
+		const struct file_change *c = change_for(&rr, p);
+		if (strcmp(fixtures[i].name, "get-cpu.c") == 0) {
+			CHECK(c && c->fixed.len == 0 && c->refused.len == 1 &&
+				      strstr(c->refused.items[0].reason, what),
+			      "%s: get-cpu.c refusal: %s", mode,
+			      c && c->refused.len ? c->refused.items[0].reason : "(none)");
+			CHECK(c && c->new_len == c->old_len &&
+				      memcmp(c->new_text, c->old_text, c->old_len) == 0,
+			      "%s: wrong rewrite written", mode);
+		} else {
+			check_expected(c, fixtures[i].expected);
+		}
+		free(p);
+	}
+	rewrite_result_release(&rr);
+	for (size_t i = 0; i < ARRAY_SIZE(fixtures); i++)
+		free(srcs[i]);
+	free_scan(&sr);
+	free(fake);
+	unsetenv("FAKE_SPATCH_MODE");
+}
+
+/*
+ * A file whose name is shell syntax: spatch must never see it (it runs
+ * `sh -c "cp ... <name>"`); the rewrite is still made and nothing runs.
+ */
+static void test_hostile_name(void)
+{
+	char dir[] = "/tmp/preemptify-name-XXXXXX";
+	CHECK(mkdtemp(dir) != NULL, "mkdtemp");
+	char *src = slurp(REWRITE_TEST_DIR "/get-cpu.c");
+	/* `cd` goes to $HOME: were the name run, PWNED would appear in DIR */
+	char *home = getenv("HOME") ? xstrdup(getenv("HOME")) : NULL;
+	setenv("HOME", dir, 1);
+	char *path = xasprintf("%s/y$(cd;touch PWNED) it's a.c", dir);
+	char *pwned = xasprintf("%s/PWNED", dir);
+	CHECK(write_file(path, src, strlen(src)) == 0, "write %s", path);
+	struct scan_result sr = SCAN_RESULT_INIT;
+	struct rewrite_result rr = REWRITE_RESULT_INIT;
+	struct rewrite_options o = REWRITE_OPTIONS_INIT;
+	build_get_cpu(&sr, path, src);
+	int r = rewrite_plan(&sr, &o, &rr);
+	CHECK(r == 0, "hostile name: rewrite_plan returned %d", r);
+	CHECK(rr.files.len == 1, "hostile name: %zu files", rr.files.len);
+	if (rr.files.len == 1) {
+		CHECK(rr.files.items[0].fixed.len == 1, "hostile name: not fixed");
+		dump_refusals(&rr.files.items[0]);
+		check_expected(&rr.files.items[0], "get-cpu.expected");
+	}
+	CHECK(access(pwned, F_OK) != 0, "hostile name: the file name ran as a command");
+	if (home)
+		setenv("HOME", home, 1);
+	free(home);
+	unlink(path);
+	unlink(pwned);
+	rmdir(dir);
+	rewrite_result_release(&rr);
+	free_scan(&sr);
+	free(src);
+	free(path);
+	free(pwned);
+}
+
 static void test_missing_spatch(void)
 {
 	struct scan_result sr = SCAN_RESULT_INIT;
@@ -436,6 +519,14 @@ int main(int argc, char **argv)
 	if (all || strcmp(only, "fake-exit255") == 0)
 		with_fake("exit255", 30, "exit 255");
 	if (all || strcmp(only, "fake-hang") == 0)
-		with_fake("hang", 1, "timed out");
+		with_fake("hang", 8, "timed out");
+	if (all || strcmp(only, "fake-unbalanced") == 0)
+		with_wrong_rewrite("unbalanced", "not the planned change");
+	if (all || strcmp(only, "fake-comment") == 0)
+		with_wrong_rewrite("comment", "moved the comment");
+	if (all || strcmp(only, "fake-extra") == 0)
+		with_wrong_rewrite("extra", "not the planned change");
+	if (all || strcmp(only, "hostile-name") == 0)
+		test_hostile_name();
 	return check_summary();
 }

@@ -150,8 +150,12 @@ static int run_spatch(struct job *j, const char *dir, enum fix_kind kind, enum e
 	struct buf side = BUF_INIT;
 	struct spawn_result res = SPAWN_RESULT_INIT;
 	int timeout_sec = j->opts->timeout_sec > 0 ? j->opts->timeout_sec : 60;
-	char *base = strrchr(j->out->path, '/');
-	char *in = xasprintf("%s/%s", dir, base ? base + 1 : j->out->path);
+	/*
+	 * spatch 1.1.1 copies its output with `sh -c "cp ... <input name>"`,
+	 * unquoted: it must never see a user's file name (docs/spatch.md).
+	 */
+	size_t plen = strlen(j->out->path);
+	char *in = xasprintf("%s/in.%s", dir, plen > 2 && strcmp(j->out->path + plen - 2, ".h") == 0 ? "h" : "c");
 	char *outp = xasprintf("%s/out.c", dir), *sidep = xasprintf("%s/sites.txt", dir);
 	char *cocci = xasprintf("%s/cocci/%s.cocci", j->tmpdir, fix_name(kind));
 	char *sites_arg = xasprintf("sites=%s", sidep);

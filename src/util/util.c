@@ -135,6 +135,30 @@ void buf_printf(struct buf *b, const char *fmt, ...)
 	va_end(ap);
 }
 
+/* Length of the valid UTF-8 sequence at P (P[0] >= 0x80), or 0 when it is not one. */
+static size_t utf8_len(const unsigned char *p)
+{
+	size_t n;
+	unsigned min;
+	unsigned cp;
+	if (p[0] >= 0xc2 && p[0] <= 0xdf)
+		n = 2, min = 0x80, cp = p[0] & 0x1f;
+	else if (p[0] >= 0xe0 && p[0] <= 0xef)
+		n = 3, min = 0x800, cp = p[0] & 0x0f;
+	else if (p[0] >= 0xf0 && p[0] <= 0xf4)
+		n = 4, min = 0x10000, cp = p[0] & 0x07;
+	else
+		return 0;
+	for (size_t i = 1; i < n; i++) {
+		if ((p[i] & 0xc0) != 0x80)
+			return 0;
+		cp = (cp << 6) | (p[i] & 0x3f);
+	}
+	if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
+		return 0;
+	return n;
+}
+
 void buf_json_str(struct buf *b, const char *s)
 {
 	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
@@ -145,10 +169,20 @@ void buf_json_str(struct buf *b, const char *s)
 		case '\t': buf_puts(b, "\\t"); break;
 		case '\r': buf_puts(b, "\\r"); break;
 		default:
-			if (*p < 0x20)
+			if (*p < 0x20) {
 				buf_printf(b, "\\u%04x", *p);
-			else
+			} else if (*p < 0x80) {
 				buf_putc(b, (char)*p);
+			} else {
+				/* valid UTF-8 passes; any other byte is its Latin-1 reading */
+				size_t n = utf8_len(p);
+				if (n) {
+					buf_add(b, p, n);
+					p += n - 1;
+				} else {
+					buf_printf(b, "\\u%04x", *p);
+				}
+			}
 		}
 	}
 }

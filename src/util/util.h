@@ -54,7 +54,11 @@ void buf_puts(struct buf *b, const char *s);
 void buf_putc(struct buf *b, char c);
 void buf_printf(struct buf *b, const char *fmt, ...) PRINTF_LIKE(2, 3);
 void buf_vprintf(struct buf *b, const char *fmt, va_list ap);
-/* Appends S as the body of a JSON string (no quotes). */
+/*
+ * Appends S as the body of a JSON string (no quotes): always valid UTF-8;
+ * a byte that is not part of a valid UTF-8 sequence is written as \\u00XX,
+ * its Latin-1 reading.
+ */
 void buf_json_str(struct buf *b, const char *s);
 /* Never NULL: "" for an empty buffer. */
 const char *buf_cstr(const struct buf *b);

@@ -7,7 +7,7 @@ int count_hit(struct dev *d)
 	cpu = smp_processor_id();
 	if (!d)
 		return -1;
-	hits[cpu]++;
+	hits[cpu]++; /* count it */
 	d->last = cpu;
 	return 0;
 }
