@@ -51,20 +51,61 @@ static bool collect_visit(TSNode n, void *ctx)
 	return false; /* no nested functions in C */
 }
 
+static uint64_t name_hash(const char *name, size_t len)
+{
+	uint64_t h = 1469598103934665603ull; /* FNV-1a */
+	for (size_t i = 0; i < len; i++)
+		h = (h ^ (unsigned char)name[i]) * 1099511628211ull;
+	return h;
+}
+
+/* The name table: a file with thousands of functions must not cost a scan per identifier. */
+static void index_names(struct file_analysis *fa)
+{
+	size_t cap = 16;
+	while (cap < 2 * fa->fns.len + 1)
+		cap *= 2;
+	fa->by_name = xcalloc(cap, sizeof *fa->by_name);
+	fa->by_name_cap = cap;
+	for (size_t i = 0; i < fa->fns.len; i++) {
+		const char *n = fa->fns.items[i].name;
+		size_t k = name_hash(n, strlen(n)) & (cap - 1);
+		while (fa->by_name[k]) {
+			if (strcmp(fa->fns.items[fa->by_name[k] - 1].name, n) == 0)
+				break; /* a second definition (#if arms): the first one answers */
+			k = (k + 1) & (cap - 1);
+		}
+		if (!fa->by_name[k])
+			fa->by_name[k] = (uint32_t)i + 1;
+	}
+}
+
 int analysis_fn_index(const struct file_analysis *fa, const char *name, size_t len)
 {
-	for (size_t i = 0; i < fa->fns.len; i++)
-		if (strlen(fa->fns.items[i].name) == len && memcmp(fa->fns.items[i].name, name, len) == 0)
-			return (int)i;
+	if (!fa->by_name_cap)
+		return -1;
+	for (size_t k = name_hash(name, len) & (fa->by_name_cap - 1); fa->by_name[k];
+	     k = (k + 1) & (fa->by_name_cap - 1)) {
+		const char *n = fa->fns.items[fa->by_name[k] - 1].name;
+		if (strlen(n) == len && memcmp(n, name, len) == 0)
+			return (int)fa->by_name[k] - 1;
+	}
 	return -1;
 }
 
 const struct fn *analysis_fn_at(const struct file_analysis *fa, uint32_t offset)
 {
-	for (size_t i = 0; i < fa->fns.len; i++) {
-		TSNode d = fa->fns.items[i].def;
-		if (ts_node_start_byte(d) <= offset && offset < ts_node_end_byte(d))
-			return &fa->fns.items[i];
+	/* definitions are in source order and do not overlap */
+	size_t lo = 0, hi = fa->fns.len;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		TSNode d = fa->fns.items[mid].def;
+		if (offset < ts_node_start_byte(d))
+			hi = mid;
+		else if (offset >= ts_node_end_byte(d))
+			lo = mid + 1;
+		else
+			return &fa->fns.items[mid];
 	}
 	return NULL;
 }
@@ -75,6 +116,7 @@ void analysis_run(struct file_analysis *out, const struct source *src, TSTree *t
 	out->src = src;
 	out->tree = tree;
 	ts_walk(ts_tree_root_node(tree), collect_visit, out);
+	index_names(out);
 	for (size_t i = 0; i < out->fns.len; i++) {
 		struct fn *f = &out->fns.items[i];
 		cfg_build(&f->cfg, f->body, src->parse_text);
@@ -87,6 +129,7 @@ void analysis_run(struct file_analysis *out, const struct source *src, TSTree *t
 
 void analysis_release(struct file_analysis *fa)
 {
+	free(fa->by_name);
 	for (size_t i = 0; i < fa->fns.len; i++) {
 		struct fn *f = &fa->fns.items[i];
 		free(f->name);

@@ -75,7 +75,9 @@ struct fn {
 struct file_analysis {
 	const struct source *src;
 	TSTree *tree;
-	VEC(struct fn) fns;
+	VEC(struct fn) fns;     /* in source order */
+	uint32_t *by_name;      /* open-addressing table of fns indices + 1 (0 = empty) */
+	size_t by_name_cap;     /* a power of two, at least twice fns.len */
 };
 
 /* Runs the whole analysis of a parsed file. */
