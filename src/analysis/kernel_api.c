@@ -205,6 +205,29 @@ enum sleep_kind api_may_sleep(TSNode call, const char *src, struct buf *why)
 	return SLEEP_NO;
 }
 
+/* ---- calls that work on the CPU they run on ------------------------------- */
+
+/*
+ * Name prefixes of calls that act on the current CPU's own state (its TLB,
+ * MMU context, MSRs, local APIC): code around them depends on staying on one
+ * CPU even where it never reads the CPU number.
+ */
+static const char *const cpu_local_prefixes[] = {
+	"local_flush_", "__flush_tlb", "flush_tlb_current", "__load_new_mm_context",
+	"load_mmu_context", "load_LDT", "switch_mm", "activate_mm", "rdmsr", "wrmsr",
+	"apic_read", "apic_write", "ack_APIC_irq", "__local_flush", "local_tlb",
+};
+
+bool api_cpu_local(const char *name, size_t len)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(cpu_local_prefixes); i++) {
+		size_t n = strlen(cpu_local_prefixes[i]);
+		if (len >= n && memcmp(name, cpu_local_prefixes[i], n) == 0)
+			return true;
+	}
+	return false;
+}
+
 /* ---- contexts and the registrations that imply them ------------------------ */
 
 const char *fn_context_name(enum fn_context c)

@@ -45,6 +45,9 @@ enum sleep_kind { SLEEP_NO, SLEEP_MAYBE, SLEEP_YES };
 void kernel_api_add_sleeper(const char *name);
 void kernel_api_reset_sleepers(void);
 
+/* Does the call NAME act on the current CPU's own state (TLB, MMU context, MSRs, APIC)? */
+bool api_cpu_local(const char *name, size_t len);
+
 enum sleep_kind api_may_sleep(TSNode call, const char *src, struct buf *why);
 
 enum fn_context { CTX_PROCESS, CTX_HARDIRQ, CTX_SOFTIRQ, CTX_CALLERS };

@@ -135,6 +135,54 @@ static TSNode first_call(TSNode s)
 	return found;
 }
 
+struct local_scan {
+	const struct ctx *c;
+	uint32_t lo, hi;   /* the region */
+	TSNode found;
+};
+
+static bool cpu_local_visit(TSNode n, void *ctx)
+{
+	struct local_scan *ls = ctx;
+	if (!ts_node_is_null(ls->found))
+		return false;
+	if (ts_node_start_byte(n) >= ls->lo && ts_node_end_byte(n) <= ls->hi)
+		return false; /* inside the region */
+	const char *name;
+	size_t len;
+	if (ts_type_is(n, "call_expression") && (len = ts_call_name(n, ls->c->text, &name)) &&
+	    api_cpu_local(name, len)) {
+		ls->found = n;
+		return false;
+	}
+	return true;
+}
+
+/*
+ * Why a region from FIRST to LAST is not enough: a call acting on this
+ * CPU's own state (api_cpu_local()) elsewhere in the function must stay on
+ * the CPU the region pins, so the region would start or end in the wrong
+ * place. NULL when there is none.
+ */
+static char *cpu_local_outside(const struct ctx *c, TSNode first, TSNode last)
+{
+	const struct fn *f = analysis_fn_at(c->fa, ts_node_start_byte(first));
+	if (!f)
+		return NULL;
+	struct local_scan ls = {c, ts_node_start_byte(first), ts_node_end_byte(last), ts_null()};
+	ts_walk(f->body, cpu_local_visit, &ls);
+	if (ts_node_is_null(ls.found))
+		return NULL;
+	char *name = node_text(c, ts_field(ls.found, "function"));
+	char *why = xasprintf("%s() at line %u works on this CPU's own state but lies outside "
+			      "the region (lines %u-%u); the region must cover it, fix by hand "
+			      "(2.6 disables preemption around both)",
+			      name, line_of(c, ls.found), line_of(c, first),
+			      source_pos(c->src, ts_node_end_byte(last)).line);
+	free(name);
+	return why;
+}
+
 /*
  * Does statement S never run to its end (a jump, a block ending in one, an
  * if whose both arms do)? A put_cpu() after it would be dead code.
@@ -190,6 +238,11 @@ char *plan_region(const struct ctx *c, TSNode first, TSNode last, const char *va
 	if (source_in_directive(c->src, ts_node_start_byte(first))) {
 		vec_release(&rs.exits);
 		return xstrdup("the site is inside a #define body");
+	}
+	char *outside = cpu_local_outside(c, first, last);
+	if (outside) {
+		vec_release(&rs.exits);
+		return outside;
 	}
 	for (size_t i = 0; i < rs.exits.len; i++) {
 		TSNode call = first_call(rs.exits.items[i]);
