@@ -26,6 +26,8 @@ perr=$(realpath "${PARSE_ERRORS:-$here/build/tests/parse_errors}")
 work=$(mktemp -d "${TMPDIR:-/tmp}/preemptify-audit.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 mkdir "$work/orig" "$work/new"
+# one binary for every pass, whatever happens to the build meanwhile
+cp "$bin" "$work/preemptify" && bin=$work/preemptify
 tar -C "$tree" --exclude=.git -cf - . | tar -C "$work/orig" -xf -
 tar -C "$work/orig" -cf - . | tar -C "$work/new" -xf -
 cd "$work/new"
