@@ -1,3 +1,4 @@
+#define _GNU_SOURCE /* memmem */
 /* Lines: line tables and positions remapped through a line diff. */
 #include "fix/lines.h"
 
@@ -172,7 +173,7 @@ static bool in_old_side(const struct textdiff_hunk *h, const struct lines *oldl,
 			return true;
 	}
 	/* a rewritten line (the read became get_cpu()) is not an added one */
-	return h->old_lines > 0 && strstr(s, "put_cpu") == NULL && strstr(s, "preempt_") == NULL;
+	return h->old_lines > 0 && !memmem(s, n, "put_cpu", 7) && !memmem(s, n, "preempt_", 8);
 }
 
 /* The nearest non-blank line of NEWL from LINE going by STEP (+1/-1) that is not ADDED; 0 if none. */
@@ -196,13 +197,35 @@ char *lines_indent_added(const char *old_text, size_t old_len, const char *new_t
 	bool *added = xcalloc(newl.start.len + 2, sizeof *added);
 	struct lines oldl;
 	lines_init(&oldl, old_text, old_len);
+	/* a changed line keeps the old line's indentation (spatch reprints a
+	 * continuation line at the statement's indentation) */
+	unsigned *was = xcalloc(newl.start.len + 2, sizeof *was);
 	if (textdiff_hunks(old_text, old_len, new_text, new_len, &hunks) == 0)
-		for (size_t i = 0; i < hunks.len; i++)
-			for (unsigned k = 0; k < hunks.items[i].new_lines; k++)
-				added[hunks.items[i].new_start + k] =
-					!in_old_side(&hunks.items[i], &oldl, &newl,
-						     hunks.items[i].new_start + k);
-	lines_release(&oldl);
+		for (size_t i = 0; i < hunks.len; i++) {
+			/* as half-open line ranges; a deletion next to an insertion is one change */
+			struct textdiff_hunk h = hunks.items[i];
+			unsigned os = h.old_lines ? h.old_start : h.old_start + 1;
+			unsigned ns = h.new_lines ? h.new_start : h.new_start + 1;
+			unsigned oe = os + h.old_lines, ne = ns + h.new_lines;
+			while (i + 1 < hunks.len) {
+				const struct textdiff_hunk *x = &hunks.items[i + 1];
+				unsigned xos = x->old_lines ? x->old_start : x->old_start + 1;
+				unsigned xns = x->new_lines ? x->new_start : x->new_start + 1;
+				if (xos != oe || xns != ne)
+					break;
+				oe += x->old_lines, ne += x->new_lines, i++;
+			}
+			h.old_start = os, h.old_lines = oe - os, h.new_start = ns, h.new_lines = ne - ns;
+			unsigned kept = 0, paired = 0;
+			for (unsigned l = ns; l < ne; l++) {
+				added[l] = !in_old_side(&h, &oldl, &newl, l);
+				kept += !added[l];
+			}
+			/* line for line only: then each changed line has its old one */
+			for (unsigned l = ns; kept == h.old_lines && l < ne; l++)
+				if (!added[l])
+					was[l] = os + paired++;
+		}
 	struct buf b = BUF_INIT;
 	for (unsigned line = 1; line <= newl.start.len; line++) {
 		size_t n;
@@ -210,6 +233,14 @@ char *lines_indent_added(const char *old_text, size_t old_len, const char *new_t
 		size_t full = (line < newl.start.len ? newl.start.items[line] : new_len) -
 			      newl.start.items[line - 1];
 		size_t ind = indent_len(s, n);
+		if (was[line]) {
+			size_t on;
+			const char *o = lines_get(&oldl, was[line], &on);
+			size_t oind = indent_len(o, on);
+			buf_add(&b, o, oind);
+			buf_add(&b, s + ind, full - ind);
+			continue;
+		}
 		unsigned ref = added[line] && ind < n && memchr(s, ' ', ind) && s[ind] != '}' ?
 				       neighbour(&newl, added, line, -1) : 0;
 		size_t rn = 0;
@@ -225,7 +256,9 @@ char *lines_indent_added(const char *old_text, size_t old_len, const char *new_t
 		}
 	}
 	free(added);
+	free(was);
 	vec_release(&hunks);
+	lines_release(&oldl);
 	lines_release(&newl);
 	*out_len = b.len;
 	return buf_detach(&b);

@@ -308,6 +308,34 @@ static bool exclusive_arms(TSNode a, TSNode b)
 	return in_other_arm_of(a, b) || in_other_arm_of(b, a);
 }
 
+/*
+ * Does ASSIGN run on every path that continues past it from the read READ,
+ * i.e. it sits in READ's block, not under an if, loop, switch, `?:`, `&&`
+ * or `||`? Only such a reassignment ends the read's live range; after
+ * `if (x) cpu = other;` the old value still reaches later uses.
+ */
+static bool always_after(const struct ctx *c, TSNode assign, TSNode read)
+{
+	TSNode block = ts_node_parent(read);
+	while (!ts_node_is_null(block) && !ts_type_is(block, "compound_statement"))
+		block = ts_node_parent(block);
+	for (TSNode a = ts_node_parent(assign); !ts_node_is_null(a); a = ts_node_parent(a)) {
+		if (ts_node_eq(a, block))
+			return true;
+		if (ts_type_is(a, "if_statement") || ts_type_is(a, "while_statement") ||
+		    ts_type_is(a, "for_statement") || ts_type_is(a, "do_statement") ||
+		    ts_type_is(a, "switch_statement") || ts_type_is(a, "case_statement") ||
+		    ts_type_is(a, "conditional_expression"))
+			return false;
+		if (ts_type_is(a, "binary_expression")) {
+			TSNode op = ts_field(a, "operator");
+			if (ts_text_is(op, c->text, "&&") || ts_text_is(op, c->text, "||"))
+				return false;
+		}
+	}
+	return false;
+}
+
 static bool var_use_visit(TSNode n, void *ctx)
 {
 	struct var_uses *vu = ctx;
@@ -317,7 +345,7 @@ static bool var_use_visit(TSNode n, void *ctx)
 		 * configuration (`#ifdef CONFIG_SMP cpu = smp_processor_id(); #else cpu = 0;`) */
 		if (ts_type_is(l, "identifier") && ts_text_is(l, vu->c->text, vu->var) &&
 		    ts_node_start_byte(n) > vu->after && ts_node_start_byte(n) < vu->stop &&
-		    !exclusive_arms(n, vu->read))
+		    !exclusive_arms(n, vu->read) && always_after(vu->c, n, vu->read))
 			vu->stop = ts_node_start_byte(n);
 		return true;
 	}
