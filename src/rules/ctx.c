@@ -223,9 +223,7 @@ TSNode block_stmt(TSNode n)
 		if (ts_type_is(p, "function_definition"))
 			break;
 	}
-	TSNode null_node;
-	memset(&null_node, 0, sizeof null_node);
-	return null_node;
+	return ts_null();
 }
 
 bool node_within(TSNode n, TSNode outer)

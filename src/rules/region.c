@@ -31,9 +31,7 @@ static TSNode jump_target(TSNode jump, bool is_continue)
 		if (ts_type_is(p, "function_definition"))
 			break;
 	}
-	TSNode null_node;
-	memset(&null_node, 0, sizeof null_node);
-	return null_node;
+	return ts_null();
 }
 
 struct label_find {
@@ -319,19 +317,17 @@ static bool always_after(const struct ctx *c, TSNode assign, TSNode read)
 	TSNode block = ts_node_parent(read);
 	while (!ts_node_is_null(block) && !ts_type_is(block, "compound_statement"))
 		block = ts_node_parent(block);
+	static const char *const branches[] = {"if_statement", "while_statement", "for_statement",
+		"do_statement", "switch_statement", "case_statement", "conditional_expression"};
 	for (TSNode a = ts_node_parent(assign); !ts_node_is_null(a); a = ts_node_parent(a)) {
 		if (ts_node_eq(a, block))
 			return true;
-		if (ts_type_is(a, "if_statement") || ts_type_is(a, "while_statement") ||
-		    ts_type_is(a, "for_statement") || ts_type_is(a, "do_statement") ||
-		    ts_type_is(a, "switch_statement") || ts_type_is(a, "case_statement") ||
-		    ts_type_is(a, "conditional_expression"))
-			return false;
-		if (ts_type_is(a, "binary_expression")) {
-			TSNode op = ts_field(a, "operator");
-			if (ts_text_is(op, c->text, "&&") || ts_text_is(op, c->text, "||"))
+		for (size_t i = 0; i < ARRAY_SIZE(branches); i++)
+			if (ts_type_is(a, branches[i]))
 				return false;
-		}
+		TSNode op = ts_type_is(a, "binary_expression") ? ts_field(a, "operator") : ts_null();
+		if (ts_text_is(op, c->text, "&&") || ts_text_is(op, c->text, "||"))
+			return false;
 	}
 	return false;
 }
