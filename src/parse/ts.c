@@ -23,6 +23,8 @@ TSNode ts_field(TSNode n, const char *field)
 
 bool ts_text_is(TSNode n, const char *src, const char *text)
 {
+	if (ts_node_is_null(n))
+		return false;
 	uint32_t s = ts_node_start_byte(n), e = ts_node_end_byte(n);
 	size_t len = strlen(text);
 	return e - s == len && memcmp(src + s, text, len) == 0;

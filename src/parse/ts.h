@@ -18,7 +18,7 @@ bool ts_type_is(TSNode n, const char *type);
 /* The child in FIELD; a null node when N is null or has no such child. */
 TSNode ts_field(TSNode n, const char *field);
 
-/* True if N's text in SRC is exactly TEXT. */
+/* True if N's text in SRC is exactly TEXT; false for a null node. */
 bool ts_text_is(TSNode n, const char *src, const char *text);
 
 /*
