@@ -523,7 +523,7 @@ int main(int argc, char **argv)
 	if (all || strcmp(only, "fake-unbalanced") == 0)
 		with_wrong_rewrite("unbalanced", "not the planned change");
 	if (all || strcmp(only, "fake-comment") == 0)
-		with_wrong_rewrite("comment", "moved the comment");
+		with_wrong_rewrite("comment", "the comment `/* count it */`");
 	if (all || strcmp(only, "fake-extra") == 0)
 		with_wrong_rewrite("extra", "not the planned change");
 	if (all || strcmp(only, "hostile-name") == 0)

@@ -263,3 +263,89 @@ char *lines_indent_added(const char *old_text, size_t old_len, const char *new_t
 	*out_len = b.len;
 	return buf_detach(&b);
 }
+
+/* The trailing comment of line S (N bytes): its offset, or N when there is none. */
+static size_t trailing_comment(const char *s, size_t n)
+{
+	size_t e = n;
+	while (e > 0 && (s[e - 1] == ' ' || s[e - 1] == '\t'))
+		e--;
+	if (e < 4 || s[e - 1] != '/' || s[e - 2] != '*')
+		return n;
+	for (size_t i = e - 2; i-- > 0; )
+		if (s[i] == '/' && s[i + 1] == '*')
+			return i > 0 && memchr(s, ';', i) ? i : n;
+	return n;
+}
+
+/* The one old line with code that ends with the comment COMMENT (MN bytes), or 0. */
+static unsigned old_line_with(const struct lines *oldl, const char *comment, size_t mn)
+{
+	unsigned found = 0;
+	for (unsigned k = 1; k <= oldl->start.len; k++) {
+		size_t n;
+		const char *o = lines_get(oldl, k, &n);
+		size_t c = trailing_comment(o, n);
+		size_t e = n;
+		while (e > c && (o[e - 1] == ' ' || o[e - 1] == '\t'))
+			e--;
+		if (c == n || e - c != mn || memcmp(o + c, comment, mn) != 0)
+			continue;
+		if (found)
+			return 0; /* not unique: leave it to the validator */
+		found = k;
+	}
+	return found;
+}
+
+char *lines_keep_trailing_comments(const char *old_text, size_t old_len, const char *new_text,
+				   size_t new_len, size_t *out_len)
+{
+	struct lines oldl, newl;
+	lines_init(&oldl, old_text, old_len);
+	lines_init(&newl, new_text, new_len);
+	struct buf b = BUF_INIT;
+	for (unsigned line = 1; line <= newl.start.len; line++) {
+		size_t n, pn = 0;
+		const char *s = lines_get(&newl, line, &n);
+		size_t full = (line < newl.start.len ? newl.start.items[line] : new_len) -
+			      newl.start.items[line - 1];
+		const char *next = line < newl.start.len ? lines_get(&newl, line + 1, &pn) : NULL;
+		size_t c = next ? trailing_comment(next, pn) : 0;
+		unsigned k = 0;
+		if (next && c < pn && (memmem(next, c, "put_cpu", 7) || memmem(next, c, "preempt_", 8)) &&
+		    trailing_comment(s, n) == n)
+		{
+			size_t e = pn;
+			while (e > c && (next[e - 1] == ' ' || next[e - 1] == '\t'))
+				e--;
+			k = old_line_with(&oldl, next + c, e - c);
+		}
+		if (!k) {
+			buf_add(&b, s, full);
+			continue;
+		}
+		/* this line gets its comment back, with the old spacing */
+		size_t on;
+		const char *o = lines_get(&oldl, k, &on);
+		size_t oc = trailing_comment(o, on), ob = oc;
+		while (ob > 0 && (o[ob - 1] == ' ' || o[ob - 1] == '\t'))
+			ob--;
+		buf_add(&b, s, n);
+		buf_add(&b, o + ob, on - ob);
+		buf_add(&b, s + n, full - n);
+		/* and the added line loses it */
+		size_t e = c;
+		while (e > 0 && (next[e - 1] == ' ' || next[e - 1] == '\t'))
+			e--;
+		buf_add(&b, next, e);
+		line++;
+		size_t nfull = (line < newl.start.len ? newl.start.items[line] : new_len) -
+			       newl.start.items[line - 1];
+		buf_add(&b, next + pn, nfull - pn);
+	}
+	lines_release(&oldl);
+	lines_release(&newl);
+	*out_len = b.len;
+	return buf_detach(&b);
+}

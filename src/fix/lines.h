@@ -47,4 +47,14 @@ bool lines_hunk_has(const struct textdiff_hunk *h, const struct lines *newl, con
 char *lines_indent_added(const char *old_text, size_t old_len, const char *new_text,
 			 size_t new_len, size_t *out_len);
 
+/*
+ * Puts back trailing comments spatch moved onto a line it added: where NEW
+ * has the line `prev;` followed by an added `put_cpu();` that ends with a
+ * comment C, and OLD has `prev;` ending with C, the comment returns to the
+ * end of `prev;` with its old spacing. Only blanks and the place of the
+ * comment change. Returns the new text (owned).
+ */
+char *lines_keep_trailing_comments(const char *old_text, size_t old_len, const char *new_text,
+				   size_t new_len, size_t *out_len);
+
 #endif

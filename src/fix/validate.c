@@ -152,6 +152,15 @@ static void emit_event(const struct event *ev, tok_vec *out, size_t *nc)
 			out->items[k].slot_lo = lo, out->items[k].slot_hi = *nc;
 }
 
+/* Does the replacement TEXT contain the comment T (kept by the rule that replaces it)? */
+static bool carried(const char *text, const struct tok *t)
+{
+	char *c = xstrndup(t->s, t->len);
+	bool in = strstr(text, c) != NULL;
+	free(c);
+	return in;
+}
+
 static void expected_stream(const char *old, size_t old_len, const struct edit *const *edits,
 			    size_t n_edits, tok_vec *out)
 {
@@ -183,6 +192,7 @@ static void expected_stream(const char *old, size_t old_len, const struct edit *
 		qsort(evs.items, evs.len, sizeof *evs.items, event_cmp);
 
 	size_t next = 0, nc = 0, skip_lo = 0, skip_hi = 0, slot_lo = 0, slot_hi = 0;
+	const char *skip_text = "";
 	for (size_t i = 0; i <= olds.len; i++) {
 		size_t at = i < olds.len ? olds.items[i].origin : (size_t)-1;
 		while (next < evs.len && evs.items[next].pos <= at) {
@@ -190,7 +200,7 @@ static void expected_stream(const char *old, size_t old_len, const struct edit *
 			size_t before = nc;
 			emit_event(ev, out, &nc);
 			if (ev->order == 1) {
-				skip_lo = ev->pos, skip_hi = ev->skip_end;
+				skip_lo = ev->pos, skip_hi = ev->skip_end, skip_text = ev->text;
 				slot_lo = before, slot_hi = nc;
 			}
 		}
@@ -200,6 +210,8 @@ static void expected_stream(const char *old, size_t old_len, const struct edit *
 		if (at >= skip_lo && at < skip_hi) {
 			if (!t.comment)
 				continue; /* replaced */
+			if (carried(skip_text, &t))
+				continue; /* the replacement text carries this comment itself */
 			t.slot_lo = slot_lo, t.slot_hi = slot_hi; /* kept, somewhere in the slot */
 		}
 		if (!t.comment)

@@ -8,6 +8,6 @@ int count_hit(struct dev *d)
 	if (!d)
 		return -1;
 	hits[cpu]++; /* count it */
-	d->last = cpu;
+	d->last = cpu;	/* remember */
 	return 0;
 }
