@@ -214,6 +214,7 @@ static void read_indexes_static_array(struct ctx *c, const struct fn *f, struct 
 		take_why(r));
 	if (!fd)
 		return;
+	note_slot_use(c, pa, f, p, fd);
 	if (pa->eligible) {
 		plan_percpu_site(c, f, pa, p, false, fd);
 		if (fd->fix != FIX_NONE)
@@ -240,6 +241,7 @@ static void read_indexes_array(struct ctx *c, const struct fn *f, struct cpu_rea
 		take_why(r));
 	if (!fd)
 		return;
+	note_slot_use(c, pa, f, p, fd);
 	set_note(fd, xasprintf("%s, so it cannot become DEFINE_PER_CPU here", pa->why_not));
 	char *no = plan_direct_get_cpu(c, f, r->call, fd);
 	if (no)
@@ -365,6 +367,7 @@ static void use_indexes_array(struct ctx *c, const struct fn *f, const struct cp
 		uwhy);
 	if (!fd)
 		return;
+	note_slot_use(c, pa, f, sub, fd);
 	if (fd->fix == FIX_DEFINE_PER_CPU) {
 		char *rep = xasprintf("per_cpu(%s, %s)", pa->name, name);
 		add_edit(c, fd, EDIT_REPLACE, sub, rep);

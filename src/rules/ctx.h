@@ -31,6 +31,13 @@ struct ctx {
 	VEC(struct covered) covered;
 };
 
+/* An unprotected access to the current CPU's slot of an NR_CPUS array. */
+struct slot_use {
+	const struct fn *f;
+	unsigned line;
+	size_t finding; /* index in out->findings, or SIZE_MAX */
+};
+
 /* A file-scope `T x[NR_CPUS]` (percpu_array.c). */
 struct percpu_array {
 	char *name;
@@ -41,6 +48,7 @@ struct percpu_array {
 	char *dropped;   /* attributes dropped, or NULL */
 	bool planned;    /* declaration edit already attached to a finding */
 	VEC(TSNode) uses;
+	VEC(struct slot_use) slot_uses; /* unprotected this-CPU accesses (slot_pairs.c) */
 };
 
 /*
@@ -163,6 +171,19 @@ void plan_define_per_cpu_rest(struct ctx *c, struct percpu_array *pa, struct fin
  * already off. Returns true if planned; false leaves the get_cpu_var() path.
  */
 bool plan_this_cpu(struct ctx *c, TSNode slot, const char *name, bool is_protected, struct finding *fd);
+
+/* ---- CPU slots held across functions (slot_pairs.c) ---- */
+
+/* Records an unprotected this-CPU access AT of PA in F, with its finding FD (may be NULL). */
+void note_slot_use(struct ctx *c, struct percpu_array *pa, const struct fn *f, TSNode at,
+		   const struct finding *fd);
+/* Names that differ in one opposite word: br_read_lock / br_read_unlock. */
+bool names_paired(const char *a, const char *b);
+/*
+ * Makes report-only the CPU findings (from index FIRST on) of every pair of
+ * functions that both use the current CPU's slot of one array.
+ */
+void refuse_cross_function_slots(struct ctx *c, size_t first);
 
 /* ---- P004 host predicates (check_resched.c) ---- */
 

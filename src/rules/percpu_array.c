@@ -222,6 +222,7 @@ void percpu_arrays_free(struct ctx *c)
 		free(pa->type);
 		free(pa->dropped);
 		vec_release(&pa->uses);
+		vec_release(&pa->slot_uses);
 		free(pa);
 	}
 	vec_release(&c->arrays);

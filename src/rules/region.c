@@ -367,7 +367,27 @@ struct local_find {
 	const struct ctx *c;
 	const char *name;
 	bool found;
+	bool scalar; /* declared as a plain name of a value type (local_is_value) */
 };
+
+/* Is type node T a value type: a builtin, a struct/union/enum, a uN/sN or an X_t typedef? */
+static bool value_type(const struct ctx *c, TSNode t)
+{
+	if (ts_type_is(t, "primitive_type") || ts_type_is(t, "sized_type_specifier") ||
+	    ts_type_is(t, "struct_specifier") || ts_type_is(t, "union_specifier") ||
+	    ts_type_is(t, "enum_specifier"))
+		return true;
+	if (!ts_type_is(t, "type_identifier"))
+		return false;
+	char *name = node_text(c, t);
+	const char *b = name + (strncmp(name, "__", 2) == 0 ? 2 : 0);
+	size_t n = strlen(name);
+	bool ok = (n > 2 && strcmp(name + n - 2, "_t") == 0) ||
+		  ((b[0] == 'u' || b[0] == 's') && (!strcmp(b + 1, "8") || !strcmp(b + 1, "16") ||
+						    !strcmp(b + 1, "32") || !strcmp(b + 1, "64")));
+	free(name);
+	return ok;
+}
 
 static bool local_visit(TSNode n, void *ctx)
 {
@@ -379,9 +399,13 @@ static bool local_visit(TSNode n, void *ctx)
 			TSNode d = ts_node_named_child(n, i);
 			if (ts_node_eq(d, ts_field(n, "type")))
 				continue;
-			while (!ts_node_is_null(d) && !ts_type_is(d, "identifier"))
+			bool plain = true;
+			while (!ts_node_is_null(d) && !ts_type_is(d, "identifier")) {
+				plain = plain && ts_type_is(d, "init_declarator");
 				d = ts_field(d, "declarator");
+			}
 			if (!ts_node_is_null(d) && ts_text_is(d, lf->c->text, lf->name)) {
+				lf->scalar = plain && value_type(lf->c, ts_field(n, "type"));
 				/* `static int cpu;` inside a function is not a local value either */
 				bool is_static = false;
 				for (uint32_t k = 0; k < ts_node_named_child_count(n); k++) {
@@ -397,10 +421,9 @@ static bool local_visit(TSNode n, void *ctx)
 	return true;
 }
 
-/* True if NAME is a parameter or an automatic variable of F. */
-bool is_local(const struct ctx *c, const struct fn *f, const char *name)
+static bool find_local(const struct ctx *c, const struct fn *f, const char *name, bool *scalar)
 {
-	struct local_find lf = {c, name, false};
+	struct local_find lf = {c, name, false, false};
 	TSNode decl = ts_field(f->def, "declarator");
 	while (!ts_node_is_null(decl) && !ts_type_is(decl, "function_declarator"))
 		decl = ts_field(decl, "declarator");
@@ -408,7 +431,45 @@ bool is_local(const struct ctx *c, const struct fn *f, const char *name)
 		ts_walk(ts_field(decl, "parameters"), local_visit, &lf);
 	if (!lf.found)
 		ts_walk(f->body, local_visit, &lf);
+	*scalar = lf.found && lf.scalar;
 	return lf.found;
+}
+
+/* True if NAME is a parameter or an automatic variable of F. */
+bool is_local(const struct ctx *c, const struct fn *f, const char *name)
+{
+	bool scalar;
+	return find_local(c, f, name, &scalar);
+}
+
+/*
+ * Does the assignment DEF copy a value out of this CPU's slot, with SITE
+ * (the CPU number) only as the index: `n = x[smp_processor_id()].count;`
+ * into a local of a value type? Then the copy no longer depends on the CPU
+ * and the region ends with the statement. A pointer (`s = &x[...]`), an
+ * array that decays to one, or the CPU number itself keeps the region open
+ * up to the local's last use.
+ */
+static bool copies_slot_value(const struct ctx *c, const struct fn *f, TSNode site, TSNode def,
+			      const char *var)
+{
+	TSNode rhs = ts_type_is(def, "init_declarator") ? ts_field(def, "value") : ts_field(def, "right");
+	TSNode sub = ts_node_parent(site);
+	if (!ts_type_is(sub, "subscript_expression") || !ts_node_eq(ts_field(sub, "index"), site))
+		return false;
+	for (TSNode n = sub; !ts_node_eq(n, rhs);) {
+		TSNode p = ts_node_parent(n);
+		if (ts_node_is_null(p))
+			return false;
+		bool through = (ts_type_is(p, "subscript_expression") && ts_node_eq(ts_field(p, "argument"), n)) ||
+			       (ts_type_is(p, "field_expression") && ts_node_eq(ts_field(p, "argument"), n)) ||
+			       ts_type_is(p, "parenthesized_expression");
+		if (!through)
+			return false;
+		n = p;
+	}
+	bool scalar;
+	return find_local(c, f, var, &scalar) && scalar;
 }
 
 /*
@@ -519,7 +580,9 @@ char *plan_site_region(struct ctx *c, const struct fn *f, TSNode site, const cha
 		return plan_region(c, st, st, NULL, put, fd);
 	char *var = node_text(c, dv);
 	TSNode last = st;
-	if (!is_local(c, f, var) && !call_is(c, site, "smp_processor_id"))
+	if (copies_slot_value(c, f, site, def, var))
+		last = st;
+	else if (!is_local(c, f, var) && !call_is(c, site, "smp_processor_id"))
 		no = xasprintf("the value is stored in %s, which outlives any region", var);
 	else
 		no = extend_to_uses(c, f, site, st, def, var, &last);

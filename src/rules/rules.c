@@ -92,6 +92,7 @@ int rules_run(const struct file_analysis *fa, const struct scan_options *opts, s
 	c.opts = opts;
 	c.out = out;
 	percpu_arrays_find(&c);
+	size_t first = out->findings.len;
 	for (size_t i = 0; i < fa->fns.len; i++) {
 		const struct fn *f = &fa->fns.items[i];
 		if (in_dead_code(&c, f->def))
@@ -102,6 +103,7 @@ int rules_run(const struct file_analysis *fa, const struct scan_options *opts, s
 	}
 	/* #define bodies are not sites: each use of a macro that tests need_resched is
 	 * reported and fixed where it is used (check_macro_stmt, check_resched). */
+	refuse_cross_function_slots(&c, first);
 	percpu_arrays_free(&c);
 	vec_release(&c.covered);
 	return 0;

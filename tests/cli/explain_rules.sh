@@ -15,5 +15,9 @@ clean_c ok.c
 run explain ok.c:2; expect_rc 0 "explain of a line without sites"
 expect_out '^ok\.c:2: no candidate site on this line$' "explain says there is nothing"
 run explain ok.c:2:1:; expect_rc 0 "explain accepts FILE:LINE:COL: as printed by scan"
+# a CPU slot held across a lock/unlock pair: refused with the partner named
+run explain "$SRC/fixtures/drivers/port/slot_pair.c:25"; expect_rc 1 "explain a flagged slot-pair site"
+expect_out 'fix: none' "a slot pair is not fixed"
+expect_out 'stat_leave\(\) \(line 34\)' "the refusal names the other function and its line"
 run explain missing.c:3; expect_rc 3 "explain of a missing file"; expect_err 'missing\.c' "explain names it"
 finish
