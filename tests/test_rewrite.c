@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "check.h"
@@ -41,6 +43,11 @@ static struct finding *add_finding(struct scan_result *sr, const char *file, enu
 	f.file = xstrdup(file);
 	f.message = xstrdup("test");
 	f.fix = k;
+	/* planned on the file as it is now, as a scan would have read it */
+	char *text = NULL;
+	if (read_file(file, &text, &f.file_len) == 0)
+		f.file_hash = hash_bytes(text, f.file_len);
+	free(text);
 	vec_push(&sr->findings, f);
 	return &sr->findings.items[sr->findings.len - 1];
 }
@@ -375,6 +382,44 @@ static void test_hostile_name(void)
 	free(pwned);
 }
 
+/*
+ * Lines inserted into the file between the scan and the rewrite: the
+ * planned offsets no longer hold, so the file is refused as changed, not
+ * half rewritten or blamed on spatch.
+ */
+static void test_changed_after_scan(void)
+{
+	char dir[] = "/tmp/preemptify-changed-XXXXXX";
+	CHECK(mkdtemp(dir) != NULL, "mkdtemp");
+	char *src = slurp(REWRITE_TEST_DIR "/get-cpu.c");
+	char *path = xasprintf("%s/a.c", dir);
+	CHECK(write_file(path, src, strlen(src)) == 0, "write %s", path);
+	struct scan_result sr = SCAN_RESULT_INIT;
+	struct rewrite_result rr = REWRITE_RESULT_INIT;
+	struct rewrite_options o = REWRITE_OPTIONS_INIT;
+	build_get_cpu(&sr, path, src);
+	char *edited = xasprintf("/* a new first line */\n%s", src);
+	CHECK(write_file(path, edited, strlen(edited)) == 0, "rewrite %s", path);
+	rewrite_plan(&sr, &o, &rr);
+	CHECK(rr.files.len == 1, "changed after scan: %zu files", rr.files.len);
+	if (rr.files.len == 1) {
+		const struct file_change *c = &rr.files.items[0];
+		CHECK(c->fixed.len == 0 && c->refused.len == 1, "changed after scan: %zu fixed, %zu refused",
+		      c->fixed.len, c->refused.len);
+		CHECK(c->refused.len == 1 && strstr(c->refused.items[0].reason, "changed since it was scanned"),
+		      "changed after scan: reason '%s'", c->refused.len ? c->refused.items[0].reason : "");
+		CHECK(c->new_len == c->old_len && memcmp(c->new_text, c->old_text, c->old_len) == 0,
+		      "changed after scan: a rewrite was still made");
+	}
+	unlink(path);
+	rmdir(dir);
+	rewrite_result_release(&rr);
+	free_scan(&sr);
+	free(src);
+	free(edited);
+	free(path);
+}
+
 static void test_missing_spatch(void)
 {
 	struct scan_result sr = SCAN_RESULT_INIT;
@@ -445,6 +490,34 @@ static void test_writefile(void)
 	CHECK(strcmp(got, "new\n") == 0, "file touched after refusal: '%s'", got);
 	free(got);
 
+	/* A write that fails (the fault hook stands in for a full disk): refused, untouched. */
+	setenv("PREEMPTIFY_TEST_FAULT", "write-fail=1", 1);
+	CHECK(writefile_replace(path, "new\n", 4, "newest\n", 7, NULL) < 0 &&
+		      strstr(error_last(), "No space left"),
+	      "failed write not reported: %s", error_last());
+	got = slurp(path);
+	CHECK(strcmp(got, "new\n") == 0, "file touched after a failed write: '%s'", got);
+	free(got);
+
+	/* Another writer changes the file while the new one is being written: refused, theirs kept. */
+	setenv("PREEMPTIFY_TEST_FAULT", "write-delay-ms=400", 1);
+	pid_t other = fork();
+	if (other == 0) {
+		nanosleep(&(struct timespec){0, 100 * 1000 * 1000}, NULL);
+		FILE *o = fopen(path, "a");
+		fputs("theirs\n", o);
+		fclose(o);
+		_exit(0);
+	}
+	CHECK(writefile_replace(path, "new\n", 4, "ours\n", 5, NULL) < 0 &&
+		      strstr(error_last(), "changed since"),
+	      "a change in the write window was not seen: %s", error_last());
+	waitpid(other, NULL, 0);
+	unsetenv("PREEMPTIFY_TEST_FAULT");
+	got = slurp(path);
+	CHECK(strcmp(got, "new\ntheirs\n") == 0, "the other writer's change was lost: '%s'", got);
+	free(got);
+
 	/* No temp files left behind. */
 	char *cmd[] = {"sh", "-c", "ls \"$0\" | grep -c preemptify- || true", dir, NULL};
 	struct spawn_result res;
@@ -506,5 +579,7 @@ int main(int argc, char **argv)
 		with_wrong_rewrite("extra", "not the planned change");
 	if (all || strcmp(only, "hostile-name") == 0)
 		test_hostile_name();
+	if (all || strcmp(only, "changed-after-scan") == 0)
+		test_changed_after_scan();
 	return check_summary();
 }

@@ -3,6 +3,7 @@
  * rules, and the parallel driver over many files.
  */
 #include "analysis/scan.h"
+#include "util/interrupt.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -111,6 +112,11 @@ int scan_buffer(const char *path, const char *text, size_t len, const struct sca
 	int rc = rules_run(&fa, opts, out);
 	if (rc == 0 && opts->verify_depth < 2 && !opts->no_verify)
 		verify_plan(path, text, len, opts, out, before);
+	if (out->findings.len > before) {
+		uint64_t h = hash_bytes(text, len);
+		for (size_t i = before; i < out->findings.len; i++)
+			out->findings.items[i].file_hash = h, out->findings.items[i].file_len = len;
+	}
 	if (rc < 0) {
 		struct diagnostic dg = {DIAG_TOOL, xstrdup(path), 0, 0, xstrdup(error_last())};
 		vec_push(&out->diagnostics, dg);
@@ -164,6 +170,8 @@ struct job {
 static void scan_one(size_t i, void *ctx)
 {
 	struct job *j = ctx;
+	if (interrupted())
+		return; /* the command stops; nothing of this run is shown */
 	j->rcs[i] = scan_file(j->paths[i], j->opts, &j->results[i]);
 }
 

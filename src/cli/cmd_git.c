@@ -4,6 +4,7 @@
 
 #include "cli/commands.h"
 #include "git/repo.h"
+#include "util/interrupt.h"
 
 /* One line per commit made (or planned), then its paths. */
 static void print_commits(const struct repo_commit_options *co, const struct repo_commit_report *rep)
@@ -75,8 +76,8 @@ int cmd_commit(int argc, char **argv)
 		goto done;
 	}
 	rc = rewrite_cli_run(cmd, &rw);
-	if (rc == EXIT_USAGE)
-		goto done;
+	if (rc == EXIT_USAGE || interrupted())
+		goto done; /* nothing is committed of an interrupted plan */
 	bool failed = rc == EXIT_FAILED;
 	rc = EXIT_FAILED;
 	int e = repo_commit_changes(repo, &co, rw.rr.files.items, rw.rr.files.len, &rep);

@@ -7,6 +7,7 @@
 #include "cli/commands.h"
 #include "fix/rewrite.h"
 #include "fix/textdiff.h"
+#include "util/interrupt.h"
 #include "util/writefile.h"
 
 static bool want_color(const char *mode)
@@ -29,7 +30,7 @@ static void print_refusals(const struct rewrite_result *rr)
 				c->refused.items[k].finding->pos.column,
 				rule_code(c->refused.items[k].finding->rule), c->refused.items[k].reason);
 		if (c->error)
-			fprintf(stderr, "%s: error: %s\n", c->path, c->error);
+			fprintf(stderr, "%s: error: %s\n", c->path, after_path(c->error, c->path));
 	}
 }
 
@@ -53,14 +54,14 @@ int rewrite_cli_run(const struct cli_command *cmd, struct rewrite_cmd *c)
 		return EXIT_USAGE;
 	}
 	int rc = scan_cli_run(cmd, &sa, &c->paths, &c->sr);
-	if (rc == EXIT_USAGE)
-		return rc;
+	if (rc == EXIT_USAGE || interrupted())
+		return rc == EXIT_USAGE ? rc : EXIT_FAILED;
 	for (size_t i = 0; i < c->sr.diagnostics.len; i++) {
 		const struct diagnostic *d = &c->sr.diagnostics.items[i];
 		if (d->line)
 			fprintf(stderr, "%s:%u:%u: note: %s\n", d->file, d->line, d->column, d->message);
 		else
-			fprintf(stderr, "%s: error: %s\n", d->file, d->message);
+			fprintf(stderr, "%s: error: %s\n", d->file, after_path(d->message, d->file));
 	}
 	struct scan_options so;
 	if (scan_cli_options(cmd, &sa, &so) < 0)
@@ -70,6 +71,8 @@ int rewrite_cli_run(const struct cli_command *cmd, struct rewrite_cmd *c)
 	ro.timeout_sec = o->timeout;
 	ro.spatch = o->spatch;
 	int nfail = rewrite_plan(&c->sr, &ro, &c->rr);
+	if (interrupted())
+		return EXIT_FAILED; /* nothing of an interrupted plan is shown or written */
 	if (nfail < 0) {
 		fprintf(stderr, "preemptify %s: %s\n", cmd->name, error_last());
 		return EXIT_FAILED;
@@ -114,21 +117,42 @@ static void emit_change(const struct file_change *c, const struct emit_opts *e, 
 	} else if (!e->apply) {
 		if (textdiff_unified(out, c->path, c->old_text, c->old_len, c->new_text,
 				     c->new_len, &e->diff) < 0) {
-			fprintf(stderr, "%s: error: %s\n", c->path, error_last());
+			fprintf(stderr, "%s: error: %s\n", c->path, after_path(error_last(), c->path));
 			t->failed = true;
 		}
 	}
 	if (e->apply) {
 		if (writefile_replace(c->path, c->old_text, c->old_len, c->new_text, c->new_len,
 				      e->backup) < 0) {
-			fprintf(stderr, "%s: error: %s\n", c->path, error_last());
+			fprintf(stderr, "%s: error: %s\n", c->path, after_path(error_last(), c->path));
 			t->failed = true;
-			t->changed--;
-		} else if (!e->stat) {
-			buf_printf(out, "fixed %s (%zu site%s)\n", c->path, c->fixed.len,
-				   c->fixed.len == 1 ? "" : "s");
+			return;
+		}
+		/* one line per file as it is written, so an interrupted run says what it did */
+		if (!e->stat) {
+			printf("fixed %s (%zu site%s)\n", c->path, c->fixed.len, c->fixed.len == 1 ? "" : "s");
+			fflush(stdout);
 		}
 	}
+	t->changed++;
+	t->fixed += c->fixed.len;
+	for (size_t k = 0; k < c->fixed.len; k++)
+		t->per_fix[c->fixed.items[k]->fix]++;
+}
+
+/* After an interruption of apply: which changed files were not written. */
+static void print_unwritten(const struct rewrite_result *rr, size_t from)
+{
+	size_t n = 0;
+	for (size_t i = from; i < rr->files.len; i++) {
+		const struct file_change *c = &rr->files.items[i];
+		if (c->new_len == c->old_len && memcmp(c->new_text, c->old_text, c->old_len) == 0)
+			continue;
+		fprintf(stderr, "%s: not written (interrupted)\n", c->path);
+		n++;
+	}
+	fprintf(stderr, "preemptify apply: interrupted; %zu file%s not written, every file is either "
+		"unchanged or completely rewritten\n", n, n == 1 ? "" : "s");
 }
 
 static void print_totals(const struct totals *t, const struct emit_opts *e)
@@ -175,7 +199,7 @@ static int run(const char *name, bool apply, int argc, char **argv)
 		goto done;
 	}
 	int status = rewrite_cli_run(cmd, &rw);
-	if (status == EXIT_USAGE)
+	if (status == EXIT_USAGE || interrupted())
 		goto done;
 	struct totals t = {0, 0, 0, {0}, status == EXIT_FAILED};
 	e.diff.color = want_color(color);
@@ -184,10 +208,12 @@ static int run(const char *name, bool apply, int argc, char **argv)
 		t.refused += c->refused.len;
 		if (c->new_len == c->old_len && memcmp(c->new_text, c->old_text, c->old_len) == 0)
 			continue;
-		t.changed++;
-		t.fixed += c->fixed.len;
-		for (size_t k = 0; k < c->fixed.len; k++)
-			t.per_fix[c->fixed.items[k]->fix]++;
+		if (apply && interrupted()) {
+			fputs(buf_cstr(&out), stdout);
+			buf_release(&out);
+			print_unwritten(&rw.rr, i);
+			goto done;
+		}
 		emit_change(c, &e, &out, &t);
 	}
 	fputs(buf_cstr(&out), stdout);

@@ -10,6 +10,7 @@
 #include "cli/commands.h"
 #include "analysis/kernel_api.h"
 #include "cli/emit.h"
+#include "util/interrupt.h"
 #include "parse/walk.h"
 
 #define MAX_JOBS 1024
@@ -134,8 +135,8 @@ int cmd_scan(int argc, char **argv)
 		}
 	}
 	rc = scan_cli_run(cmd, &a, &paths, &r);
-	if (rc == EXIT_USAGE)
-		goto done;
+	if (rc == EXIT_USAGE || interrupted())
+		goto done; /* an interrupted scan is not shown: it would look complete */
 	emit_result(out, (enum output_format)fmt, &r, a.verbose);
 	emit_summary(stderr, &r);
 	if (rc == EXIT_OK && count_flagged(&r))

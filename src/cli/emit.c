@@ -47,10 +47,7 @@ static bool shown(const struct finding *f, bool verbose)
 /* The message without a leading "FILE: " (read_file() and walk name the path themselves). */
 static const char *diag_text(const struct diagnostic *d)
 {
-	size_t n = strlen(d->file);
-	if (n && strncmp(d->message, d->file, n) == 0 && d->message[n] == ':' && d->message[n + 1] == ' ')
-		return d->message + n + 2;
-	return d->message;
+	return after_path(d->message, d->file);
 }
 
 /* ---- text ---------------------------------------------------------------- */

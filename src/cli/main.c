@@ -1,9 +1,11 @@
 /* preemptify: port Linux 2.4 driver code to the 2.6 preemptible kernel. */
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "cli/cli.h"
 #include "cli/commands.h"
+#include "util/interrupt.h"
 
 /* One row per command: adding a command is adding a row (and its cmd_ function). */
 static const struct cli_command commands[] = {
@@ -108,5 +110,13 @@ int main(int argc, char **argv)
 	const struct cli_command *cmd = find_command(name);
 	if (!cmd)
 		return unknown_command(name);
-	return cmd->run(argc - 1, argv + 1);
+	interrupt_install();
+	int rc = cmd->run(argc - 1, argv + 1);
+	int sig = interrupted();
+	if (sig) {
+		fprintf(stderr, "preemptify %s: interrupted by signal %d (%s)\n", name, sig,
+			sig == SIGINT ? "SIGINT" : sig == SIGTERM ? "SIGTERM" : sig == SIGHUP ? "SIGHUP" : "?");
+		return 128 + sig;
+	}
+	return rc;
 }

@@ -10,6 +10,7 @@
  */
 #define _XOPEN_SOURCE 700 /* nftw */
 #include "fix/rewrite.h"
+#include "util/interrupt.h"
 
 #include <errno.h>
 #include <ftw.h>
@@ -410,6 +411,14 @@ static int prepare_file(struct job *j, const char *dir)
 		c->old_len = 0;
 		return -1;
 	}
+	/* the edits were planned on the scan's read: a file changed since cannot take them */
+	const struct finding *f0 = j->findings.items[0];
+	if (c->old_len != f0->file_len || hash_bytes(c->old_text, c->old_len) != f0->file_hash) {
+		c->error = xstrdup("changed since it was scanned; not rewritten");
+		for (size_t f = 0; f < n; f++)
+			refuse(c, j->findings.items[f], xstrdup(c->error));
+		return -1;
+	}
 	if (mkdir(dir, 0700) != 0) {
 		c->error = xasprintf("%s: %s", dir, strerror(errno));
 		for (size_t f = 0; f < n; f++)
@@ -508,9 +517,15 @@ static void process_file(size_t i, void *ctx)
 	char **why = xcalloc(n ? n : 1, sizeof *why);
 	char *dir = xasprintf("%s/f%zu", j->tmpdir, j->index);
 
-	size_t n_active = prepare_file(j, dir) < 0 ? 0 : activate(j, active);
+	size_t n_active = 0;
+	if (interrupted()) {
+		c->error = xstrdup("interrupted before it was rewritten");
+		c->old_text = xstrdup("");
+	} else if (prepare_file(j, dir) == 0) {
+		n_active = activate(j, active);
+	}
 	/* Each retry drops at least one finding, so this ends. */
-	while (n_active) {
+	while (n_active && !interrupted()) {
 		char *text = NULL, *err = NULL;
 		size_t len = 0;
 		if (attempt(j, dir, active, why, &text, &len, &err) < 0) {
@@ -547,7 +562,11 @@ static void process_file(size_t i, void *ctx)
 		free(text);
 		break;
 	}
-	if (!c->new_text) {
+	if (interrupted() && !c->error)
+		c->error = xstrdup("interrupted before it was rewritten");
+	if (!c->new_text || interrupted()) {
+		free(c->new_text);
+		c->fixed.len = 0;
 		c->new_text = xstrndup(c->old_text, c->old_len);
 		c->new_len = c->old_len;
 	}

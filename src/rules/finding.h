@@ -77,6 +77,8 @@ struct finding {
 	char *evidence;    /* why: the analysis' reasoning, owned */
 	char *fix_note;    /* why not fixable / what the fix drops; may be NULL */
 	bool protected_site; /* considered and found protected: --verbose only */
+	uint64_t file_hash;  /* hash_bytes() of the text it was planned on */
+	size_t file_len;
 	VEC(struct edit) edits; /* the planned change; empty when fix == FIX_NONE */
 };
 

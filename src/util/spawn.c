@@ -1,5 +1,6 @@
 /* Spawn: fork+exec with a cloexec error pipe, poll-based capture, timeout. */
 #include "util/spawn.h"
+#include "util/interrupt.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -143,6 +144,10 @@ static void collect_output(int fd, pid_t pid, int timeout_sec, struct buf *outpu
 		struct pollfd pfd = {fd, POLLIN, 0};
 		int r = poll(&pfd, 1, wait_ms);
 		if (r < 0) {
+			if (errno == EINTR && interrupted()) {
+				kill(-pid, SIGKILL);
+				break;
+			}
 			if (errno == EINTR)
 				continue;
 			kill(-pid, SIGKILL);
@@ -194,8 +199,10 @@ int spawn_run(char *const *argv, const char *cwd, int timeout_sec,
 		error_set("%s: cannot execute: %s", prog, strerror(child_errno));
 		goto done;
 	}
+	int slot = interrupt_track(pid);
 	collect_output(outp[0], pid, timeout_sec, &output, out);
 	wait_status(pid, out);
+	interrupt_untrack(slot);
 	pid = -1;
 	/* A timed-out child may have left grandchildren in its group. */
 	ret = 0;

@@ -247,6 +247,25 @@ void strvec_release(struct strvec *v)
 	vec_release(v);
 }
 
+const char *after_path(const char *msg, const char *path)
+{
+	size_t n = strlen(path);
+	if (n && strncmp(msg, path, n) == 0 && msg[n] == ':' && msg[n + 1] == ' ')
+		return msg + n + 2;
+	return msg;
+}
+
+uint64_t hash_bytes(const void *p, size_t n)
+{
+	const unsigned char *b = p;
+	uint64_t h = 14695981039346656037ull;
+	for (size_t i = 0; i < n; i++) {
+		h ^= b[i];
+		h *= 1099511628211ull;
+	}
+	return h;
+}
+
 int read_file(const char *path, char **out, size_t *out_len)
 {
 	struct buf b = BUF_INIT;

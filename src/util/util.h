@@ -96,6 +96,12 @@ void strvec_pushf(struct strvec *v, const char *fmt, ...) PRINTF_LIKE(2, 3);
 /* Frees the strings and the array; V is empty and reusable after. */
 void strvec_release(struct strvec *v);
 
+/* MSG without a leading "PATH: " (for messages printed after the path already). */
+const char *after_path(const char *msg, const char *path);
+
+/* FNV-1a, 64 bits: tells one read of a file from another. */
+uint64_t hash_bytes(const void *p, size_t n);
+
 /* Reads a whole file. 0 ok, -1 with the error slot set (names PATH). */
 int read_file(const char *path, char **out, size_t *out_len);
 

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "util/util.h"
@@ -27,7 +28,50 @@ static int write_all(int fd, const char *p, size_t n)
 	return 0;
 }
 
-/* Creates a sibling temp file of PATH with MODE; *OUT gets its name. */
+/*
+ * Test hooks, read from PREEMPTIFY_TEST_FAULT ("write-fail=N", the Nth
+ * write fails with ENOSPC; "write-delay-ms=N", each replacement waits N ms
+ * with its temporary file complete): how the tests make a write fail
+ * without a full disk and hold a run in its write window.
+ */
+static long fault_value(const char *key)
+{
+	const char *f = getenv("PREEMPTIFY_TEST_FAULT");
+	const char *p = f ? strstr(f, key) : NULL;
+	return p && p[strlen(key)] == '=' ? strtol(p + strlen(key) + 1, NULL, 10) : 0;
+}
+
+static int write_fault(void)
+{
+	static _Atomic long writes;
+	long n = fault_value("write-fail");
+	if (n > 0 && ++writes == n) {
+		errno = ENOSPC;
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * Gives the new file FD the owner and group of the old one (ST). When we
+ * may not (EPERM: another user's file), the replacement would silently
+ * change its owner: refused.
+ */
+static int keep_owner(int fd, const char *path, const struct stat *st)
+{
+	struct stat now;
+	if (fstat(fd, &now) != 0)
+		return error_set("%s: %s", path, strerror(errno));
+	if (now.st_uid == st->st_uid && now.st_gid == st->st_gid)
+		return 0;
+	if (fchown(fd, st->st_uid, st->st_gid) == 0)
+		return 0;
+	return error_set("%s: owned by uid %u gid %u, which the rewritten file cannot keep (%s); "
+			 "not written: run as the owner", path, (unsigned)st->st_uid, (unsigned)st->st_gid,
+			 strerror(errno));
+}
+
+/* Creates a sibling temp file of PATH with ST's mode and owner; *OUT gets its name. */
 static int temp_beside(const char *path, const char *text, size_t len, const struct stat *st,
 		       char **out)
 {
@@ -39,15 +83,18 @@ static int temp_beside(const char *path, const char *text, size_t len, const str
 		error_set("%s: cannot create a temporary file: %s", path, strerror(errno));
 		goto done;
 	}
-	if (fchmod(fd, st->st_mode & 07777) != 0 ||
-	    (fchown(fd, st->st_uid, st->st_gid) != 0 && errno != EPERM) ||
+	if (keep_owner(fd, path, st) < 0)
+		goto done;
+	if (fchmod(fd, st->st_mode & 07777) != 0 || write_fault() != 0 ||
 	    write_all(fd, text, len) != 0 || fsync(fd) != 0) {
-		error_set("%s: cannot write: %s", tmp, strerror(errno));
+		error_set("%s: cannot write its new contents (to %s): %s; not written", path, tmp,
+			  strerror(errno));
 		goto done;
 	}
 	if (close(fd) != 0) {
 		fd = -1;
-		error_set("%s: cannot write: %s", tmp, strerror(errno));
+		error_set("%s: cannot write its new contents (to %s): %s; not written", path, tmp,
+			  strerror(errno));
 		goto done;
 	}
 	fd = -1;
@@ -75,18 +122,37 @@ static void fsync_dir_of(const char *path)
 	free(copy);
 }
 
+/* Is the file at PATH still the one ST describes (same inode, size and modification time)? */
+static bool still_same(const char *path, const struct stat *st)
+{
+	struct stat now;
+	return lstat(path, &now) == 0 && now.st_dev == st->st_dev && now.st_ino == st->st_ino &&
+	       now.st_size == st->st_size && now.st_mtim.tv_sec == st->st_mtim.tv_sec &&
+	       now.st_mtim.tv_nsec == st->st_mtim.tv_nsec && now.st_ctim.tv_sec == st->st_ctim.tv_sec &&
+	       now.st_ctim.tv_nsec == st->st_ctim.tv_nsec;
+}
+
 /*
  * Writes TEXT to a sibling temporary file of PATH and renames it over PATH;
- * a failed rename is reported as "PATH: WHAT: reason".
+ * a failed rename is reported as "PATH: WHAT: reason". With CHECK, the
+ * file at PATH must still be the one CHECK describes just before the
+ * rename, with the temporary file complete: the window in which another
+ * writer's change can be lost is the one rename() call.
  */
 static int put_beside(const char *path, const char *text, size_t len, const struct stat *st,
-		      const char *what)
+		      const struct stat *check, const char *what)
 {
 	char *tmp = NULL;
 	int rc = 0;
 	if (temp_beside(path, text, len, st, &tmp) < 0)
 		return -1;
-	if (rename(tmp, path) != 0) {
+	long delay = fault_value("write-delay-ms");
+	if (delay > 0)
+		nanosleep(&(struct timespec){delay / 1000, (delay % 1000) * 1000000}, NULL);
+	if (check && !still_same(path, check)) {
+		rc = error_set("%s: changed since it was read; not written", path);
+		unlink(tmp);
+	} else if (rename(tmp, path) != 0) {
 		rc = error_set("%s: %s: %s", path, what, strerror(errno));
 		unlink(tmp);
 	}
@@ -118,10 +184,10 @@ int writefile_replace(const char *path, const char *expected_old, size_t old_len
 	}
 	if (backup_suffix && *backup_suffix) {
 		bak = xasprintf("%s%s", path, backup_suffix);
-		if (put_beside(bak, cur, cur_len, &st, "cannot write backup") < 0)
+		if (put_beside(bak, cur, cur_len, &st, NULL, "cannot write backup") < 0)
 			goto done;
 	}
-	if (put_beside(path, new_text, new_len, &st, "cannot replace") < 0)
+	if (put_beside(path, new_text, new_len, &st, &st, "cannot replace") < 0)
 		goto done;
 	fsync_dir_of(path);
 	ret = 0;

@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# Ctrl-C, SIGTERM and SIGHUP during apply: every file is the old or the new
+# one, nothing is left in TMPDIR or the tree, no spatch survives, the files
+# written are the ones reported "fixed", and the exit status is 128+signal.
+. "$(dirname "$0")/lib.sh"
+command -v spatch >/dev/null || { echo "SKIP: spatch not installed"; exit 0; }
+
+export TMPDIR=$WORK/tmp
+mkdir -p "$TMPDIR"
+cp -r "$SRC/fixtures/drivers/char" orig
+cp -r orig ref
+"$BIN" apply -j 2 ref >/dev/null 2>&1
+n_changed=$(diff -rq orig ref | grep -c differ)
+[ "$n_changed" -ge 3 ] && ok || bad "the reference apply changed $n_changed files"
+
+# check_after SIGNAL RC: the state after an interrupted run in ./t
+check_after() {
+	local sig=$1 want=$2 f rel written=0
+	expect_rc "$want" "$sig: exit status"
+	expect_err "interrupted by signal" "$sig: says it was interrupted"
+	for f in orig/*.c; do
+		rel=${f#orig/}
+		if cmp -s "t/$rel" "orig/$rel"; then
+			if printf '%s\n' "$out" | grep -q "^fixed t/$rel "; then bad "$sig: $rel reported fixed but not written"; fi
+		elif cmp -s "t/$rel" "ref/$rel"; then
+			written=$((written + 1))
+			printf '%s\n' "$out" | grep -q "^fixed t/$rel " || bad "$sig: $rel written but not reported"
+		else
+			bad "$sig: $rel is neither the old nor the new file"
+		fi
+	done
+	[ -z "$(find t -name '*.preemptify-*')" ] && ok || bad "$sig: temporary files left in the tree"
+	[ -z "$(ls -A "$TMPDIR")" ] && ok || bad "$sig: left in TMPDIR: $(ls -A "$TMPDIR")"
+	sleep 0.2
+	if pgrep -f "spatch.*$TMPDIR" >/dev/null; then bad "$sig: spatch still running"; else ok; fi
+	written_count=$written
+}
+
+# run_interrupted SIGNAL WAIT-FOR: starts apply on a fresh copy, sends SIGNAL
+# once WAIT-FOR says so ("plan": after 1 s; "write": after the first fixed line)
+run_interrupted() {
+	local sig=$1 when=$2 pid i
+	rm -rf t && cp -r orig t
+	"$BIN" apply -j 2 t >"$WORK/.out" 2>"$WORK/.err" &
+	pid=$!
+	if [ "$when" = plan ]; then
+		sleep 1
+	else
+		for i in $(seq 1 600); do grep -q '^fixed ' "$WORK/.out" && break; sleep 0.05; done
+	fi
+	kill -s "$sig" "$pid"
+	wait "$pid"
+	rc=$?
+	out=$(cat "$WORK/.out")
+	err=$(cat "$WORK/.err")
+}
+
+run_interrupted INT plan; check_after SIGINT 130
+[ "$written_count" -eq 0 ] && ok || bad "an interrupted plan wrote $written_count files"
+run_interrupted TERM plan; check_after SIGTERM 143
+run_interrupted HUP plan; check_after SIGHUP 129
+
+# in the write phase: hold each replacement 300 ms with its temporary file complete
+export PREEMPTIFY_TEST_FAULT=write-delay-ms=300
+run_interrupted INT write; check_after SIGINT 130
+[ "$written_count" -ge 1 ] && [ "$written_count" -lt "$n_changed" ] && ok ||
+	bad "interrupted in the write phase: $written_count of $n_changed files written"
+expect_err 'not written \(interrupted\)' "the files not written are listed"
+finish
