@@ -1,6 +1,7 @@
 /* Commit: the planned changes as one commit per file or per directory. */
 #include "git/internal.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -80,6 +81,31 @@ done:
 	return rc;
 }
 
+/*
+ * HEAD names a branch that does not exist (`ref: refs/heads/nosuch`) while
+ * the repository has history: committing there would start an orphan
+ * history holding only the rewritten files. Refused; a fresh repository
+ * with no reference at all may start its history with our commits.
+ */
+static int unborn_with_history(git_repository *g)
+{
+	git_reference_iterator *it = NULL;
+	const char *name = NULL;
+	int rc = 0;
+	if (git_reference_iterator_new(&it, g) < 0)
+		return repo_git_fail("listing the references");
+	if (git_reference_next_name(&name, it) == 0) {
+		git_reference *h = NULL;
+		const char *t = git_reference_lookup(&h, g, "HEAD") == 0 &&
+				git_reference_type(h) == GIT_REFERENCE_SYMBOLIC ? git_reference_symbolic_target(h) : "?";
+		rc = error_set("HEAD points to %s, which does not exist, while the repository has other "
+			       "references (%s): check out the branch to port first (git switch BRANCH)", t, name);
+		git_reference_free(h);
+	}
+	git_reference_iterator_free(it);
+	return rc;
+}
+
 /* The repository state: not locked, HEAD readable, the branch option and an identity usable. */
 static int check_state(struct run *run, struct repo_commit_report *out)
 {
@@ -96,7 +122,7 @@ static int check_state(struct run *run, struct repo_commit_report *out)
 		    git_commit_tree(&run->parent_tree, run->parent) < 0)
 			return repo_git_fail("reading HEAD");
 		git_oid_tostr(out->base, sizeof out->base, git_commit_id(run->parent));
-	} else if (empty_tree(g, &run->parent_tree) < 0) {
+	} else if (unborn_with_history(g) < 0 || empty_tree(g, &run->parent_tree) < 0) {
 		return -1;
 	}
 	if (run->opts->branch &&
@@ -178,106 +204,58 @@ static void plan_messages(struct run *run, struct repo_commit_report *out)
 	free(signoff);
 }
 
-/* Creates (or resets) and checks out the --branch, or notes the current branch. */
-static int switch_branch(struct run *run, struct repo_commit_report *out)
+/*
+ * The branch the commits go on: --branch NAME, else the one HEAD names.
+ * *OUT is owned. Also fills out->branch.
+ */
+static int target_ref(struct run *run, struct repo_commit_report *out, char **ref)
 {
-	git_repository *g = run->g;
-	const char *branch = run->opts->branch;
-	if (!branch) {
-		git_reference *h = NULL;
-		if (!run->detached && git_reference_lookup(&h, g, "HEAD") == 0 &&
-		    git_reference_type(h) == GIT_REFERENCE_SYMBOLIC) {
-			const char *t = git_reference_symbolic_target(h);
-			out->branch = xstrdup(strncmp(t, "refs/heads/", 11) == 0 ? t + 11 : t);
-		}
-		git_reference_free(h);
+	if (run->opts->branch) {
+		*ref = xasprintf("refs/heads/%s", run->opts->branch);
+		out->branch = xstrdup(run->opts->branch);
 		return 0;
 	}
-	git_reference *newref = NULL;
-	char *refname = xasprintf("refs/heads/%s", branch);
+	git_reference *h = NULL;
+	if (git_reference_lookup(&h, run->g, "HEAD") < 0 || git_reference_type(h) != GIT_REFERENCE_SYMBOLIC) {
+		git_reference_free(h);
+		return error_set("HEAD is not a branch; give a branch name (--branch NAME)");
+	}
+	const char *t = git_reference_symbolic_target(h);
+	*ref = xstrdup(t);
+	out->branch = xstrdup(strncmp(t, "refs/heads/", 11) == 0 ? t + 11 : t);
+	git_reference_free(h);
+	return 0;
+}
+
+/* A blob of TEXT as `git add` would store the file REL (through its filters). */
+static int blob_of(git_repository *g, const char *rel, const char *text, size_t len, git_oid *id)
+{
+	git_filter_list *fl = NULL;
+	git_buf b = GIT_BUF_INIT;
 	int rc = -1;
-	if (run->create_branch && !run->unborn &&
-	    git_branch_create(&newref, g, branch, run->parent, run->opts->force) < 0) {
-		repo_git_fail(branch);
+	if (git_filter_list_load(&fl, g, NULL, rel, GIT_FILTER_TO_ODB, GIT_FILTER_DEFAULT) < 0)
+		return repo_git_fail(rel);
+	if (fl ? git_filter_list_apply_to_buffer(&b, fl, text, len) < 0 ||
+			 git_blob_create_from_buffer(id, g, b.ptr, b.size) < 0
+	       : git_blob_create_from_buffer(id, g, text, len) < 0) {
+		repo_git_fail(rel);
 		goto done;
 	}
-	if (git_repository_set_head(g, refname) < 0) {
-		repo_git_fail(refname);
-		goto done;
-	}
-	out->branch = xstrdup(branch);
 	rc = 0;
 done:
-	git_reference_free(newref);
-	free(refname);
+	git_buf_dispose(&b);
+	git_filter_list_free(fl);
 	return rc;
-}
-
-static void delete_ref(git_repository *g, const char *name)
-{
-	git_reference *ref = NULL;
-	if (git_reference_lookup(&ref, g, name) == 0)
-		git_reference_delete(ref);
-	git_reference_free(ref);
-}
-
-/* Points REF at ID; -1 with the error slot set on failure. */
-static int set_ref(git_repository *g, const char *ref, const git_oid *id, const char *log)
-{
-	git_reference *tmp = NULL;
-	int rc = git_reference_create(&tmp, g, ref, id, 1, log) < 0 ? repo_git_fail(ref) : 0;
-	git_reference_free(tmp);
-	return rc;
-}
-
-/* Records the run's base (REPO_BASE_REF) and forgets the last run's tip. */
-static int record_base(struct run *run)
-{
-	delete_ref(run->g, REPO_TIP_REF);
-	if (run->unborn) {
-		delete_ref(run->g, REPO_BASE_REF);
-		return 0;
-	}
-	return set_ref(run->g, REPO_BASE_REF, git_commit_id(run->parent), "preemptify: base of a commit run");
 }
 
 typedef VEC(git_tree_update) update_vec;
 
-/* Writes GROUP's files and stores them as blobs: the tree updates, in *UPDATES. */
-static int write_group(git_repository *g, const item_vec *items, size_t group, update_vec *updates)
-{
-	for (size_t i = 0; i < items->len; i++) {
-		const struct item *it = &items->items[i];
-		if (it->group != group)
-			continue;
-		/* atomic, mode kept, and refused if the file changed since it was read */
-		if (writefile_replace(it->change->path, it->change->old_text, it->change->old_len,
-				      it->change->new_text, it->change->new_len, NULL) < 0)
-			return -1;
-		git_tree_update u = {GIT_TREE_UPDATE_UPSERT, {{0}}, it->mode, it->rel};
-		/* Through the repository's filters, as git add would store it. */
-		if (git_blob_create_from_workdir(&u.id, g, it->rel) < 0)
-			return repo_git_fail(it->change->path);
-		vec_push(updates, u);
-	}
-	return 0;
-}
-
-/* Only our paths move in the index: the user's other staged changes stay. */
-static int index_update(git_index *index, const git_tree_update *updates, size_t n)
-{
-	if (git_index_read(index, 0) < 0)
-		return repo_git_fail("reading the index");
-	for (size_t i = 0; i < n; i++)
-		if (git_index_add_bypath(index, updates[i].path) < 0)
-			return repo_git_fail(updates[i].path);
-	if (git_index_write(index) < 0)
-		return repo_git_fail("writing the index");
-	return 0;
-}
-
-/* Makes the commit of one group on top of run->parent (NULL: root commit) and advances it. */
-static int commit_group(struct run *run, git_index *index, size_t group, const char *message, git_oid *out)
+/*
+ * Makes the commit of one group on top of run->parent (NULL: root commit)
+ * from the new texts in memory, as objects only: no ref, file or index
+ * moves. Advances run->parent.
+ */
+static int build_group(struct run *run, size_t group, const char *message, git_oid *out)
 {
 	git_repository *g = run->g;
 	update_vec updates = VEC_INIT;
@@ -285,23 +263,25 @@ static int commit_group(struct run *run, git_index *index, size_t group, const c
 	git_commit *commit = NULL;
 	git_oid tree_id;
 	int rc = -1;
-	if (write_group(g, &run->items, group, &updates) < 0)
-		goto done;
+	for (size_t i = 0; i < run->items.len; i++) {
+		const struct item *it = &run->items.items[i];
+		if (it->group != group)
+			continue;
+		git_tree_update u = {GIT_TREE_UPDATE_UPSERT, {{0}}, it->mode, it->rel};
+		if (blob_of(g, it->rel, it->change->new_text, it->change->new_len, &u.id) < 0)
+			goto done;
+		vec_push(&updates, u);
+	}
 	if (git_tree_create_updated(&tree_id, g, run->parent_tree, updates.len, updates.items) < 0 ||
 	    git_tree_lookup(&tree, g, &tree_id) < 0) {
 		repo_git_fail("building the commit's tree");
 		goto done;
 	}
 	const git_commit *parents[1] = {run->parent};
-	if (git_commit_create(out, g, "HEAD", run->sig, run->sig, NULL, message, tree, run->parent ? 1 : 0,
-			      parents) < 0) {
+	if (git_commit_create(out, g, NULL, run->sig, run->sig, NULL, message, tree, run->parent ? 1 : 0,
+			      parents) < 0 ||
+	    git_commit_lookup(&commit, g, out) < 0) {
 		repo_git_fail("creating the commit");
-		goto done;
-	}
-	if (index_update(index, updates.items, updates.len) < 0)
-		goto done;
-	if (git_commit_lookup(&commit, g, out) < 0) {
-		repo_git_fail("reading the new commit");
 		goto done;
 	}
 	git_commit_free(run->parent);
@@ -318,31 +298,125 @@ done:
 	return rc;
 }
 
-/* One commit per planned report entry, each recorded as REPO_TIP_REF. */
-static int commit_all(struct run *run, struct repo_commit_report *out)
+/* Puts back the old contents of the first N items' files (after a failed run). */
+static void restore_files(const item_vec *items, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		const struct file_change *c = items->items[i].change;
+		if (writefile_replace(c->path, c->new_text, c->new_len, c->old_text, c->old_len, NULL) < 0)
+			fprintf(stderr, "%s: error: could not restore the original: %s\n", c->path,
+				after_path(error_last(), c->path));
+	}
+}
+
+/* Writes every item's new text to the work tree; on a failure the written ones are restored. */
+static int write_files(const item_vec *items)
+{
+	for (size_t i = 0; i < items->len; i++) {
+		const struct file_change *c = items->items[i].change;
+		if (writefile_replace(c->path, c->old_text, c->old_len, c->new_text, c->new_len, NULL) < 0) {
+			char *why = xstrdup(error_last());
+			restore_files(items, i);
+			error_set("%s; nothing was committed and no file was changed", why);
+			free(why);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/* Only our paths move in the index: the user's other staged changes stay. */
+static int index_update(git_repository *g, const item_vec *items)
 {
 	git_index *index = NULL;
 	int rc = -1;
-	if (git_repository_index(&index, run->g) < 0) {
-		repo_git_fail("opening the index");
+	if (git_repository_index(&index, g) < 0 || git_index_read(index, 0) < 0) {
+		repo_git_fail("reading the index");
 		goto done;
 	}
-	for (size_t gi = 0; gi < run->group_first.len; gi++) {
-		struct repo_commit *c = &out->commits.items[gi];
-		git_oid id;
-		if (commit_group(run, index, gi, c->message, &id) < 0) {
-			/* Later entries were never made: drop them from the report. */
-			while (out->commits.len > gi)
-				commit_release(&out->commits.items[--out->commits.len]);
+	for (size_t i = 0; i < items->len; i++)
+		if (git_index_add_bypath(index, items->items[i].rel) < 0) {
+			repo_git_fail(items->items[i].rel);
 			goto done;
 		}
-		git_oid_tostr(c->id, sizeof c->id, &id);
-		if (set_ref(run->g, REPO_TIP_REF, &id, "preemptify: commit run") < 0)
-			goto done;
+	if (git_index_write(index) < 0) {
+		repo_git_fail("writing the index");
+		goto done;
 	}
 	rc = 0;
 done:
 	git_index_free(index);
+	return rc;
+}
+
+/*
+ * All or nothing: every commit is built as objects first; then the refs
+ * are locked (a held lock fails here, before any file is touched), the
+ * files written (a failure restores them and moves no ref), and the refs
+ * moved in one transaction (a failure restores the files).
+ */
+static int commit_all(struct run *run, struct repo_commit_report *out)
+{
+	git_repository *g = run->g;
+	git_transaction *tx = NULL;
+	char *ref = NULL;
+	git_oid base, tip;
+	bool had_base = !run->unborn;
+	int rc = -1;
+	if (had_base)
+		git_oid_cpy(&base, git_commit_id(run->parent));
+	for (size_t gi = 0; gi < run->group_first.len; gi++) {
+		struct repo_commit *c = &out->commits.items[gi];
+		if (build_group(run, gi, c->message, &tip) < 0)
+			goto fail;
+		git_oid_tostr(c->id, sizeof c->id, &tip);
+	}
+	if (target_ref(run, out, &ref) < 0)
+		goto fail;
+	const char *locks[] = {ref, REPO_BASE_REF, REPO_TIP_REF, run->opts->branch ? "HEAD" : NULL};
+	if (git_transaction_new(&tx, g) < 0) {
+		repo_git_fail("starting the ref update");
+		goto fail;
+	}
+	for (size_t i = 0; i < ARRAY_SIZE(locks) && locks[i]; i++)
+		if (git_transaction_lock_ref(tx, locks[i]) < 0) {
+			repo_git_fail(locks[i]);
+			goto fail;
+		}
+	if (git_transaction_set_target(tx, ref, &tip, run->sig, "preemptify: port to the preemptible kernel") < 0 ||
+	    (had_base ? git_transaction_set_target(tx, REPO_BASE_REF, &base, run->sig, "preemptify: base of a commit run")
+		      : git_transaction_remove(tx, REPO_BASE_REF)) < 0 ||
+	    git_transaction_set_target(tx, REPO_TIP_REF, &tip, run->sig, "preemptify: commit run") < 0 ||
+	    (run->opts->branch && git_transaction_set_symbolic_target(tx, "HEAD", ref, run->sig,
+								       "preemptify: switch to the port branch") < 0)) {
+		repo_git_fail("preparing the ref update");
+		goto fail;
+	}
+	if (write_files(&run->items) < 0)
+		goto fail;
+	if (git_transaction_commit(tx) < 0) {
+		repo_git_fail("moving the refs");
+		char *why = xstrdup(error_last());
+		restore_files(&run->items, run->items.len);
+		error_set("%s; nothing was committed and the files were restored", why);
+		free(why);
+		goto fail;
+	}
+	if (index_update(g, &run->items) < 0) {
+		char *why = xstrdup(error_last());
+		error_set("committed, but the index was not updated (%s): run git reset -q to match it to HEAD",
+			  why);
+		free(why);
+		goto done; /* the commits stand: keep them in the report */
+	}
+	rc = 0;
+	goto done;
+fail:
+	while (out->commits.len) /* nothing was made that a user can see */
+		commit_release(&out->commits.items[--out->commits.len]);
+done:
+	git_transaction_free(tx);
+	free(ref);
 	return rc;
 }
 
@@ -369,8 +443,8 @@ int repo_commit_changes(struct repo *r, const struct repo_commit_options *opts,
 		rc = 0;
 		goto done;
 	}
-	/* 3. Write: branch, run record, then one commit per group. */
-	if (switch_branch(&run, out) < 0 || record_base(&run) < 0 || commit_all(&run, out) < 0)
+	/* 3. Build the commits, then lock the refs, write the files and move the refs. */
+	if (commit_all(&run, out) < 0)
 		goto done;
 	rc = 0;
 done:

@@ -14,7 +14,17 @@
 int repo_git_fail(const char *what)
 {
 	const git_error *e = git_error_last();
-	return error_set("%s: %s", what, e && e->message ? e->message : "libgit2 error");
+	const char *m = e && e->message && *e->message ? e->message : "libgit2 error";
+	size_t n = strlen(m);
+	/* libgit2 ends some messages with ": " and no reason (a lock file that exists) */
+	while (n && (m[n - 1] == ' ' || m[n - 1] == ':'))
+		n--;
+	if (n < strlen(m))
+		return error_set("%s: %.*s: %s", what, (int)n, m,
+				 strstr(m, ".lock") ? "the lock file exists: another git process is running, "
+						      "or one crashed (remove the .lock file if none runs)"
+						    : "no reason given");
+	return error_set("%s: %s", what, m);
 }
 
 int repo_identity(git_repository *g, git_signature **out)
