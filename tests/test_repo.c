@@ -6,7 +6,7 @@
  *                                        prints the message for all of SPEC as one commit
  *   test_repo commit [--repo DIR] [--branch B] [--force] [--group file|dir]
  *                    [--prefix P] [--signoff] [--dry-run] SPEC
- *   test_repo series [--repo DIR] [--range R] [--subject-prefix P] [--signoff]
+ *   test_repo series [--repo DIR] [--range R] [--subject-prefix P] [--signoff] [--force]
  *                    [--no-cover] OUTDIR
  *
  * SPEC fabricates what the rewrite stage would hand over, one line each:
@@ -465,6 +465,8 @@ static int run_series(int argc, char **argv)
 			o.signoff = true;
 		else if (strcmp(argv[i], "--no-cover") == 0)
 			o.cover_letter = false;
+		else if (strcmp(argv[i], "--force") == 0)
+			o.force = true;
 		else
 			outdir = argv[i];
 	}

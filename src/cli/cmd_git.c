@@ -106,6 +106,7 @@ int cmd_series(int argc, char **argv)
 		{"subject-prefix", 0, OPT_STRING, &so.subject_prefix, "TEXT", "instead of PATCH, e.g. \"PATCH v2\""},
 		{"signoff", 's', OPT_FLAG, &so.signoff, NULL, "add a Signed-off-by trailer where missing"},
 		{"no-cover-letter", 0, OPT_FLAG, &no_cover, NULL, "do not write 0000-cover-letter.patch"},
+		{"force", 'f', OPT_FLAG, &so.force, NULL, "replace patch files that exist (never through a symbolic link)"},
 		{"repo", 'C', OPT_STRING, &repo_path, "PATH", "the repository (default: the current directory)"},
 		{NULL, 0, 0, NULL, NULL, NULL},
 	};

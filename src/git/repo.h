@@ -95,8 +95,9 @@ struct repo_series_options {
 	const char *subject_prefix; /* default "PATCH" */
 	bool signoff;               /* add Signed-off-by: <identity> where missing */
 	bool cover_letter;          /* write 0000-cover-letter.patch (default true) */
+	bool force;                 /* replace existing patch files (never through a link) */
 };
-#define REPO_SERIES_OPTIONS_INIT {"PATCH", false, true}
+#define REPO_SERIES_OPTIONS_INIT {"PATCH", false, true, false}
 
 struct repo_series_report {
 	struct strvec files; /* paths written, cover letter first */

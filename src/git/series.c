@@ -2,11 +2,13 @@
 #include "git/internal.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "git/message.h"
 
@@ -21,6 +23,43 @@ void repo_series_report_release(struct repo_series_report *rep)
 {
 	strvec_release(&rep->files);
 	rep->patches = 0;
+}
+
+/*
+ * Creates PATH with DATA: never through a symbolic link, never over an
+ * existing file unless FORCE (then a regular file is replaced; a link or
+ * anything else is still refused). 0, or -1 with the error slot set.
+ */
+static int write_new_file(const char *path, const char *data, size_t len, bool force)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
+	if (fd < 0 && errno == EEXIST) {
+		struct stat st;
+		if (lstat(path, &st) == 0 && S_ISLNK(st.st_mode))
+			return error_set("%s: is a symbolic link; not written through", path);
+		if (!force)
+			return error_set("%s: exists; not overwritten (--force replaces it)", path);
+		if (!S_ISREG(st.st_mode) || unlink(path) != 0)
+			return error_set("%s: exists and cannot be replaced", path);
+		fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
+	}
+	if (fd < 0)
+		return error_set("%s: cannot create: %s", path, strerror(errno));
+	int rc = 0;
+	for (size_t off = 0; off < len && rc == 0;) {
+		ssize_t w = write(fd, data + off, len - off);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w < 0)
+			rc = error_set("%s: cannot write: %s", path, strerror(errno));
+		else
+			off += (size_t)w;
+	}
+	if (close(fd) != 0 && rc == 0)
+		rc = error_set("%s: cannot write: %s", path, strerror(errno));
+	if (rc != 0)
+		unlink(path);
+	return rc;
 }
 
 /* mkdir -p */
@@ -285,7 +324,7 @@ static int write_patch(struct series *s, size_t i, struct repo_series_report *ou
 	char *name = patch_name(i + 1, git_commit_summary(c));
 	path = xasprintf("%s/%s", s->outdir, name);
 	free(name);
-	if (write_file(path, mail.ptr, mail.size) < 0)
+	if (write_new_file(path, mail.ptr, mail.size, s->opts->force) < 0)
 		goto done;
 	vec_push(&out->files, path);
 	path = NULL;
@@ -364,7 +403,7 @@ static int write_cover(const struct series *s, const char *path)
 	buf_printf(&cover, "\n%s (%zu):\n%s\n", s->sig->name, s->ids.len, buf_cstr(&s->shortlog));
 	buf_add(&cover, statbuf.ptr, statbuf.size);
 	buf_printf(&cover, "\n-- \npreemptify %s\n\n", PREEMPTIFY_VERSION);
-	if (write_file(path, cover.ptr, cover.len) < 0)
+	if (write_new_file(path, cover.ptr, cover.len, s->opts->force) < 0)
 		goto done;
 	rc = 0;
 done:
