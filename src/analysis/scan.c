@@ -47,10 +47,31 @@ static const char *const site_words[] = {
 	"per_cpu", "preempt_enable_no_resched", "preempt_enable_noresched",
 };
 
+/*
+ * Is A code the grammar did not read as a function: a K&R definition with
+ * no return type (`kr(x) int x; { ... }` leaves a block at file scope;
+ * `kr(x) { ... }` reads as a definition of `x` with type `kr`)?
+ */
+static bool not_a_function(TSNode a)
+{
+	TSNode p = ts_node_parent(a);
+	if (ts_type_is(a, "compound_statement") && ts_type_is(p, "translation_unit"))
+		return true;
+	if (!ts_type_is(a, "function_definition"))
+		return false;
+	TSNode d = ts_node_child_by_field_name(a, "declarator", 10);
+	while (!ts_node_is_null(d) && !ts_type_is(d, "function_declarator"))
+		d = ts_node_child_by_field_name(d, "declarator", 10);
+	return ts_node_is_null(d);
+}
+
 /* Candidate sites that fell in an ERROR region: say so instead of skipping silently. */
 static void report_unparsed(const struct source *src, TSNode root, struct scan_result *out)
 {
-	if (!ts_node_has_error(root))
+	bool odd = ts_node_has_error(root);
+	for (uint32_t i = 0; !odd && i < ts_node_named_child_count(root); i++)
+		odd = not_a_function(ts_node_named_child(root, i));
+	if (!odd)
 		return;
 	const char *t = src->parse_text;
 	unsigned last_line = 0;
@@ -62,25 +83,25 @@ static void report_unparsed(const struct source *src, TSNode root, struct scan_r
 			    source_in_directive(src, off))
 				continue;
 			TSNode d = ts_node_descendant_for_byte_range(root, (uint32_t)off, (uint32_t)(off + n));
-			bool in_error = false;
-			for (TSNode a = d; !ts_node_is_null(a); a = ts_node_parent(a)) {
+			const char *why = NULL;
+			for (TSNode a = d; !ts_node_is_null(a) && !why; a = ts_node_parent(a)) {
 				if (ts_type_is(a, "comment") || ts_type_is(a, "string_literal") ||
 				    ts_type_is(a, "preproc_arg"))
 					break;
-				if (ts_type_is(a, "ERROR")) {
-					in_error = true;
-					break;
-				}
+				if (ts_type_is(a, "ERROR"))
+					why = "lies in code the C grammar could not parse";
+				else if (not_a_function(a))
+					why = "lies in a K&R-style definition without a return type, which the "
+					      "C grammar does not read as a function";
 			}
-			if (!in_error)
+			if (!why)
 				continue;
 			struct srcpos pos = source_pos(src, off);
 			if (pos.line == last_line)
 				continue;
 			last_line = pos.line;
 			struct diagnostic dg = {DIAG_UNPARSED, xstrdup(src->path), pos.line, pos.column,
-				xasprintf("unparsed: `%s` lies in code the C grammar could not parse; "
-					  "not analysed", site_words[i])};
+				xasprintf("unparsed: `%s` %s; not analysed", site_words[i], why)};
 			vec_push(&out->diagnostics, dg);
 		}
 	}

@@ -76,8 +76,8 @@ int cmd_commit(int argc, char **argv)
 		goto done;
 	}
 	rc = rewrite_cli_run(cmd, &rw);
-	if (rc == EXIT_USAGE || interrupted())
-		goto done; /* nothing is committed of an interrupted plan */
+	if (rc == EXIT_USAGE || interrupted() || rw.no_rewrite)
+		goto done; /* nothing is committed of an interrupted or impossible plan */
 	bool failed = rc == EXIT_FAILED;
 	rc = EXIT_FAILED;
 	int e = repo_commit_changes(repo, &co, rw.rr.files.items, rw.rr.files.len, &rep);

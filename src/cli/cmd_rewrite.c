@@ -74,7 +74,13 @@ int rewrite_cli_run(const struct cli_command *cmd, struct rewrite_cmd *c)
 	if (interrupted())
 		return EXIT_FAILED; /* nothing of an interrupted plan is shown or written */
 	if (nfail < 0) {
+		size_t n = 0;
+		for (size_t i = 0; i < c->sr.findings.len; i++)
+			n += c->sr.findings.items[i].fix != FIX_NONE && !c->sr.findings.items[i].protected_site;
 		fprintf(stderr, "preemptify %s: %s\n", cmd->name, error_last());
+		fprintf(stderr, "preemptify %s: nothing rewritten; %zu fixable site%s left as %s\n", cmd->name, n,
+			n == 1 ? "" : "s", n == 1 ? "it is" : "they are");
+		c->no_rewrite = true;
 		return EXIT_FAILED;
 	}
 	print_refusals(&c->rr);
@@ -199,8 +205,10 @@ static int run(const char *name, bool apply, int argc, char **argv)
 		goto done;
 	}
 	int status = rewrite_cli_run(cmd, &rw);
-	if (status == EXIT_USAGE || interrupted())
+	if (status == EXIT_USAGE || interrupted() || rw.no_rewrite) {
+		code = status;
 		goto done;
+	}
 	struct totals t = {0, 0, 0, {0}, status == EXIT_FAILED};
 	e.diff.color = want_color(color);
 	for (size_t i = 0; i < rw.rr.files.len; i++) {

@@ -99,8 +99,9 @@ struct rewrite_cmd {
 	struct strvec paths;
 	struct scan_result sr;
 	struct rewrite_result rr;
+	bool no_rewrite; /* spatch could not be run at all: nothing was planned */
 };
-#define REWRITE_CMD_INIT {SCAN_CLI_INIT, REWRITE_CLI_INIT, STRVEC_INIT, SCAN_RESULT_INIT, REWRITE_RESULT_INIT}
+#define REWRITE_CMD_INIT {SCAN_CLI_INIT, REWRITE_CLI_INIT, STRVEC_INIT, SCAN_RESULT_INIT, REWRITE_RESULT_INIT, false}
 
 /*
  * Scans c->paths (scan_cli_run) and plans the rewrite (rewrite_plan) into

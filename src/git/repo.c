@@ -56,7 +56,14 @@ int repo_open(struct repo **out, const char *path)
 		goto done;
 	}
 	dir = S_ISDIR(st.st_mode) ? xstrdup(path) : dir_of(path);
-	if (git_repository_open_ext(&g, dir, 0, NULL) < 0) {
+	int e = git_repository_open_ext(&g, dir, 0, NULL);
+	if (e == GIT_EOWNER) {
+		repo_git_fail(path);
+		error_set("%s (git refuses a repository owned by another user: run as its owner, or mark "
+			  "it safe with git config --global --add safe.directory DIR)", error_last());
+		goto done;
+	}
+	if (e < 0) {
 		error_set("%s: not inside a git repository", path);
 		goto done;
 	}

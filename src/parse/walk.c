@@ -42,6 +42,32 @@ static void add_io_diag(diagnostic_vec *diags, const char *path, const char *wha
 	vec_push(diags, d);
 }
 
+/*
+ * A file name with control characters (an escape sequence, a newline)
+ * would reach the terminal and every line-based report raw: such a file is
+ * not taken, and the diagnostic shows the name with \xHH escapes.
+ * Returns true when PATH was refused.
+ */
+static bool refuse_control_name(diagnostic_vec *diags, const char *path)
+{
+	const unsigned char *p = (const unsigned char *)path;
+	while (*p && *p >= 0x20 && *p != 0x7f)
+		p++;
+	if (!*p)
+		return false;
+	struct buf shown = BUF_INIT;
+	for (p = (const unsigned char *)path; *p; p++) {
+		if (*p < 0x20 || *p == 0x7f)
+			buf_printf(&shown, "\\x%02x", *p);
+		else
+			buf_add(&shown, (const char *)p, 1);
+	}
+	struct diagnostic d = {DIAG_IO, buf_detach(&shown), 0, 0,
+			       xstrdup("the file name contains control characters; skipped (rename the file)")};
+	vec_push(diags, d);
+	return true;
+}
+
 static char *join(const char *dir, const char *name)
 {
 	size_t n = strlen(dir);
@@ -89,13 +115,60 @@ static int walk_dir(const char *dir, const struct walk_options *opts, struct str
 			if (walk_dir(path, opts, out, diags) < 0)
 				rc = -1;
 		} else if (S_ISREG(st.st_mode) && is_c_source(names.items[i])) {
-			vec_push(out, path);
-			path = NULL;
+			if (refuse_control_name(diags, path)) {
+				rc = -1;
+			} else {
+				vec_push(out, path);
+				path = NULL;
+			}
 		}
 		free(path);
 	}
 	strvec_release(&names);
 	return rc;
+}
+
+struct file_id {
+	dev_t dev;
+	ino_t ino;
+	size_t index;
+};
+
+static int file_id_cmp(const void *a, const void *b)
+{
+	const struct file_id *x = a, *y = b;
+	if (x->dev != y->dev)
+		return x->dev < y->dev ? -1 : 1;
+	if (x->ino != y->ino)
+		return x->ino < y->ino ? -1 : 1;
+	return x->index < y->index ? -1 : x->index > y->index;
+}
+
+/* Drops the later names of a file named twice (`a.c ./a.c`, a file and its directory). */
+static void drop_duplicates(struct strvec *out)
+{
+	struct file_id *ids = xcalloc(out->len ? out->len : 1, sizeof *ids);
+	bool *dup = xcalloc(out->len ? out->len : 1, sizeof *dup);
+	size_t n = 0;
+	for (size_t i = 0; i < out->len; i++) {
+		struct stat st;
+		if (stat(out->items[i], &st) == 0)
+			ids[n++] = (struct file_id){st.st_dev, st.st_ino, i};
+	}
+	qsort(ids, n, sizeof *ids, file_id_cmp);
+	for (size_t i = 1; i < n; i++)
+		if (ids[i].dev == ids[i - 1].dev && ids[i].ino == ids[i - 1].ino)
+			dup[ids[i].index] = true;
+	size_t k = 0;
+	for (size_t i = 0; i < out->len; i++) {
+		if (dup[i])
+			free(out->items[i]);
+		else
+			out->items[k++] = out->items[i];
+	}
+	out->len = k;
+	free(ids);
+	free(dup);
 }
 
 int walk_paths(char *const *roots, size_t n, const struct walk_options *opts,
@@ -111,8 +184,13 @@ int walk_paths(char *const *roots, size_t n, const struct walk_options *opts,
 			if (walk_dir(roots[i], opts, out, diags) < 0)
 				rc = -1;
 		} else if (!excluded(opts, roots[i])) {
-			vec_push(out, xstrdup(roots[i]));
+			if (refuse_control_name(diags, roots[i]))
+				rc = -1;
+			else
+				vec_push(out, xstrdup(roots[i]));
 		}
 	}
+	if (n > 1) /* one root cannot name a file twice: links are not followed inside it */
+		drop_duplicates(out);
 	return rc;
 }

@@ -13,6 +13,8 @@ struct walk_options {
  * Files named directly are taken whatever their suffix; directories are
  * walked recursively for *.c and *.h, in sorted order. Symlinks inside a
  * walked directory are not followed (so nothing outside the roots is read).
+ * A file named twice (`a.c ./a.c`, or a file and a directory holding it)
+ * is taken once, under its first name.
  * A missing or unreadable root adds a DIAG_IO diagnostic and makes the
  * return -1; the other roots are still walked. OUT owns its strings.
  */

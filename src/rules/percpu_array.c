@@ -188,7 +188,15 @@ static void check_sites_fixable(struct ctx *c, struct percpu_array *pa)
 		TSNode sub = pa->uses.items[k];
 		TSNode idx = ts_strip_parens(ts_field(sub, "index"), c->text);
 		const struct fn *g = analysis_fn_at(c->fa, ts_node_start_byte(sub));
-		if (!g || !call_is(c, idx, "smp_processor_id"))
+		if (!g) {
+			/* a conversion would leave this use as it is: x[...] of a per-CPU variable */
+			pa->eligible = false;
+			pa->why_not = xasprintf("%s is used at line %u outside any function the parser "
+						"recognised (a K&R definition without a return type?)",
+						pa->name, line_of(c, sub));
+			break;
+		}
+		if (!call_is(c, idx, "smp_processor_id"))
 			continue;
 		struct point_state ps = flow_state_at(g, ts_node_start_byte(sub));
 		if (point_protected(&ps))

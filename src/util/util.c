@@ -67,10 +67,13 @@ static _Thread_local char error_msg[1024];
 
 int error_set(const char *fmt, ...)
 {
+	/* through a copy: an argument may be error_last() itself */
+	char msg[sizeof error_msg];
 	va_list ap;
 	va_start(ap, fmt);
-	vsnprintf(error_msg, sizeof error_msg, fmt, ap);
+	vsnprintf(msg, sizeof msg, fmt, ap);
 	va_end(ap);
+	memcpy(error_msg, msg, sizeof msg);
 	return -1;
 }
 
