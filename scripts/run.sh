@@ -2,6 +2,7 @@
 # preemptify quick start on a fresh Debian machine.
 #   scripts/run.sh demo   install what is missing, build, scan the bundled fixtures
 #   scripts/run.sh test   install what is missing, build, run the whole test suite
+#   scripts/run.sh fuzz   also clang: run the libFuzzer target FUZZ_SECONDS (60) seconds
 # BUILD_DIR and CMAKE_ARGS may be set in the environment.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -12,6 +13,7 @@ need=()
 for tool in cmake gcc make pkg-config npm python3 groff; do
 	command -v "$tool" >/dev/null 2>&1 || need+=("$tool")
 done
+[ "$mode" != fuzz ] || command -v clang >/dev/null 2>&1 || need+=(clang)
 for pkg in libtree-sitter-dev libgit2-dev coccinelle; do
 	dpkg -s "$pkg" >/dev/null 2>&1 || need+=("$pkg")
 done
@@ -36,8 +38,11 @@ demo)
 test)
 	ctest --test-dir "$build" --output-on-failure
 	;;
+fuzz)
+	tests/fuzz/run.sh "${FUZZ_SECONDS:-60}" "$build-fuzz"
+	;;
 *)
-	echo "usage: scripts/run.sh demo|test" >&2
+	echo "usage: scripts/run.sh demo|test|fuzz" >&2
 	exit 2
 	;;
 esac

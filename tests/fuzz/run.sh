@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# Builds the libFuzzer target (clang, ASan, UBSan) in BUILD_DIR and runs it
+# for SECONDS on a corpus seeded from the fixtures; exits non-zero on a
+# crash, a sanitizer report, a timeout or an invalid JSON/SARIF output.
+#   tests/fuzz/run.sh [SECONDS] [BUILD_DIR] [JOBS]
+set -euo pipefail
+here=$(cd "$(dirname "$0")/../.." && pwd)
+secs=${1:-60}
+build=${2:-$here/build-fuzz}
+jobs=${3:-1}
+command -v clang >/dev/null || { echo "fuzz: clang is needed (apt install clang)" >&2; exit 2; }
+# the grammar tarball another build already fetched and verified, if any
+extra=()
+for tarball in "$here"/build*/grammar/tree-sitter-c-*.tgz; do
+	[ -f "$tarball" ] && [ "$tarball" != "$build/grammar/${tarball##*/}" ] &&
+		extra=("-DPREEMPTIFY_GRAMMAR_TARBALL=$tarball") && break
+done
+CC=clang cmake -S "$here" -B "$build" -DPREEMPTIFY_FUZZ=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+	"${extra[@]}" >/dev/null
+cmake --build "$build" --target fuzz_scan -j "$(nproc)" >/dev/null
+
+corpus=$build/fuzz-corpus
+mkdir -p "$corpus"
+# seeds: every fixture and rewrite test input (copied, never modified in place)
+find "$here/fixtures" "$here/tests/rewrite" -name '*.c' -print0 |
+	while IFS= read -r -d '' f; do
+		cp "$f" "$corpus/seed-$(printf '%s' "${f#"$here"/}" | tr '/' '_')"
+	done
+artifacts=$build/fuzz-artifacts/
+mkdir -p "$artifacts"
+echo "fuzz: running fuzz_scan for ${secs}s ($jobs job(s)), corpus $corpus"
+"$build/fuzz_scan" -max_total_time="$secs" -timeout=20 -rss_limit_mb=2048 -max_len=65536 \
+	-print_final_stats=1 -artifact_prefix="$artifacts" -jobs="$jobs" -workers="$jobs" \
+	"$corpus" 2>&1 | tail -25
+status=${PIPESTATUS[0]}
+if [ "$status" -ne 0 ] || ls "$artifacts" | grep -q .; then
+	echo "fuzz: FAILED (status $status); reproducers in $artifacts" >&2
+	exit 1
+fi
+echo "fuzz: no crash, hang or invalid output in ${secs}s"
