@@ -45,12 +45,12 @@ static bool idle_field_visit(TSNode n, void *ctx)
 /* Climbs from an identifier through casts, parentheses and `&`. */
 static TSNode value_parent(TSNode n, TSNode *child)
 {
-	TSNode p = ts_node_parent(n);
+	TSNode p = ts_parent(n);
 	while (!ts_node_is_null(p) && (ts_type_is(p, "parenthesized_expression") ||
 				       ts_type_is(p, "cast_expression") ||
 				       ts_type_is(p, "pointer_expression"))) {
 		n = p;
-		p = ts_node_parent(p);
+		p = ts_parent(p);
 	}
 	*child = n;
 	return p;
@@ -58,7 +58,7 @@ static TSNode value_parent(TSNode n, TSNode *child)
 
 static bool in_timer_list_decl(TSNode n, const char *src)
 {
-	for (TSNode p = ts_node_parent(n); !ts_node_is_null(p); p = ts_node_parent(p)) {
+	for (TSNode p = ts_parent(n); !ts_node_is_null(p); p = ts_parent(p)) {
 		if (ts_type_is(p, "declaration")) {
 			TSNode type = ts_field(p, "type");
 			uint32_t s = ts_node_start_byte(type), e = ts_node_end_byte(type);
@@ -87,7 +87,7 @@ static void set_registered(struct fn *f, const struct registration *r, unsigned 
 static void registered_by_call(struct fn *f, TSNode args, TSNode child, const char *src, unsigned line)
 {
 	const char *name;
-	size_t len = ts_call_name(ts_node_parent(args), src, &name);
+	size_t len = ts_call_name(ts_parent(args), src, &name);
 	uint32_t argi = 0;
 	for (uint32_t i = 0; i < ts_node_named_child_count(args); i++)
 		if (ts_node_eq(ts_node_named_child(args, i), child))
@@ -151,7 +151,7 @@ static bool ident_visit(TSNode n, void *ctx)
 	if (idx < 0)
 		return false;
 	struct fn *f = &is->fa->fns.items[idx];
-	TSNode direct = ts_node_parent(n);
+	TSNode direct = ts_parent(n);
 	if (ts_type_is(direct, "call_expression") && ts_node_eq(ts_field(direct, "function"), n))
 		return false; /* a call */
 	if (ts_type_is(direct, "function_declarator") || ts_type_is(direct, "pointer_declarator") ||
@@ -283,31 +283,62 @@ static void collect_calls(struct file_analysis *fa, struct fn *f)
 		}
 }
 
+/* The calls to each function of the file: callers[first[g] .. first[g + 1]) call g. */
+struct callers {
+	size_t *first;
+	struct caller_ref {
+		uint32_t caller, call;
+	} *refs;
+};
+
+/* Built in one pass over every call (a counting sort by callee): linear in the calls. */
+static void callers_build(const struct file_analysis *fa, struct callers *cl)
+{
+	size_t nf = fa->fns.len, total = 0;
+	cl->first = xcalloc(nf + 2, sizeof *cl->first);
+	for (size_t i = 0; i < nf; i++)
+		for (size_t c = 0; c < fa->fns.items[i].calls.len; c++, total++)
+			cl->first[fa->fns.items[i].calls.items[c].callee + 2]++;
+	for (size_t g = 2; g < nf + 2; g++)
+		cl->first[g] += cl->first[g - 1];
+	cl->refs = xcalloc(total ? total : 1, sizeof *cl->refs);
+	for (size_t i = 0; i < nf; i++)
+		for (size_t c = 0; c < fa->fns.items[i].calls.len; c++) {
+			uint32_t g = fa->fns.items[i].calls.items[c].callee;
+			cl->refs[cl->first[g + 1]++] = (struct caller_ref){(uint32_t)i, (uint32_t)c};
+		}
+}
+
+static void callers_release(struct callers *cl)
+{
+	free(cl->first);
+	free(cl->refs);
+}
+
 /*
  * True if every call to function G in the file is made with preemption off,
  * none from G itself. *NCALLS counts the calls seen; WHY gets the reasons of
  * the first three.
  */
-static bool every_call_protected(const struct file_analysis *fa, size_t g, struct buf *why, size_t *ncalls)
+static bool every_call_protected(const struct file_analysis *fa, const struct callers *cl, size_t g,
+				 struct buf *why, size_t *ncalls)
 {
 	*ncalls = 0;
-	for (size_t i = 0; i < fa->fns.len; i++) {
-		const struct fn *caller = &fa->fns.items[i];
-		for (size_t c = 0; c < caller->calls.len; c++) {
-			const struct call_site *cs = &caller->calls.items[c];
-			if (cs->callee != g)
-				continue;
-			++*ncalls;
-			if (!cs->protected_call || i == g)
-				return false;
-			if (*ncalls <= 3) {
-				struct point_state ps = flow_state_at(caller, ts_node_start_byte(cs->call));
-				buf_printf(why, "%sfrom %s() at line %u (", *ncalls > 1 ? "; " : "", caller->name,
-					   source_pos(fa->src, ts_node_start_byte(cs->call)).line);
-				point_explain(caller, &ps, why);
-				buf_putc(why, ')');
-			}
-		}
+	for (size_t k = cl->first[g]; k < cl->first[g + 1]; k++) {
+		const struct fn *caller = &fa->fns.items[cl->refs[k].caller];
+		const struct call_site *cs = &caller->calls.items[cl->refs[k].call];
+		if (!cs->protected_call || cl->refs[k].caller == g)
+			return false;
+		++*ncalls;
+	}
+	for (size_t k = cl->first[g]; k < cl->first[g + 1] && k < cl->first[g] + 3; k++) {
+		const struct fn *caller = &fa->fns.items[cl->refs[k].caller];
+		const struct call_site *cs = &caller->calls.items[cl->refs[k].call];
+		struct point_state ps = flow_state_at(caller, ts_node_start_byte(cs->call));
+		buf_printf(why, "%sfrom %s() at line %u (", k > cl->first[g] ? "; " : "", caller->name,
+			   source_pos(fa->src, ts_node_start_byte(cs->call)).line);
+		point_explain(caller, &ps, why);
+		buf_putc(why, ')');
 	}
 	return true;
 }
@@ -325,13 +356,15 @@ void context_callers_fixpoint(struct file_analysis *fa)
 				dirty[i] = 0;
 			}
 		bool changed = false;
+		struct callers cl;
+		callers_build(fa, &cl);
 		for (size_t g = 0; g < nf; g++) {
 			struct fn *callee = &fa->fns.items[g];
 			if (callee->ctx != CTX_PROCESS || !callee->is_static || callee->addr_taken)
 				continue;
 			size_t ncalls;
 			struct buf why = BUF_INIT;
-			if (every_call_protected(fa, g, &why, &ncalls) && ncalls > 0) {
+			if (every_call_protected(fa, &cl, g, &why, &ncalls) && ncalls > 0) {
 				callee->ctx = CTX_CALLERS;
 				free(callee->ctx_reason);
 				callee->ctx_reason = xasprintf("every call in this file is made with preemption off: %s%s",
@@ -341,6 +374,7 @@ void context_callers_fixpoint(struct file_analysis *fa)
 			}
 			buf_release(&why);
 		}
+		callers_release(&cl);
 		if (!changed)
 			break;
 	}

@@ -33,7 +33,7 @@ static int trylock_polarity(TSNode call, TSNode root, const char *src)
 	int pol = 1;
 	TSNode n = call;
 	while (!ts_node_eq(n, root)) {
-		TSNode p = ts_node_parent(n);
+		TSNode p = ts_parent(n);
 		if (ts_node_is_null(p))
 			return -1;
 		const char *t = ts_node_type(p);

@@ -54,7 +54,7 @@ static const char *const site_words[] = {
  */
 static bool not_a_function(TSNode a)
 {
-	TSNode p = ts_node_parent(a);
+	TSNode p = ts_parent(a);
 	if (ts_type_is(a, "compound_statement") && ts_type_is(p, "translation_unit"))
 		return true;
 	if (!ts_type_is(a, "function_definition"))
@@ -84,15 +84,15 @@ static void report_unparsed(const struct source *src, TSNode root, struct scan_r
 				continue;
 			TSNode d = ts_node_descendant_for_byte_range(root, (uint32_t)off, (uint32_t)(off + n));
 			const char *why = NULL;
-			for (TSNode a = d; !ts_node_is_null(a) && !why; a = ts_node_parent(a)) {
+			for (TSNode a = d; !ts_node_is_null(a) && !why; a = ts_parent(a)) {
 				if (ts_type_is(a, "comment") || ts_type_is(a, "string_literal") ||
 				    ts_type_is(a, "preproc_arg"))
 					break;
 				if (ts_type_is(a, "ERROR"))
 					why = "lies in code the C grammar could not parse";
 				else if (not_a_function(a))
-					why = "lies in a K&R-style definition without a return type, which the "
-					      "C grammar does not read as a function";
+					why = "lies in code the C grammar did not read as a function (a K&R "
+					      "definition without a return type, or a macro it cannot see through)";
 			}
 			if (!why)
 				continue;
@@ -155,6 +155,7 @@ int scan_buffer(const char *path, const char *text, size_t len, const struct sca
 			vec_push(&out->diagnostics, dg);
 		}
 	analysis_release(&fa);
+	ts_parent_forget(tree);
 	ts_tree_delete(tree);
 	ts_parser_delete(parser);
 	source_release(&src);

@@ -337,13 +337,14 @@ static char *function_at(const char *path, const char *text, size_t len, size_t 
 	TSNode n = tree ? ts_node_descendant_for_byte_range(ts_tree_root_node(tree), (uint32_t)offset,
 							     (uint32_t)offset) : ts_null();
 	while (!ts_node_is_null(n) && !ts_type_is(n, "function_definition"))
-		n = ts_node_parent(n);
+		n = ts_parent(n);
 	TSNode d = ts_field(n, "declarator");
 	while (!ts_node_is_null(d) && !ts_type_is(d, "identifier"))
 		d = ts_field(d, "declarator");
 	if (!ts_node_is_null(d))
 		name = xstrndup(src.parse_text + ts_node_start_byte(d),
 				ts_node_end_byte(d) - ts_node_start_byte(d));
+	ts_parent_forget(tree);
 	ts_tree_delete(tree);
 	ts_parser_delete(p);
 	source_release(&src);

@@ -1,5 +1,7 @@
 #include "parse/ts.h"
+#include "util/util.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 TSNode ts_null(void)
@@ -7,6 +9,127 @@ TSNode ts_null(void)
 	TSNode n;
 	memset(&n, 0, sizeof n);
 	return n;
+}
+
+/* ---- parents ---- */
+
+/* Trees with fewer top-level nodes than this use ts_node_parent() as it is. */
+#define PARENT_INDEX_MIN 64
+
+/* The index of one big tree's root children, per thread (one tree at a time is big). */
+static _Thread_local struct {
+	const TSTree *tree;
+	const void *root_id;
+	TSNode *kids;
+	uint32_t n, cap;
+} top;
+
+void ts_parent_forget(const TSTree *tree)
+{
+	if (top.tree == tree) {
+		free(top.kids);
+		memset(&top, 0, sizeof top);
+	}
+}
+
+static bool index_root(TSNode root)
+{
+	if (top.tree == root.tree && top.root_id == root.id)
+		return top.n > 0;
+	/* small trees (a function re-parsed to verify a plan) keep the big one's index */
+	uint32_t count = ts_node_child_count(root);
+	if (count < PARENT_INDEX_MIN)
+		return false;
+	top.tree = root.tree;
+	top.root_id = root.id;
+	top.n = 0;
+	if (count > top.cap) {
+		top.kids = xrealloc(top.kids, (size_t)count * sizeof *top.kids);
+		top.cap = count;
+	}
+	TSTreeCursor cur = ts_tree_cursor_new(root);
+	if (ts_tree_cursor_goto_first_child(&cur))
+		do
+			top.kids[top.n++] = ts_tree_cursor_current_node(&cur);
+		while (ts_tree_cursor_goto_next_sibling(&cur));
+	ts_tree_cursor_delete(&cur);
+	return top.n > 0;
+}
+
+/* The last root child starting at or before byte AT (children are in order). */
+static uint32_t top_child_at(uint32_t at)
+{
+	uint32_t lo = 0, hi = top.n;
+	while (hi - lo > 1) {
+		uint32_t mid = lo + (hi - lo) / 2;
+		if (ts_node_start_byte(top.kids[mid]) <= at)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* Is node A (with N's range) an ancestor-or-self of N by range? */
+static bool covers(TSNode a, uint32_t s, uint32_t e)
+{
+	return ts_node_start_byte(a) <= s && ts_node_end_byte(a) >= e;
+}
+
+/* The parent of N below TOP (an ancestor of N), walking down with a cursor. */
+static TSNode parent_below(TSNode topnode, TSNode n)
+{
+	uint32_t s = ts_node_start_byte(n), e = ts_node_end_byte(n);
+	TSTreeCursor cur = ts_tree_cursor_new(topnode);
+	TSNode parent = topnode, found = ts_null();
+	while (ts_tree_cursor_goto_first_child(&cur)) {
+		bool down = false;
+		do {
+			TSNode c = ts_tree_cursor_current_node(&cur);
+			if (ts_node_eq(c, n)) {
+				found = parent;
+				break;
+			}
+			if (ts_node_start_byte(c) > s)
+				break;
+			if (covers(c, s, e) && ts_node_child_count(c) > 0) {
+				/* a zero-width or equal-range sibling may still hold N: only descend
+				 * when this child is not followed by one that also covers N */
+				parent = c;
+				down = true;
+				break;
+			}
+		} while (ts_tree_cursor_goto_next_sibling(&cur));
+		if (!ts_node_is_null(found) || !down)
+			break;
+	}
+	ts_tree_cursor_delete(&cur);
+	return found;
+}
+
+TSNode ts_parent(TSNode n)
+{
+	if (ts_node_is_null(n))
+		return ts_null();
+	TSNode root = ts_tree_root_node(n.tree);
+	if (ts_node_eq(n, root) || !index_root(root))
+		return ts_node_parent(n);
+	uint32_t s = ts_node_start_byte(n);
+	uint32_t k = top_child_at(s);
+	/* N may start where an earlier, zero-width or ending, child also starts */
+	for (uint32_t j = k + 1; j-- > 0;) {
+		TSNode t = top.kids[j];
+		if (ts_node_eq(t, n))
+			return root;
+		if (ts_node_end_byte(t) < ts_node_end_byte(n) && ts_node_start_byte(t) < s)
+			break;
+		if (covers(t, s, ts_node_end_byte(n))) {
+			TSNode p = parent_below(t, n);
+			if (!ts_node_is_null(p))
+				return p;
+		}
+	}
+	return ts_node_parent(n); /* not found by ranges (should not happen): the slow way */
 }
 
 bool ts_type_is(TSNode n, const char *type)

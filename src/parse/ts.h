@@ -12,6 +12,17 @@
 /* The null node (ts_node_is_null() is true): "no such node". */
 TSNode ts_null(void);
 
+/*
+ * N's parent, as ts_parent(). tree-sitter 0.20 finds a parent by
+ * walking down from the root and scanning each level's children, so in a
+ * file of many functions every call cost a scan of all of them (quadratic
+ * time). Here the root's children are indexed once per tree and searched
+ * by byte offset; the walk down is then bounded by one top-level
+ * definition. ts_parent_forget() must be called before the tree is deleted.
+ */
+TSNode ts_parent(TSNode n);
+void ts_parent_forget(const TSTree *tree);
+
 /* True if N is not null and of node type TYPE. */
 bool ts_type_is(TSNode n, const char *type);
 

@@ -7,7 +7,8 @@
 static bool reported_at(const struct ctx *c, TSNode call)
 {
 	size_t at = ts_node_start_byte(call);
-	for (size_t i = 0; i < c->out->findings.len; i++) {
+	/* a P007 at CALL can only come from its own function: look at that one's findings */
+	for (size_t i = c->fn_first_finding; i < c->out->findings.len; i++) {
 		const struct finding *x = &c->out->findings.items[i];
 		if (x->rule == RULE_P007 && x->pos.offset == at && strcmp(x->file, c->src->path) == 0)
 			return true;

@@ -27,8 +27,8 @@ static bool only_printed(const struct ctx *c, TSNode n)
 	TSNode p = up(n, &child);
 	/* dprintk((KERN_DEBUG "...", cpu)): through the comma list and the extra parentheses */
 	while (ts_type_is(p, "comma_expression") || ts_type_is(p, "parenthesized_expression"))
-		p = ts_node_parent(p);
-	return ts_type_is(p, "argument_list") && is_print_call(c, ts_node_parent(p));
+		p = ts_parent(p);
+	return ts_type_is(p, "argument_list") && is_print_call(c, ts_parent(p));
 }
 
 /* The first call that may sleep in F strictly between offsets A and B, or a null node. */
@@ -475,15 +475,15 @@ static char *plan_live_range(struct ctx *c, const struct cpu_read *r, const stru
 	TSNode last = read_stmt;
 	for (size_t i = 0; i < lr->vu.uses.len; i++) {
 		TSNode u = lr->vu.uses.items[i];
-		TSNode s = ts_node_parent(u);
-		while (!ts_node_is_null(s) && !ts_node_eq(ts_node_parent(s), ts_node_parent(read_stmt)))
-			s = ts_node_parent(s);
+		TSNode s = ts_parent(u);
+		while (!ts_node_is_null(s) && !ts_node_eq(ts_parent(s), ts_parent(read_stmt)))
+			s = ts_parent(s);
 		if (!ts_node_is_null(s)) {
 			if (ts_node_start_byte(s) > ts_node_start_byte(last))
 				last = s;
 			continue;
 		}
-		TSNode blk = ts_node_parent(read_stmt);
+		TSNode blk = ts_parent(read_stmt);
 		if (ts_type_is(blk, "preproc_ifdef") || ts_type_is(blk, "preproc_if") ||
 		    ts_type_is(blk, "preproc_else") || ts_type_is(blk, "preproc_elif"))
 			return xasprintf("the read is inside an #if/#ifdef arm (line %u) and %s is used "
@@ -543,7 +543,7 @@ void check_cpu_read(struct ctx *c, const struct fn *f, TSNode call, const char *
 	r.line = line_of(c, call);
 	TSNode p = r.parent;
 
-	if (ts_type_is(p, "argument_list") && call_is(c, ts_node_parent(p), "per_cpu")) {
+	if (ts_type_is(p, "argument_list") && call_is(c, ts_parent(p), "per_cpu")) {
 		/* per_cpu(x, smp_processor_id()) is P002's site (check_cpu_var) */
 	} else if (ts_type_is(p, "subscript_expression") && ts_node_eq(ts_field(p, "index"), r.child) &&
 		   array_of_subscript(c, p)) {

@@ -73,7 +73,7 @@ static void check_check_resched(struct ctx *c, const struct fn *f, TSNode call)
 {
 	if (!c->opts->modern)
 		return;
-	TSNode st = ts_node_parent(call);
+	TSNode st = ts_parent(call);
 	struct finding *fd = add_finding(c, RULE_P005, call, f, SEV_WARNING, CONF_HIGH, FIX_CHECK_RESCHED,
 		xstrdup("preempt_check_resched() is not available to modules on modern kernels"),
 		xstrdup("the preempt_enable_no_resched() it follows becomes preempt_enable(), which "

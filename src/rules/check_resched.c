@@ -89,10 +89,10 @@ static const char *resched_shape(const struct ctx *c, TSNode child, TSNode p, TS
 	/* climb through unlikely()/likely() */
 	TSNode cond = child;
 	while (ts_type_is(p, "argument_list") &&
-	       (call_is(c, ts_node_parent(p), "unlikely") || call_is(c, ts_node_parent(p), "likely"))) {
-		p = up(ts_node_parent(p), &cond);
+	       (call_is(c, ts_parent(p), "unlikely") || call_is(c, ts_parent(p), "likely"))) {
+		p = up(ts_parent(p), &cond);
 	}
-	TSNode ifs = ts_node_parent(cond);
+	TSNode ifs = ts_parent(cond);
 	*ifs_out = ifs;
 	bool exact = ts_type_is(cond, "parenthesized_expression") && ts_type_is(ifs, "if_statement") &&
 		     ts_node_eq(ts_field(ifs, "condition"), cond);
@@ -100,7 +100,7 @@ static const char *resched_shape(const struct ctx *c, TSNode child, TSNode p, TS
 		return "the test is part of a larger expression";
 	if (!ts_node_is_null(ts_field(ifs, "alternative")))
 		return "the if has an else branch";
-	if (ts_type_is(ts_node_parent(ifs), "else_clause"))
+	if (ts_type_is(ts_parent(ifs), "else_clause"))
 		return "the test is an else-if";
 	if (!is_resched_body(c, ts_field(ifs, "consequence")))
 		return "the branch does more than schedule()";
@@ -123,7 +123,7 @@ static const char *field_not_a_test(const struct ctx *c, TSNode child, TSNode p,
 	if (ts_type_is(p, "pointer_expression") && ts_text_is(ts_field(p, "operator"), c->text, "&"))
 		return "takes the address of current->need_resched";
 	*noun = "an asm operand";
-	for (TSNode a = p; !ts_node_is_null(a); a = ts_node_parent(a))
+	for (TSNode a = p; !ts_node_is_null(a); a = ts_parent(a))
 		if (ts_type_is(a, "gnu_asm_expression"))
 			return "uses current->need_resched as an inline asm operand";
 	return NULL;
@@ -236,7 +236,7 @@ bool resched_host_pred(const struct ctx *c, const char *name, TSNode n)
 	if (strcmp(name, "resched-test?") == 0)
 		return name_eq(c->text + s, e - s, "need_resched") || macro_tests_resched(c, c->text + s, e - s);
 	if (strcmp(name, "resched-macro?") == 0) {
-		TSNode p = ts_node_parent(n);
+		TSNode p = ts_parent(n);
 		if (ts_type_is(p, "call_expression") && ts_node_eq(ts_field(p, "function"), n))
 			return false;
 		return resched_macro(c, n, false) != NULL;
@@ -247,7 +247,7 @@ bool resched_host_pred(const struct ctx *c, const char *name, TSNode n)
 /* `RESCHED_CHECK();` where the macro is `if (<test>) schedule()`: the whole check. */
 static bool check_macro_stmt(struct ctx *c, const struct fn *f, TSNode call, const struct macro_def *d)
 {
-	TSNode st = ts_node_parent(call);
+	TSNode st = ts_parent(call);
 	if (!ts_type_is(st, "expression_statement") || strncmp(d->body, "if", 2) != 0 ||
 	    !strstr(d->body, "schedule()") || strstr(d->body, "else"))
 		return false;

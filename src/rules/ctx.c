@@ -74,7 +74,7 @@ static bool suppressed(const struct ctx *c, unsigned line, enum rule_id rule)
 bool in_dead_code(const struct ctx *c, TSNode n)
 {
 	TSNode child = n;
-	for (TSNode p = ts_node_parent(n); !ts_node_is_null(p); child = p, p = ts_node_parent(p)) {
+	for (TSNode p = ts_parent(n); !ts_node_is_null(p); child = p, p = ts_parent(p)) {
 		if (!ts_type_is(p, "preproc_if") && !ts_type_is(p, "preproc_elif"))
 			continue;
 		TSNode cond = ts_field(p, "condition");
@@ -89,7 +89,7 @@ bool in_dead_code(const struct ctx *c, TSNode n)
 
 bool version_guarded(const struct ctx *c, TSNode n)
 {
-	for (TSNode p = ts_node_parent(n); !ts_node_is_null(p); p = ts_node_parent(p)) {
+	for (TSNode p = ts_parent(n); !ts_node_is_null(p); p = ts_parent(p)) {
 		TSNode cond = ts_field(p, "condition");
 		if ((ts_type_is(p, "preproc_if") || ts_type_is(p, "preproc_elif")) && !ts_node_is_null(cond)) {
 			uint32_t s = ts_node_start_byte(cond), e = ts_node_end_byte(cond);
@@ -144,7 +144,7 @@ void add_protected(struct ctx *c, enum rule_id rule, TSNode at, const struct fn 
 /* Is statement N the body of an if, else or loop without braces around it? */
 static bool is_lone_body(TSNode n)
 {
-	TSNode p = ts_node_parent(n);
+	TSNode p = ts_parent(n);
 	return ts_type_is(p, "if_statement") || ts_type_is(p, "else_clause") ||
 	       ts_type_is(p, "while_statement") || ts_type_is(p, "for_statement") ||
 	       ts_type_is(p, "do_statement");
@@ -215,7 +215,7 @@ static bool is_block(TSNode n)
 TSNode block_stmt(TSNode n)
 {
 	TSNode child = n;
-	for (TSNode p = ts_node_parent(n); !ts_node_is_null(p); child = p, p = ts_node_parent(p)) {
+	for (TSNode p = ts_parent(n); !ts_node_is_null(p); child = p, p = ts_parent(p)) {
 		if (is_block(p) && !ts_type_is(child, "comment") &&
 		    !ts_node_eq(child, ts_field(p, "value")) && !ts_node_eq(child, ts_field(p, "condition")) &&
 		    !ts_node_eq(child, ts_field(p, "label")))
@@ -275,10 +275,10 @@ enum sleep_kind call_may_sleep(const struct ctx *c, TSNode call, enum sleep_kind
 /* Climbs from N through parentheses and casts. */
 TSNode up(TSNode n, TSNode *child)
 {
-	TSNode p = ts_node_parent(n);
+	TSNode p = ts_parent(n);
 	while (ts_type_is(p, "parenthesized_expression") || ts_type_is(p, "cast_expression")) {
 		n = p;
-		p = ts_node_parent(p);
+		p = ts_parent(p);
 	}
 	if (child)
 		*child = n;

@@ -29,6 +29,7 @@ struct ctx {
 	struct scan_result *out;
 	VEC(struct percpu_array *) arrays; /* owned; percpu_arrays_free() */
 	VEC(struct covered) covered;
+	size_t fn_first_finding; /* index of the first finding of the function being checked */
 };
 
 /* An unprotected access to the current CPU's slot of an NR_CPUS array. */

@@ -118,8 +118,8 @@ static char *declaration_why_not(const struct ctx *c, TSNode n, const struct per
 		return xstrdup("the declaration declares more than one name");
 	if (has_init)
 		return xstrdup("the array has an initialiser");
-	if (!ts_node_eq(ts_node_parent(n), ts_tree_root_node(c->fa->tree)) &&
-	    !ts_type_is(ts_node_parent(n), "translation_unit"))
+	if (!ts_node_eq(ts_parent(n), ts_tree_root_node(c->fa->tree)) &&
+	    !ts_type_is(ts_parent(n), "translation_unit"))
 		return xstrdup("the declaration is inside a preprocessor conditional");
 	return NULL;
 }
@@ -169,7 +169,7 @@ static bool array_use_visit(TSNode n, void *ctx)
 			continue;
 		if (in_dead_code(c, n))
 			continue;
-		TSNode p = ts_node_parent(n);
+		TSNode p = ts_parent(n);
 		if (ts_type_is(p, "subscript_expression") && ts_node_eq(ts_field(p, "argument"), n)) {
 			vec_push(&pa->uses, p);
 		} else if (pa->eligible) {
@@ -258,12 +258,12 @@ struct percpu_array *array_of_subscript(const struct ctx *c, TSNode sub)
 static char *this_cpu_op(const struct ctx *c, TSNode slot, const char *name, TSNode *stmt_out)
 {
 	TSNode lv = slot;
-	for (TSNode p = ts_node_parent(lv); ts_type_is(p, "field_expression") &&
+	for (TSNode p = ts_parent(lv); ts_type_is(p, "field_expression") &&
 	     ts_node_eq(ts_field(p, "argument"), lv) && ts_text_is(ts_field(p, "operator"), c->text, ".");
-	     p = ts_node_parent(p))
+	     p = ts_parent(p))
 		lv = p;
-	TSNode op = ts_node_parent(lv);
-	TSNode st = ts_node_parent(op);
+	TSNode op = ts_parent(lv);
+	TSNode st = ts_parent(op);
 	if (!ts_type_is(st, "expression_statement"))
 		return NULL;
 	const char *src = c->src->text;

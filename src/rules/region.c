@@ -22,7 +22,7 @@ struct region_scan {
 
 static TSNode jump_target(TSNode jump, bool is_continue)
 {
-	for (TSNode p = ts_node_parent(jump); !ts_node_is_null(p); p = ts_node_parent(p)) {
+	for (TSNode p = ts_parent(jump); !ts_node_is_null(p); p = ts_parent(p)) {
 		if (ts_type_is(p, "for_statement") || ts_type_is(p, "while_statement") ||
 		    ts_type_is(p, "do_statement"))
 			return p;
@@ -57,7 +57,7 @@ static bool label_inside(const struct ctx *c, TSNode label, TSNode from, TSNode 
 {
 	struct label_find lf = {c->text, c->text + ts_node_start_byte(label),
 				ts_node_end_byte(label) - ts_node_start_byte(label), false};
-	TSNode parent = ts_node_parent(from);
+	TSNode parent = ts_parent(from);
 	for (uint32_t i = 0; i < ts_node_named_child_count(parent); i++) {
 		TSNode s = ts_node_named_child(parent, i);
 		if (ts_node_start_byte(s) < ts_node_start_byte(from) || ts_node_start_byte(s) > ts_node_start_byte(to))
@@ -216,8 +216,8 @@ char *plan_region(const struct ctx *c, TSNode first, TSNode last, const char *va
 	rs.first = first;
 	rs.last = last;
 	rs.var = var;
-	TSNode parent = ts_node_parent(first);
-	if (!ts_node_eq(parent, ts_node_parent(last)))
+	TSNode parent = ts_parent(first);
+	if (!ts_node_eq(parent, ts_parent(last)))
 		return xstrdup("the uses are not in the block of the read");
 	for (uint32_t i = 0; i < ts_node_named_child_count(parent) && !rs.refuse; i++) {
 		TSNode s = ts_node_named_child(parent, i);
@@ -286,14 +286,14 @@ static bool call_may_vanish(const struct ctx *c, const char *name, size_t len)
 /* True if A lies in an #else/#elif arm that does not hold B, of a conditional that does. */
 static bool in_other_arm_of(TSNode a, TSNode b)
 {
-	for (TSNode e = ts_node_parent(a); !ts_node_is_null(e); e = ts_node_parent(e)) {
+	for (TSNode e = ts_parent(a); !ts_node_is_null(e); e = ts_parent(e)) {
 		if (!ts_type_is(e, "preproc_else") && !ts_type_is(e, "preproc_elif"))
 			continue;
 		if (node_within(b, e))
 			continue;
-		TSNode owner = ts_node_parent(e);
+		TSNode owner = ts_parent(e);
 		while (ts_type_is(owner, "preproc_elif"))
-			owner = ts_node_parent(owner);
+			owner = ts_parent(owner);
 		if (!ts_node_is_null(owner) && node_within(b, owner))
 			return true;
 	}
@@ -314,12 +314,12 @@ static bool exclusive_arms(TSNode a, TSNode b)
  */
 static bool always_after(const struct ctx *c, TSNode assign, TSNode read)
 {
-	TSNode block = ts_node_parent(read);
+	TSNode block = ts_parent(read);
 	while (!ts_node_is_null(block) && !ts_type_is(block, "compound_statement"))
-		block = ts_node_parent(block);
+		block = ts_parent(block);
 	static const char *const branches[] = {"if_statement", "while_statement", "for_statement",
 		"do_statement", "switch_statement", "case_statement", "conditional_expression"};
-	for (TSNode a = ts_node_parent(assign); !ts_node_is_null(a); a = ts_node_parent(a)) {
+	for (TSNode a = ts_parent(assign); !ts_node_is_null(a); a = ts_parent(a)) {
 		if (ts_node_eq(a, block))
 			return true;
 		for (size_t i = 0; i < ARRAY_SIZE(branches); i++)
@@ -454,11 +454,11 @@ static bool copies_slot_value(const struct ctx *c, const struct fn *f, TSNode si
 			      const char *var)
 {
 	TSNode rhs = ts_type_is(def, "init_declarator") ? ts_field(def, "value") : ts_field(def, "right");
-	TSNode sub = ts_node_parent(site);
+	TSNode sub = ts_parent(site);
 	if (!ts_type_is(sub, "subscript_expression") || !ts_node_eq(ts_field(sub, "index"), site))
 		return false;
 	for (TSNode n = sub; !ts_node_eq(n, rhs);) {
-		TSNode p = ts_node_parent(n);
+		TSNode p = ts_parent(n);
 		if (ts_node_is_null(p))
 			return false;
 		bool through = (ts_type_is(p, "subscript_expression") && ts_node_eq(ts_field(p, "argument"), n)) ||
@@ -481,7 +481,7 @@ static bool copies_slot_value(const struct ctx *c, const struct fn *f, TSNode si
  */
 static char *site_stmt_refusal(const struct ctx *c, TSNode site, TSNode st)
 {
-	for (TSNode a = ts_node_parent(site); !ts_node_is_null(a) && !ts_node_eq(a, st); a = ts_node_parent(a)) {
+	for (TSNode a = ts_parent(site); !ts_node_is_null(a) && !ts_node_eq(a, st); a = ts_parent(a)) {
 		if (!ts_type_is(a, "call_expression") || node_within(site, ts_field(a, "function")))
 			continue;
 		const char *mn;
@@ -507,7 +507,7 @@ static TSNode derived_var(TSNode site, TSNode st, TSNode *def)
 	TSNode dv;
 	memset(&dv, 0, sizeof dv);
 	*def = st;
-	for (TSNode a = ts_node_parent(site); !ts_node_is_null(a) && !ts_node_eq(a, st); a = ts_node_parent(a)) {
+	for (TSNode a = ts_parent(site); !ts_node_is_null(a) && !ts_node_eq(a, st); a = ts_parent(a)) {
 		if (ts_type_is(a, "init_declarator") && node_within(site, ts_field(a, "value"))) {
 			dv = ts_field(a, "declarator");
 			while (!ts_node_is_null(dv) && !ts_type_is(dv, "identifier"))
@@ -542,9 +542,9 @@ static char *extend_to_uses(const struct ctx *c, const struct fn *f, TSNode site
 	char *no = NULL;
 	for (size_t i = 0; i < vu.uses.len && !no; i++) {
 		TSNode u = vu.uses.items[i];
-		TSNode s2 = ts_node_parent(u);
-		while (!ts_node_is_null(s2) && !ts_node_eq(ts_node_parent(s2), ts_node_parent(st)))
-			s2 = ts_node_parent(s2);
+		TSNode s2 = ts_parent(u);
+		while (!ts_node_is_null(s2) && !ts_node_eq(ts_parent(s2), ts_parent(st)))
+			s2 = ts_parent(s2);
 		if (ts_node_is_null(s2))
 			no = xasprintf("%s, derived from it, is used at line %u outside the block", var, line_of(c, u));
 		else if (ts_node_start_byte(s2) > ts_node_start_byte(*last))

@@ -98,6 +98,7 @@ int rules_run(const struct file_analysis *fa, const struct scan_options *opts, s
 		if (in_dead_code(&c, f->def))
 			continue;
 		struct site_scan ss = {&c, f};
+		c.fn_first_finding = out->findings.len;
 		query_run(sites, f->body, c.text, site_host_pred, &ss, site_match, &ss);
 		function_checks(&c, f);
 	}

@@ -51,11 +51,24 @@ static bool fn_name_eq(const char *a, const char *b)
 	return (!a && !b) || (a && b && strcmp(a, b) == 0);
 }
 
+/*
+ * The facts of function NAME in V, added if new. Lookups mostly come in
+ * file order (definitions, then sorted findings), so the one after the
+ * last found is tried first: linear time over a file, not quadratic.
+ */
 static struct fn_fact *fact_for(fact_vec *v, const char *name)
 {
+	static _Thread_local const fact_vec *hint_v;
+	static _Thread_local size_t hint;
+	if (hint_v == v)
+		for (size_t i = hint; i < v->len && i < hint + 2; i++)
+			if (fn_name_eq(v->items[i].name, name))
+				return &v->items[hint = i];
+	hint_v = v;
 	for (size_t i = 0; i < v->len; i++)
 		if (fn_name_eq(v->items[i].name, name))
-			return &v->items[i];
+			return &v->items[hint = i];
+	hint = v->len;
 	struct fn_fact f = {name ? xstrdup(name) : NULL, 0, 0, 0, 0, 0, STRVEC_INIT};
 	vec_push(v, f);
 	return &v->items[v->len - 1];
@@ -98,9 +111,11 @@ static void parse_facts(const char *path, const char *text, size_t len, fact_vec
 	ts_parser_set_language(p, tree_sitter_c());
 	TSTree *tree = ts_parser_parse_string(p, NULL, src.parse_text, (uint32_t)len);
 	TSNode root = tree ? ts_tree_root_node(tree) : ts_null();
-	uint32_t k = tree ? ts_node_child_count(root) : 0;
-	for (uint32_t i = 0; i < k; i++) {
-		TSNode c = ts_node_child(root, i);
+	/* a cursor: ts_node_child(root, i) would scan i children each time */
+	TSTreeCursor cur = ts_tree_cursor_new(tree ? root : ts_null());
+	for (bool more = tree && ts_tree_cursor_goto_first_child(&cur); more;
+	     more = ts_tree_cursor_goto_next_sibling(&cur)) {
+		TSNode c = ts_tree_cursor_current_node(&cur);
 		char *name = ts_type_is(c, "function_definition") ? definition_name(c, src.parse_text)
 								  : NULL;
 		struct fn_fact *f = fact_for(out, name);
@@ -116,8 +131,10 @@ static void parse_facts(const char *path, const char *text, size_t len, fact_vec
 			error_spans(c, errs);
 		free(name);
 	}
+	ts_tree_cursor_delete(&cur);
 	if (!tree)
 		fact_for(out, NULL)->errors++;
+	ts_parent_forget(tree);
 	ts_tree_delete(tree);
 	ts_parser_delete(p);
 	source_release(&src);

@@ -27,8 +27,8 @@ void modern(void)
 }
 C
 run scan -v kr.c; expect_rc 1 "K&R: the modern site is flagged"
-expect_out 'kr\.c:7:[0-9]+: note: unparsed: .*K&R-style definition' "K&R: the first definition is reported unparsed"
-expect_out 'kr\.c:13:[0-9]+: note: unparsed: .*K&R-style definition' "K&R: the second definition is reported unparsed"
+expect_out 'kr\.c:7:[0-9]+: note: unparsed: .*not read as a function \(a K&R definition' "K&R: the first definition is reported unparsed"
+expect_out 'kr\.c:13:[0-9]+: note: unparsed: .*not read as a function \(a K&R definition' "K&R: the second definition is reported unparsed"
 expect_out 'nr is used at line 7 outside any function' "K&R: the array stays an array, with the reason"
 if command -v spatch >/dev/null; then
 	run diff kr.c
