@@ -298,6 +298,25 @@ static unsigned old_line_with(const struct lines *oldl, const char *comment, siz
 	return found;
 }
 
+/* Is the code of old line K (its trailing comment aside) the line S (N bytes), blanks aside? */
+static bool same_code(const struct lines *oldl, unsigned k, const char *s, size_t n)
+{
+	size_t on;
+	const char *o = lines_get(oldl, k, &on);
+	size_t oe = trailing_comment(o, on);
+	size_t i = 0, j = 0;
+	for (;;) {
+		while (i < oe && (o[i] == ' ' || o[i] == '\t'))
+			i++;
+		while (j < n && (s[j] == ' ' || s[j] == '\t'))
+			j++;
+		if (i == oe || j == n)
+			return i == oe && j == n;
+		if (o[i++] != s[j++])
+			return false;
+	}
+}
+
 char *lines_keep_trailing_comments(const char *old_text, size_t old_len, const char *new_text,
 				   size_t new_len, size_t *out_len)
 {
@@ -313,13 +332,14 @@ char *lines_keep_trailing_comments(const char *old_text, size_t old_len, const c
 		const char *next = line < newl.start.len ? lines_get(&newl, line + 1, &pn) : NULL;
 		size_t c = next ? trailing_comment(next, pn) : 0;
 		unsigned k = 0;
-		if (next && c < pn && (memmem(next, c, "put_cpu", 7) || memmem(next, c, "preempt_", 8)) &&
-		    trailing_comment(s, n) == n)
-		{
+		if (next && c < pn && c > 0 && trailing_comment(s, n) == n) {
 			size_t e = pn;
 			while (e > c && (next[e - 1] == ' ' || next[e - 1] == '\t'))
 				e--;
 			k = old_line_with(&oldl, next + c, e - c);
+			/* only back onto the line it was on: the same code, comment aside */
+			if (k && !same_code(&oldl, k, s, n))
+				k = 0;
 		}
 		if (!k) {
 			buf_add(&b, s, full);

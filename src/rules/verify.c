@@ -31,6 +31,8 @@ struct fn_fact {
 	unsigned errors; /* ERROR and MISSING nodes */
 	unsigned error_line;
 	unsigned fixable;
+	bool kr;           /* K&R parameter declarations (`f(a) int a; {`) */
+	unsigned not_c;    /* first line of text spatch cannot parse either, or 0 */
 	struct strvec bad; /* P006 and P007 findings, as "message [Pnnn]", numbers folded */
 };
 typedef VEC(struct fn_fact) fact_vec;
@@ -69,7 +71,7 @@ static struct fn_fact *fact_for(fact_vec *v, const char *name)
 		if (fn_name_eq(v->items[i].name, name))
 			return &v->items[hint = i];
 	hint = v->len;
-	struct fn_fact f = {name ? xstrdup(name) : NULL, 0, 0, 0, 0, 0, STRVEC_INIT};
+	struct fn_fact f = {name ? xstrdup(name) : NULL, 0, 0, 0, 0, 0, false, 0, STRVEC_INIT};
 	vec_push(v, f);
 	return &v->items[v->len - 1];
 }
@@ -101,6 +103,136 @@ static TSNode first_error(TSNode n)
 	return n;
 }
 
+struct not_c_scan {
+	const char *text;
+	TSNode found;
+};
+
+/* Does [P, END) hold prose: four or more plain words in a row (`Wait logic goes here.`)? */
+static bool prose(const char *p, const char *end)
+{
+	int words = 0;
+	while (p < end) {
+		const char *w = p;
+		while (p < end && ((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z')))
+			p++;
+		if (p > w && (p == end || *p == ' ' || *p == '\t' || *p == '.' || *p == ',' || *p == '\n')) {
+			if (++words >= 4)
+				return true;
+		} else {
+			words = 0;
+		}
+		if (p < end && *p != ' ' && *p != '\t' && !(p > w))
+			words = 0;
+		if (p < end)
+			p++;
+	}
+	return false;
+}
+
+/*
+ * An iterator macro with an else arm (`task_for_first(t, q) { ... } else
+ * { ... }`): read as a call missing its `;`, a block, and `else` as a name.
+ * Not C, and spatch cannot parse it either.
+ */
+static bool iterator_else(TSNode n, const char *text)
+{
+	if (!(ts_type_is(n, "type_identifier") || ts_type_is(n, "identifier")) || !ts_text_is(n, text, "else"))
+		return false;
+	TSNode block = ts_node_prev_named_sibling(n);
+	if (!ts_type_is(block, "compound_statement"))
+		return false;
+	TSNode call = ts_node_prev_named_sibling(block);
+	if (!ts_type_is(call, "expression_statement") || ts_node_child_count(call) < 2 ||
+	    !ts_type_is(ts_node_named_child(call, 0), "call_expression"))
+		return false;
+	return ts_node_is_missing(ts_node_child(call, ts_node_child_count(call) - 1));
+}
+
+/* Is the line holding byte AT (up to a comment) prose? */
+static bool prose_line(const char *text, uint32_t at)
+{
+	const char *b = text + at, *e = text + at;
+	while (b > text && b[-1] != '\n')
+		b--;
+	while (*e && *e != '\n' && !(e[0] == '/' && (e[1] == '*' || e[1] == '/')))
+		e++;
+	return prose(b, e);
+}
+
+
+/*
+ * Parse errors spatch shares: prose in a preprocessor arm (`#ifdef LATER`
+ * notes: spatch parses every arm). Errors it reads past (a type as a macro
+ * argument, a statement split across #if arms, a statement macro without
+ * its semicolon) are not among them.
+ */
+static bool not_c_visit(TSNode n, void *ctx)
+{
+	struct not_c_scan *s = ctx;
+	if (!ts_node_is_null(s->found))
+		return false;
+	if (iterator_else(n, s->text)) {
+		s->found = n;
+		return false;
+	}
+	if (!ts_node_has_error(n) && !ts_type_is(n, "compound_statement"))
+		return false; /* a block holds the else of an iterator without holding an error */
+	if ((ts_type_is(n, "ERROR") || ts_node_is_missing(n)) && prose_line(s->text, ts_node_start_byte(n))) {
+		for (TSNode a = ts_parent(n); !ts_node_is_null(a) && !ts_type_is(a, "function_definition");
+		     a = ts_parent(a))
+			if (ts_type_is(a, "preproc_if") || ts_type_is(a, "preproc_ifdef") ||
+			    ts_type_is(a, "preproc_else") || ts_type_is(a, "preproc_elif")) {
+				s->found = n;
+				return false;
+			}
+	}
+	return true;
+}
+
+/* Is N a conditional block whose children are file-scope code (#if around functions)? */
+static bool file_scope_conditional(TSNode n)
+{
+	return ts_type_is(n, "preproc_if") || ts_type_is(n, "preproc_ifdef") ||
+	       ts_type_is(n, "preproc_else") || ts_type_is(n, "preproc_elif") ||
+	       ts_type_is(n, "preproc_elifdef");
+}
+
+/* The facts of PARENT's children (file scope), into OUT; conditional blocks looked into. */
+static void add_facts(TSNode parent, const struct source *src, fact_vec *out, span_vec *errs)
+{
+	/* a cursor: ts_node_child(parent, i) would scan i children each time */
+	TSTreeCursor cur = ts_tree_cursor_new(parent);
+	for (bool more = ts_tree_cursor_goto_first_child(&cur); more; more = ts_tree_cursor_goto_next_sibling(&cur)) {
+		TSNode c = ts_tree_cursor_current_node(&cur);
+		if (file_scope_conditional(c)) {
+			add_facts(c, src, out, errs);
+			continue;
+		}
+		char *name = ts_type_is(c, "function_definition") ? definition_name(c, src->parse_text) : NULL;
+		struct fn_fact *f = fact_for(out, name);
+		if (name) {
+			f->start = ts_node_start_byte(c);
+			f->end = ts_node_end_byte(c);
+			for (uint32_t k = 0; k < ts_node_named_child_count(c) && !f->kr; k++)
+				f->kr = ts_type_is(ts_node_named_child(c, k), "declaration");
+			struct not_c_scan nc = {src->parse_text, ts_null()};
+			if (ts_node_has_error(c))
+				ts_walk(c, not_c_visit, &nc);
+			if (!ts_node_is_null(nc.found) && !f->not_c)
+				f->not_c = source_pos(src, ts_node_start_byte(nc.found)).line;
+		}
+		unsigned e = ts_count_errors(c);
+		if (e && !f->errors)
+			f->error_line = source_pos(src, ts_node_start_byte(first_error(c))).line;
+		f->errors += e;
+		if (e && errs)
+			error_spans(c, errs);
+		free(name);
+	}
+	ts_tree_cursor_delete(&cur);
+}
+
 /* Parse errors and definition spans per function of TEXT; the error spans in *ERRS if given. */
 static void parse_facts(const char *path, const char *text, size_t len, fact_vec *out,
 			span_vec *errs)
@@ -110,28 +242,8 @@ static void parse_facts(const char *path, const char *text, size_t len, fact_vec
 	TSParser *p = ts_parser_new();
 	ts_parser_set_language(p, tree_sitter_c());
 	TSTree *tree = ts_parser_parse_string(p, NULL, src.parse_text, (uint32_t)len);
-	TSNode root = tree ? ts_tree_root_node(tree) : ts_null();
-	/* a cursor: ts_node_child(root, i) would scan i children each time */
-	TSTreeCursor cur = ts_tree_cursor_new(tree ? root : ts_null());
-	for (bool more = tree && ts_tree_cursor_goto_first_child(&cur); more;
-	     more = ts_tree_cursor_goto_next_sibling(&cur)) {
-		TSNode c = ts_tree_cursor_current_node(&cur);
-		char *name = ts_type_is(c, "function_definition") ? definition_name(c, src.parse_text)
-								  : NULL;
-		struct fn_fact *f = fact_for(out, name);
-		if (name) {
-			f->start = ts_node_start_byte(c);
-			f->end = ts_node_end_byte(c);
-		}
-		unsigned e = ts_count_errors(c);
-		if (e && !f->errors)
-			f->error_line = source_pos(&src, ts_node_start_byte(first_error(c))).line;
-		f->errors += e;
-		if (e && errs)
-			error_spans(c, errs);
-		free(name);
-	}
-	ts_tree_cursor_delete(&cur);
+	if (tree)
+		add_facts(ts_tree_root_node(tree), &src, out, errs);
 	if (!tree)
 		fact_for(out, NULL)->errors++;
 	ts_parent_forget(tree);
@@ -575,6 +687,15 @@ static void precheck(const char *path, const char *text, size_t len, struct find
 					   "the change touches; a rewrite there cannot be checked, "
 					   "fix it by hand", line);
 		}
+		/* spatch parses a function whole, #if 0 arms included: one part it cannot
+		 * read and it leaves the function as it is */
+		const struct fn_fact *ff = why[i] || !f->function ? NULL : fact_for(of, f->function);
+		if (ff && ff->not_c)
+			why[i] = xasprintf("%s() holds text that is not C (line %u), which spatch cannot "
+					   "parse; fix it by hand", f->function, ff->not_c);
+		else if (ff && ff->kr)
+			why[i] = xasprintf("%s() is a K&R-style definition (parameters declared after the "
+					   "list), which spatch cannot parse; fix it by hand", f->function);
 		if (!why[i])
 			fact_for(of, f->function)->fixable++;
 	}

@@ -35,6 +35,66 @@ if command -v spatch >/dev/null; then
 	expect_no_out 'DEFINE_PER_CPU' "K&R: no half conversion"
 fi
 
+# what spatch cannot parse is refused when planned, with the reason, so
+# explain/JSON and diff agree: K&R parameter declarations, and a function
+# holding text that is not C (spatch parses #ifdef arms too)
+cat > spatch_cannot.c <<'C'
+#include <linux/smp.h>
+extern unsigned long stamp[NR_CPUS];
+void note(int cpu);
+
+int
+old_style(vp)
+unsigned *vp;
+{
+	int cpu = smp_processor_id();
+
+	note(cpu);
+	return *vp;
+}
+
+void with_notes(void)
+{
+	int cpu = smp_processor_id();
+
+	note(cpu);
+#ifdef LATER
+	Wait logic goes here.
+#endif
+}
+
+void iterate(void)
+{
+	int cpu;
+
+	cpu = smp_processor_id();
+	note(cpu);
+	task_for_first(t, &queue) {
+		note(1);
+	} else {
+		note(2);
+	}
+}
+
+void typed_arg(void *p)
+{
+	struct item *it = list_entry(p, struct item, link);
+	int cpu = smp_processor_id();
+
+	note(cpu);
+	note(it->n);
+}
+C
+run scan --format=json spatch_cannot.c
+expect_out '"line": 9, .*"fix": "none", .*old_style\(\) is a K&R-style definition' "K&R parameters: refused when planned"
+expect_out '"line": 17, .*"fix": "none", .*with_notes\(\) holds text that is not C \(line 21\)' "prose in an #ifdef arm: refused when planned"
+expect_out '"line": 29, .*"fix": "none", .*iterate\(\) holds text that is not C \(line 33\)' "an iterator macro with an else arm: refused when planned"
+expect_out '"line": 41, .*"fix": "get-cpu"' "a type as a macro argument is no reason to refuse"
+if command -v spatch >/dev/null; then
+	run diff spatch_cannot.c; expect_rc 1 "typed_arg() is rewritten"
+	expect_err '1 site fixed \(get-cpu: 1\), 0 not fixed' "no refusal left for the rewrite"
+fi
+
 # control characters in a file name: refused, shown escaped
 esc=$(printf 'e\033[31mred.c')
 cp kr.c "$esc"
@@ -44,7 +104,8 @@ if printf '%s%s' "$out" "$err" | grep -q "$(printf '\033')"; then bad "control c
 rm -f "$esc"
 
 # a file named twice is scanned once
-run scan kr.c ./kr.c .; expect_err 'in 1 file, ' "a file named three ways is scanned once"
+mkdir one && cp kr.c one/
+run scan one/kr.c ./one/kr.c one; expect_err 'in 1 file, ' "a file named three ways is scanned once"
 
 # no spatch: says nothing was rewritten, not "0 not fixed"
 run diff --spatch "$WORK/no-such-spatch" kr.c; expect_rc 3 "no spatch: exit 3"
