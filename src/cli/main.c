@@ -1,4 +1,5 @@
 /* preemptify: port Linux 2.4 driver code to the 2.6 preemptible kernel. */
+#include <errno.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -112,6 +113,12 @@ int main(int argc, char **argv)
 		return unknown_command(name);
 	interrupt_install();
 	int rc = cmd->run(argc - 1, argv + 1);
+	/* a report that could not be written (a full disk, a closed pipe) is a failure */
+	if (fflush(stdout) != 0 || ferror(stdout)) {
+		fprintf(stderr, "preemptify %s: cannot write the output: %s\n", name, strerror(errno));
+		if (rc != EXIT_USAGE)
+			rc = EXIT_FAILED;
+	}
 	int sig = interrupted();
 	if (sig) {
 		fprintf(stderr, "preemptify %s: interrupted by signal %d (%s)\n", name, sig,

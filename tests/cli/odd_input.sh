@@ -107,6 +107,13 @@ rm -f "$esc"
 mkdir one && cp kr.c one/
 run scan one/kr.c ./one/kr.c one; expect_err 'in 1 file, ' "a file named three ways is scanned once"
 
+# a report that cannot be written is a failure, not a success
+if [ -w /dev/full ]; then
+	"$BIN" scan kr.c >/dev/full 2>"$WORK/.err"; rc=$?; err=$(cat "$WORK/.err"); out=
+	expect_rc 3 "scan to a full disk: exit 3"
+	expect_err 'cannot write the output: No space left on device' "scan to a full disk: says so"
+fi
+
 # no spatch: says nothing was rewritten, not "0 not fixed"
 run diff --spatch "$WORK/no-such-spatch" kr.c; expect_rc 3 "no spatch: exit 3"
 expect_err 'nothing rewritten; 1 fixable site left as it is' "no spatch: the fixable sites are counted"
