@@ -132,6 +132,13 @@ static const char *field_not_a_test(const struct ctx *c, TSNode child, TSNode p,
 /* A reschedule test TEST: current->need_resched (IS_FIELD), need_resched() or a macro testing it. */
 static void resched_test(struct ctx *c, const struct fn *f, TSNode test, bool is_field)
 {
+	/* the definition of need_resched() itself: the 2.4 field read is its body, and
+	 * need_resched() there would call itself for ever */
+	if (f && (strcmp(f->name, "need_resched") == 0 || strcmp(f->name, "_need_resched") == 0)) {
+		add_protected(c, RULE_P004, test, f, xstrdup("the definition of need_resched()"),
+			      xstrdup("this is what need_resched() reads; it stays as it is"));
+		return;
+	}
 	if (version_guarded(c, test)) {
 		add_protected(c, RULE_P004, test, f, xstrdup("reschedule check in version-guarded code"),
 			      xstrdup("inside #if on LINUX_VERSION_CODE: a compatibility shim, left alone"));

@@ -95,6 +95,22 @@ if command -v spatch >/dev/null; then
 	expect_err '1 site fixed \(get-cpu: 1\), 0 not fixed' "no refusal left for the rewrite"
 fi
 
+# the 2.4 definition of need_resched() is what the rewrite calls: never a site
+cat > sched_defs.h <<'C'
+static inline int need_resched(void)
+{
+	return (unlikely(current->need_resched));
+}
+
+static inline void cond_resched(void)
+{
+	if (need_resched())
+		__cond_resched();
+}
+C
+run scan sched_defs.h; expect_rc 0 "need_resched()'s own definition is not a site"
+expect_no_out 'P004' "no need_resched() inside need_resched()"
+
 # control characters in a file name: refused, shown escaped
 esc=$(printf 'e\033[31mred.c')
 cp kr.c "$esc"
