@@ -166,7 +166,17 @@ static char *plan_direct_get_cpu(struct ctx *c, const struct fn *f, TSNode call,
 		}
 	}
 	vec_release(&rl.calls);
-	char *no;
+	char *no = NULL;
+	/* the reads the region would cover, one statement each */
+	if (!ts_node_eq(last, st)) {
+		no = read_refusal(c, call);
+		for (size_t k = 0; !no && k < extra.len; k++)
+			no = read_refusal(c, extra.items[k]);
+		if (no) {
+			vec_release(&extra);
+			return no;
+		}
+	}
 	add_edit(c, fd, EDIT_REPLACE, call, "get_cpu()");
 	if (ts_node_eq(last, st)) {
 		no = plan_site_region(c, f, call, "put_cpu()", fd);

@@ -126,7 +126,28 @@ static const char *field_not_a_test(const struct ctx *c, TSNode child, TSNode p,
 	for (TSNode a = p; !ts_node_is_null(a); a = ts_parent(a))
 		if (ts_type_is(a, "gnu_asm_expression"))
 			return "uses current->need_resched as an inline asm operand";
+	*noun = "a comparison with a value need_resched() does not return";
+	if (ts_type_is(p, "binary_expression")) {
+		TSNode other = ts_node_eq(ts_field(p, "left"), child) ? ts_field(p, "right") : ts_field(p, "left");
+		char *op = node_text(c, ts_field(p, "operator"));
+		bool cmp = strchr("=!<>", op[0]) != NULL;
+		free(op);
+		if (cmp && !(ts_type_is(other, "number_literal") && ts_text_is(other, c->text, "0")))
+			return "compares current->need_resched with a value (a 2.4 polling marker such as -1)";
+	}
 	return NULL;
+}
+
+void resched_tests_stay(struct ctx *c, const struct fn *f)
+{
+	for (size_t i = c->fn_first_finding; i < c->out->findings.len; i++) {
+		struct finding *fd = &c->out->findings.items[i];
+		if (fd->rule != RULE_P004 || fd->fix == FIX_NONE)
+			continue;
+		unfixable(fd, xasprintf("not rewritten: %s() also uses current->need_resched other than as "
+					"a test at line %u (a 2.4 polling protocol); the tests belong to it, so "
+					"port the loop by hand", f->name, c->fn_resched_write));
+	}
 }
 
 /* A reschedule test TEST: current->need_resched (IS_FIELD), need_resched() or a macro testing it. */
@@ -148,6 +169,8 @@ static void resched_test(struct ctx *c, const struct fn *f, TSNode test, bool is
 	TSNode p = up(test, &child);
 	const char *noun = NULL;
 	const char *use = is_field ? field_not_a_test(c, child, p, &noun) : NULL;
+	if (use && !c->fn_resched_write)
+		c->fn_resched_write = line_of(c, test);
 	if (use) {
 		struct finding *fd = add_finding(c, RULE_P004, test, f, SEV_WARNING, CONF_HIGH, FIX_NONE,
 			xasprintf("%s, which 2.6 does not have", use),

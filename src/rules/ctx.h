@@ -30,6 +30,7 @@ struct ctx {
 	VEC(struct percpu_array *) arrays; /* owned; percpu_arrays_free() */
 	VEC(struct covered) covered;
 	size_t fn_first_finding; /* index of the first finding of the function being checked */
+	unsigned fn_resched_write; /* line of a non-test use of current->need_resched in it, or 0 */
 };
 
 /* An unprotected access to the current CPU's slot of an NR_CPUS array. */
@@ -140,6 +141,13 @@ char *plan_region(const struct ctx *c, TSNode first, TSNode last, const char *va
 char *plan_site_region(struct ctx *c, const struct fn *f, TSNode site, const char *put,
 		       struct finding *fd);
 
+/*
+ * Why a get/put around the statement of SITE (a CPU read) would be wrong
+ * whatever the region: an argument of a macro that may vanish, several
+ * reads, a comparison in a loop. NULL or why (owned).
+ */
+char *read_refusal(const struct ctx *c, TSNode site);
+
 /* The uses of a variable after its definition, up to its next reassignment. */
 struct var_uses {
 	const struct ctx *c;
@@ -185,6 +193,13 @@ bool names_paired(const char *a, const char *b);
  * functions that both use the current CPU's slot of one array.
  */
 void refuse_cross_function_slots(struct ctx *c, size_t first);
+
+/*
+ * F writes current->need_resched (or takes its address, or compares it with
+ * a polling marker) at line c->fn_resched_write: its tests belong to that
+ * protocol, so its P004 rewrites are refused too (check_resched.c).
+ */
+void resched_tests_stay(struct ctx *c, const struct fn *f);
 
 /* ---- P004 host predicates (check_resched.c) ---- */
 

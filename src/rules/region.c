@@ -265,6 +265,32 @@ char *plan_region(const struct ctx *c, TSNode first, TSNode last, const char *va
 	return NULL;
 }
 
+/*
+ * A CPU number compared inside a loop (`for (i...) if (smp_processor_id() != i)`):
+ * a get/put around each pass lets the task change CPU between passes, so the
+ * loop may skip two CPUs or none. NULL, or why (owned).
+ */
+static char *loop_compare_refusal(const struct ctx *c, TSNode site, TSNode st)
+{
+	TSNode p = ts_parent(site);
+	while (ts_type_is(p, "parenthesized_expression"))
+		p = ts_parent(p);
+	if (!ts_type_is(p, "binary_expression"))
+		return NULL;
+	char *op = node_text(c, ts_field(p, "operator"));
+	bool cmp = strcmp(op, "==") == 0 || strcmp(op, "!=") == 0;
+	free(op);
+	if (!cmp)
+		return NULL;
+	for (TSNode a = ts_parent(st); !ts_node_is_null(a) && !ts_type_is(a, "function_definition"); a = ts_parent(a))
+		if (ts_type_is(a, "for_statement") || ts_type_is(a, "while_statement") ||
+		    ts_type_is(a, "do_statement"))
+			return xasprintf("the CPU number is compared inside the loop at line %u; a get/put per "
+					 "pass lets the task change CPU between passes; read it once before "
+					 "the loop with get_cpu() by hand", line_of(c, a));
+	return NULL;
+}
+
 /* Calls that may compile to nothing: function-like macros of this file, debug printers. */
 static bool call_may_vanish(const struct ctx *c, const char *name, size_t len)
 {
@@ -494,7 +520,13 @@ static char *site_stmt_refusal(const struct ctx *c, TSNode site, TSNode st)
 	if (reads > 1)
 		return xasprintf("the statement reads the CPU number %u times; read it once into a local "
 				 "with get_cpu() by hand", reads);
-	return NULL;
+	return loop_compare_refusal(c, site, st);
+}
+
+char *read_refusal(const struct ctx *c, TSNode site)
+{
+	TSNode st = block_stmt(site);
+	return ts_node_is_null(st) ? NULL : site_stmt_refusal(c, site, st);
 }
 
 /*

@@ -99,8 +99,11 @@ int rules_run(const struct file_analysis *fa, const struct scan_options *opts, s
 			continue;
 		struct site_scan ss = {&c, f};
 		c.fn_first_finding = out->findings.len;
+		c.fn_resched_write = 0;
 		query_run(sites, f->body, c.text, site_host_pred, &ss, site_match, &ss);
 		function_checks(&c, f);
+		if (c.fn_resched_write)
+			resched_tests_stay(&c, f);
 	}
 	/* #define bodies are not sites: each use of a macro that tests need_resched is
 	 * reported and fixed where it is used (check_macro_stmt, check_resched). */
