@@ -29,10 +29,14 @@ find "$here/fixtures" "$here/tests/rewrite" -name '*.c' -print0 |
 artifacts=$build/fuzz-artifacts/
 mkdir -p "$artifacts"
 echo "fuzz: running fuzz_scan for ${secs}s ($jobs job(s)), corpus $corpus"
+par=()
+# several jobs: libFuzzer's fork mode, which logs to fuzz-N.log in the current directory
+[ "$jobs" -gt 1 ] && par=(-jobs="$jobs" -workers="$jobs")
+cd "$build"
 "$build/fuzz_scan" -max_total_time="$secs" -timeout=20 -rss_limit_mb=2048 -max_len=65536 \
-	-print_final_stats=1 -artifact_prefix="$artifacts" -jobs="$jobs" -workers="$jobs" \
-	"$corpus" 2>&1 | tail -25
-status=${PIPESTATUS[0]}
+	-print_final_stats=1 -artifact_prefix="$artifacts" "${par[@]}" "$corpus" > fuzz.log 2>&1
+status=$?
+tail -12 fuzz.log
 if [ "$status" -ne 0 ] || ls "$artifacts" | grep -q .; then
 	echo "fuzz: FAILED (status $status); reproducers in $artifacts" >&2
 	exit 1
