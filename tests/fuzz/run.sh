@@ -34,8 +34,8 @@ par=()
 [ "$jobs" -gt 1 ] && par=(-jobs="$jobs" -workers="$jobs")
 cd "$build"
 "$build/fuzz_scan" -max_total_time="$secs" -timeout=20 -rss_limit_mb=2048 -max_len=65536 \
-	-print_final_stats=1 -artifact_prefix="$artifacts" "${par[@]}" "$corpus" > fuzz.log 2>&1
-status=$?
+	-print_final_stats=1 -artifact_prefix="$artifacts" "${par[@]}" "$corpus" > fuzz.log 2>&1 &&
+	status=0 || status=$?
 tail -12 fuzz.log
 if [ "$status" -ne 0 ] || ls "$artifacts" | grep -q .; then
 	echo "fuzz: FAILED (status $status); reproducers in $artifacts" >&2
