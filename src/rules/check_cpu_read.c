@@ -283,11 +283,18 @@ static void read_used_directly(struct ctx *c, const struct fn *f, struct cpu_rea
 		return;
 	}
 	struct finding *fd = add_finding(c, RULE_P003, r->call, f, printed ? SEV_NOTE : SEV_WARNING,
-		CONF_HIGH, FIX_GET_CPU,
+		CONF_HIGH, printed ? FIX_NONE : FIX_GET_CPU,
 		xstrdup(printed ? "smp_processor_id() in preemptible code, only printed"
 				: "smp_processor_id() used in preemptible code"), take_why(r));
 	if (!fd)
 		return;
+	if (printed) {
+		/* 2.6.9 kept such reads bare: a wrapped printk is churn a maintainer rejects */
+		set_note(fd, xstrdup("not rewritten: the CPU number is only printed; after a migration the "
+				     "message names the CPU the task just left, which 2.6 kernels accepted "
+				     "(wrap it in get_cpu()/put_cpu() by hand if the message must be exact)"));
+		return;
+	}
 	char *no = plan_direct_get_cpu(c, f, r->call, fd);
 	if (no)
 		unfixable(fd, no);
@@ -513,7 +520,14 @@ static void read_into_local(struct ctx *c, const struct fn *f, struct cpu_read *
 	/* 1. unprotected subscripts x[cpu] of per-CPU arrays are P001/P002 sites of their own */
 	for (size_t i = 0; i < lr.vu.uses.len; i++)
 		use_indexes_array(c, f, r, name, lr.vu.uses.items[i]);
-	/* 2. read and used with preemption off */
+	/* 2. read and never used: nothing depends on the CPU */
+	if (lr.vu.uses.len == 0) {
+		add_protected(c, RULE_P003, r->call, f,
+			      xasprintf("CPU number %s is read but never used", name),
+			      xstrdup("no use of the value can go stale: nothing to protect (the read can go)"));
+		goto done;
+	}
+	/* 3. read and used with preemption off */
 	if (lr.all_prot) {
 		add_protected(c, RULE_P003, r->call, f,
 			      xasprintf("CPU number %s read and used with preemption off", name), xstrdup(r->why));
@@ -521,18 +535,23 @@ static void read_into_local(struct ctx *c, const struct fn *f, struct cpu_read *
 	}
 	struct buf ev = BUF_INIT;
 	live_range_evidence(f, r, &lr, c, &ev);
-	/* 3. a sleep in the live range; 4. the read moves under the lock; 5. a get_cpu() region */
+	/* 4. a sleep in the live range; 5. the read moves under the lock; 6. a get_cpu() region */
 	if (live_range_sleeps(c, f, r, &lr, &ev))
 		goto done;
 	TSNode read_stmt = block_stmt(r->call);
 	if (live_range_move_inside(c, f, r, &lr, read_stmt, &ev))
 		goto done;
 	struct finding *fd = add_finding(c, RULE_P003, r->call, f, lr.all_printed ? SEV_NOTE : SEV_WARNING,
-		CONF_HIGH, FIX_GET_CPU,
+		CONF_HIGH, lr.all_printed ? FIX_NONE : FIX_GET_CPU,
 		xasprintf(lr.all_printed ? "CPU number %s from smp_processor_id() is only printed, in preemptible code"
 					 : "CPU number %s from smp_processor_id() used in preemptible code", name),
 		buf_detach(&ev));
-	if (fd) {
+	if (fd && lr.all_printed) {
+		/* 2.6.9 kept such reads bare: a wrapped printk is churn a maintainer rejects */
+		set_note(fd, xasprintf("not rewritten: %s is only printed; after a migration the message names "
+				       "the CPU the task just left, which 2.6 kernels accepted (wrap it in "
+				       "get_cpu()/put_cpu() by hand if the message must be exact)", name));
+	} else if (fd) {
 		char *no = plan_live_range(c, r, &lr, read_stmt, fd);
 		if (no)
 			unfixable(fd, no);
