@@ -13,6 +13,7 @@ struct scan_options {
 	int jobs;         /* worker threads; <= 0 means online CPUs */
 	bool no_prefilter; /* analyse files without any trigger token too */
 	bool modern;       /* plan fixes for modern kernels (this_cpu_*, no __get_cpu_var) */
+	bool strict_stats; /* fix statistics counters too (else a note: a migration only miscounts) */
 	/*
 	 * Internal, 0 for every caller: how deep inside the verification of a
 	 * plan this scan runs (rules/verify.h). Plans are verified below 2.
@@ -24,7 +25,7 @@ struct scan_options {
 	 */
 	bool no_verify;
 };
-#define SCAN_OPTIONS_INIT {((1u << RULE_COUNT) - 1), false, 0, false, false, 0, false}
+#define SCAN_OPTIONS_INIT {((1u << RULE_COUNT) - 1), false, 0, false, false, false, 0, false}
 
 struct scan_stats {
 	size_t files;      /* files walked */

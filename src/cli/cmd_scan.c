@@ -48,6 +48,7 @@ int scan_cli_options(const struct cli_command *cmd, const struct scan_cli *a,
 	so.jobs = a->jobs;
 	so.no_prefilter = a->no_prefilter;
 	so.modern = a->modern;
+	so.strict_stats = a->strict_stats;
 	so.no_verify = a->no_plans;
 	*out = so;
 	return 0;

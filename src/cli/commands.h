@@ -49,13 +49,16 @@ struct scan_cli {
 	bool modern;                /* plan fixes for modern kernels (set by --target) */
 	struct strvec may_sleep;    /* the user's own sleeping functions */
 	bool no_plans;              /* the output shows no fix: skip verifying plans */
+	bool strict_stats;          /* fix statistics counters too */
 };
-#define SCAN_CLI_INIT {0, false, false, {NULL, 0, 0}, {NULL, 0, 0}, false, {NULL, 0, 0}, false}
+#define SCAN_CLI_INIT {0, false, false, {NULL, 0, 0}, {NULL, 0, 0}, false, {NULL, 0, 0}, false, false}
 #define SCAN_CLI_OPTIONS(a) \
 	{"jobs", 'j', OPT_INT, &(a)->jobs, "N", "files analysed in parallel (default: online CPUs)"}, \
 	{"exclude", 0, OPT_LIST, &(a)->exclude, "GLOB", "skip paths matching GLOB"}, \
 	{"ignore", 0, OPT_LIST, &(a)->ignore, "RULES", "skip rules, by code or name (e.g. P006,unbalanced)"}, \
 	{"may-sleep", 0, OPT_LIST, &(a)->may_sleep, "FUNCS", "treat these functions as sleeping, like schedule()"}, \
+	{"strict-stats", 0, OPT_FLAG, &(a)->strict_stats, NULL, \
+	 "also fix per-CPU statistics counters (x[smp_processor_id()].n++), which 2.6 left bare"}, \
 	{"verbose", 'v', OPT_FLAG, &(a)->verbose, NULL, "also report protected sites, with the reasoning"}, \
 	{"no-prefilter", 0, OPT_FLAG, &(a)->no_prefilter, NULL, \
 	 "analyse files without preemption tokens too (P006/P007 everywhere; slower)"}

@@ -208,6 +208,45 @@ static char *take_why(struct cpu_read *r)
 	return w;
 }
 
+/*
+ * Is the slot SUB (x[cpu]) only counted in: the whole statement is
+ * `x[cpu].field++`, `--`, `+=` or `-=`? A migration or a preemption in the
+ * middle can only lose or misplace one count; 2.6 kernels left these bare
+ * (net/ipv4/route.c rt_cache_stat) and later ones made it explicit
+ * (this_cpu_inc).
+ */
+static bool stat_update(const struct ctx *c, TSNode sub)
+{
+	TSNode n = sub, p = ts_parent(sub);
+	while ((ts_type_is(p, "field_expression") || ts_type_is(p, "subscript_expression")) &&
+	       ts_node_eq(ts_field(p, "argument"), n))
+		n = p, p = ts_parent(p);
+	while (ts_type_is(p, "parenthesized_expression"))
+		n = p, p = ts_parent(p);
+	bool update = ts_type_is(p, "update_expression");
+	if (ts_type_is(p, "assignment_expression") && ts_node_eq(ts_field(p, "left"), n)) {
+		char *op = node_text(c, ts_field(p, "operator"));
+		update = strcmp(op, "+=") == 0 || strcmp(op, "-=") == 0;
+		free(op);
+	}
+	return update && ts_type_is(ts_parent(p), "expression_statement");
+}
+
+/* A statistics counter outside --strict-stats: a note without a fix. True if so. */
+static bool stat_note(struct ctx *c, const struct fn *f, TSNode sub, const struct percpu_array *pa,
+		      enum rule_id rule, struct cpu_read *r)
+{
+	if (c->opts->strict_stats || c->opts->modern || !stat_update(c, sub))
+		return false;
+	struct finding *fd = add_finding(c, rule, sub, f, SEV_NOTE, CONF_HIGH, FIX_NONE,
+		xasprintf("statistics counter %s[smp_processor_id()] updated in preemptible code", pa->name),
+		take_why(r));
+	set_note(fd, xstrdup("not rewritten: the statement only counts, so a migration or preemption "
+			     "in the middle only miscounts; 2.6 kernels left such counters bare "
+			     "(--strict-stats wraps them in get_cpu()/put_cpu(); --target modern uses this_cpu_*)"));
+	return true;
+}
+
 /* x[smp_processor_id()] of a static NR_CPUS array: P001. */
 static void read_indexes_static_array(struct ctx *c, const struct fn *f, struct cpu_read *r,
 				      struct percpu_array *pa)
@@ -218,6 +257,9 @@ static void read_indexes_static_array(struct ctx *c, const struct fn *f, struct 
 			      xasprintf("%s[smp_processor_id()] with preemption off", pa->name), take_why(r));
 		return;
 	}
+	/* a DEFINE_PER_CPU conversion changes every use: counters included */
+	if (!pa->eligible && stat_note(c, f, p, pa, RULE_P001, r))
+		return;
 	struct finding *fd = add_finding(c, RULE_P001, p, f, SEV_WARNING, CONF_HIGH,
 		pa->eligible ? FIX_DEFINE_PER_CPU : FIX_GET_CPU,
 		xasprintf("per-CPU array %s indexed by smp_processor_id() in preemptible code", pa->name),
@@ -246,6 +288,8 @@ static void read_indexes_array(struct ctx *c, const struct fn *f, struct cpu_rea
 			      xasprintf("%s[smp_processor_id()] with preemption off", pa->name), take_why(r));
 		return;
 	}
+	if (stat_note(c, f, p, pa, RULE_P002, r))
+		return;
 	struct finding *fd = add_finding(c, RULE_P002, p, f, SEV_WARNING, CONF_HIGH, FIX_GET_CPU,
 		xasprintf("this-CPU element of non-static per-CPU array %s in preemptible code", pa->name),
 		take_why(r));

@@ -21,9 +21,11 @@ kr_bump(y)
 	nr[smp_processor_id()]++;
 }
 
+void show(int n);
+
 void modern(void)
 {
-	nr[smp_processor_id()]++;
+	show(nr[smp_processor_id()]);
 }
 C
 run scan -v kr.c; expect_rc 1 "K&R: the modern site is flagged"
@@ -110,6 +112,29 @@ static inline void cond_resched(void)
 C
 run scan sched_defs.h; expect_rc 0 "need_resched()'s own definition is not a site"
 expect_no_out 'P004' "no need_resched() inside need_resched()"
+
+# statistics counters: a note without a fix, unless --strict-stats
+cat > stats.c <<'C'
+#include <linux/smp.h>
+struct counters { unsigned long hits, misses; };
+extern struct counters drv_stats[NR_CPUS];
+extern int drv_owner[NR_CPUS];
+
+void count_hit(void)
+{
+	drv_stats[smp_processor_id()].hits++;
+}
+
+void remember(int v)
+{
+	drv_owner[smp_processor_id()] = v;
+}
+C
+run scan --format=json stats.c
+expect_out '"line": 8, .*"severity": "note", .*"fix": "none", .*statistics counter' "a counter: a note, no fix"
+expect_out '"line": 13, .*"fix": "get-cpu"' "a store that is not a count keeps its fix"
+run scan --strict-stats --format=json stats.c
+expect_out '"line": 8, .*"fix": "get-cpu"' "--strict-stats fixes counters too"
 
 # control characters in a file name: refused, shown escaped
 esc=$(printf 'e\033[31mred.c')
