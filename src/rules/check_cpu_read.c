@@ -196,6 +196,8 @@ struct cpu_read {
 	TSNode call;
 	TSNode parent, child; /* up(call) and the node below it */
 	bool prot;            /* preemption off at the read */
+	char *stable;         /* why the number cannot change anyway (cpu_stable()), or NULL; owned */
+	bool bound;           /* bring-up code: the CPU runs this task alone (r.prot set too) */
 	char *why;            /* the state at the read explained; owned until taken */
 	unsigned line;
 };
@@ -322,8 +324,16 @@ static void read_used_directly(struct ctx *c, const struct fn *f, struct cpu_rea
 {
 	bool printed = only_printed(c, r->call);
 	if (r->prot) {
-		add_protected(c, RULE_P003, r->call, f, xstrdup("smp_processor_id() with preemption off"),
-			      take_why(r));
+		add_protected(c, RULE_P003, r->call, f,
+			      xstrdup(r->bound ? "smp_processor_id() where the CPU runs nothing else"
+					       : "smp_processor_id() with preemption off"), take_why(r));
+		return;
+	}
+	TSNode sub = r->parent;
+	bool is_index = ts_type_is(sub, "subscript_expression") && ts_node_eq(ts_field(sub, "index"), r->child);
+	if (r->stable && !is_index) {
+		add_protected(c, RULE_P003, r->call, f, xstrdup("smp_processor_id() where the CPU cannot change"),
+			      xstrdup(r->stable));
 		return;
 	}
 	struct finding *fd = add_finding(c, RULE_P003, r->call, f, printed ? SEV_NOTE : SEV_WARNING,
@@ -561,10 +571,22 @@ static void read_into_local(struct ctx *c, const struct fn *f, struct cpu_read *
 {
 	struct live_range lr;
 	live_range_find(c, f, r, name, &lr);
+	if (r->bound) {
+		/* bring-up code: the CPU and its data are this task's alone */
+		add_protected(c, RULE_P003, r->call, f,
+			      xasprintf("CPU number %s read where the CPU runs nothing else", name), xstrdup(r->why));
+		goto done;
+	}
 	/* 1. unprotected subscripts x[cpu] of per-CPU arrays are P001/P002 sites of their own */
 	for (size_t i = 0; i < lr.vu.uses.len; i++)
 		use_indexes_array(c, f, r, name, lr.vu.uses.items[i]);
-	/* 2. read and never used: nothing depends on the CPU */
+	/* 2. the number cannot change (bring-up, pinned): its array uses were decided above */
+	if (r->stable) {
+		add_protected(c, RULE_P003, r->call, f,
+			      xasprintf("CPU number %s read where the CPU cannot change", name), xstrdup(r->stable));
+		goto done;
+	}
+	/* 2b. read and never used: nothing depends on the CPU */
 	if (lr.vu.uses.len == 0) {
 		add_protected(c, RULE_P003, r->call, f,
 			      xasprintf("CPU number %s is read but never used", name),
@@ -614,6 +636,18 @@ void check_cpu_read(struct ctx *c, const struct fn *f, TSNode call, const char *
 	r.prot = point_protected(&ps);
 	r.why = explain_state(f, &ps);
 	r.line = line_of(c, call);
+	r.stable = NULL;
+	r.bound = false;
+	bool whole = false;
+	if (!r.prot)
+		r.stable = cpu_stable(c, f, call, &whole);
+	if (r.stable && whole) {
+		/* bring-up: the CPU runs this task alone, its data included */
+		r.prot = r.bound = true;
+		free(r.why);
+		r.why = r.stable;
+		r.stable = NULL;
+	}
 	TSNode p = r.parent;
 
 	if (ts_type_is(p, "argument_list") && call_is(c, ts_parent(p), "per_cpu")) {
@@ -638,4 +672,5 @@ void check_cpu_read(struct ctx *c, const struct fn *f, TSNode call, const char *
 		free(name);
 	}
 	free(r.why);
+	free(r.stable);
 }

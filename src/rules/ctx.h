@@ -31,6 +31,8 @@ struct ctx {
 	VEC(struct covered) covered;
 	size_t fn_first_finding; /* index of the first finding of the function being checked */
 	unsigned fn_resched_write; /* line of a non-test use of current->need_resched in it, or 0 */
+	char **bound;       /* per function: why it runs bound to its CPU (cpu_stable.c), or NULL */
+	bool bound_done;
 };
 
 /* An unprotected access to the current CPU's slot of an NR_CPUS array. */
@@ -180,6 +182,17 @@ void plan_define_per_cpu_rest(struct ctx *c, struct percpu_array *pa, struct fin
  * already off. Returns true if planned; false leaves the get_cpu_var() path.
  */
 bool plan_this_cpu(struct ctx *c, TSNode slot, const char *name, bool is_protected, struct finding *fd);
+
+/* ---- a CPU number that cannot change (cpu_stable.c) ---- */
+
+/*
+ * Why the CPU number read at READ in F stays valid with preemption on (CPU
+ * bring-up code, a task pinned with set_cpus_allowed(current, ...)), owned;
+ * NULL when it may change. *WHOLE: the CPU runs nothing else either
+ * (bring-up), so its per-CPU data is safe too; else only the number is.
+ */
+char *cpu_stable(struct ctx *c, const struct fn *f, TSNode read, bool *whole);
+void cpu_stable_release(struct ctx *c);
 
 /* ---- CPU slots held across functions (slot_pairs.c) ---- */
 

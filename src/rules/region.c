@@ -358,14 +358,45 @@ static bool always_after(const struct ctx *c, TSNode assign, TSNode read)
 	return false;
 }
 
+struct mention {
+	const struct ctx *c;
+	const char *var;
+	bool found;
+};
+
+static bool mention_visit(TSNode n, void *ctx)
+{
+	struct mention *m = ctx;
+	if (m->found)
+		return false;
+	if (ts_type_is(n, "identifier") && ts_text_is(n, m->c->text, m->var))
+		m->found = true;
+	return !m->found;
+}
+
+/*
+ * Does assignment N give VAR a value that no longer derives from the old
+ * one? `cpu = 0;` does; `mask = mask << 24;` and `mask |= bit;` carry the
+ * CPU number on.
+ */
+static bool fresh_value(const struct ctx *c, TSNode n, const char *var)
+{
+	if (!ts_text_is(ts_field(n, "operator"), c->text, "="))
+		return false;
+	struct mention m = {c, var, false};
+	ts_walk(ts_field(n, "right"), mention_visit, &m);
+	return !m.found;
+}
+
 static bool var_use_visit(TSNode n, void *ctx)
 {
 	struct var_uses *vu = ctx;
 	if (ts_type_is(n, "assignment_expression")) {
 		TSNode l = ts_field(n, "left");
 		/* a reassignment ends the live range, unless it is in another
-		 * configuration (`#ifdef CONFIG_SMP cpu = smp_processor_id(); #else cpu = 0;`) */
-		if (ts_type_is(l, "identifier") && ts_text_is(l, vu->c->text, vu->var) &&
+		 * configuration (`#ifdef CONFIG_SMP cpu = smp_processor_id(); #else cpu = 0;`)
+		 * or the new value is made from the old one */
+		if (ts_type_is(l, "identifier") && ts_text_is(l, vu->c->text, vu->var) && fresh_value(vu->c, n, vu->var) &&
 		    ts_node_start_byte(n) > vu->after && ts_node_start_byte(n) < vu->stop &&
 		    !exclusive_arms(n, vu->read) && always_after(vu->c, n, vu->read))
 			vu->stop = ts_node_start_byte(n);

@@ -108,6 +108,7 @@ int rules_run(const struct file_analysis *fa, const struct scan_options *opts, s
 	/* #define bodies are not sites: each use of a macro that tests need_resched is
 	 * reported and fixed where it is used (check_macro_stmt, check_resched). */
 	refuse_cross_function_slots(&c, first);
+	cpu_stable_release(&c);
 	percpu_arrays_free(&c);
 	vec_release(&c.covered);
 	return 0;

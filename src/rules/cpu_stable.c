@@ -1,0 +1,133 @@
+/*
+ * When the CPU number cannot change although preemption is on:
+ *  - CPU bring-up: start_secondary()/smp_callin() run on the new CPU's own
+ *    idle task, which never migrates; so do the static functions of the
+ *    file called only from them;
+ *  - a pinned task: after set_cpus_allowed(current, <one CPU>) the task
+ *    stays where it is (2.6.9 keeps a bare smp_processor_id() there, apm.c).
+ * A pinned task keeps only its number: another task on the same CPU may
+ * still preempt it, so its per-CPU data keeps its own rules (P001/P002).
+ * Bring-up code has its CPU to itself: nothing else runs there yet.
+ */
+#include "rules/ctx.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* Entry points of a secondary CPU, run on its idle task (2.4 arch code). */
+static const char *const bringup_entries[] = {"start_secondary", "smp_callin", "secondary_start_kernel"};
+
+static bool is_entry(const char *name)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(bringup_entries); i++)
+		if (strcmp(name, bringup_entries[i]) == 0)
+			return true;
+	return false;
+}
+
+/* Fills c->bound: per function, why it runs bound to its CPU, or NULL. */
+static void find_bound(struct ctx *c)
+{
+	size_t nf = c->fa->fns.len;
+	c->bound = xcalloc(nf ? nf : 1, sizeof *c->bound);
+	c->bound_done = true;
+	bool any = false;
+	for (size_t i = 0; i < nf; i++)
+		if (is_entry(c->fa->fns.items[i].name)) {
+			c->bound[i] = xasprintf("%s() runs on the new CPU's own idle task during bring-up, "
+						"which never migrates", c->fa->fns.items[i].name);
+			any = true;
+		}
+	/* static functions called only from bound ones, to a fixed point */
+	for (bool changed = any; changed;) {
+		changed = false;
+		for (size_t g = 0; g < nf; g++) {
+			const struct fn *callee = &c->fa->fns.items[g];
+			if (c->bound[g] || !callee->is_static || callee->addr_taken)
+				continue;
+			size_t calls = 0, first = 0;
+			unsigned line = 0;
+			bool all = true;
+			for (size_t i = 0; i < nf && all; i++)
+				for (size_t k = 0; k < c->fa->fns.items[i].calls.len && all; k++) {
+					const struct call_site *cs = &c->fa->fns.items[i].calls.items[k];
+					if (cs->callee != g)
+						continue;
+					all = c->bound[i] != NULL && i != g;
+					if (!calls++)
+						first = i, line = line_of(c, cs->call);
+				}
+			if (all && calls) {
+				c->bound[g] = xasprintf("%s() is called only from %s() (line %u), which runs bound "
+							"to the new CPU during bring-up", callee->name,
+							c->fa->fns.items[first].name, line);
+				changed = true;
+			}
+		}
+	}
+}
+
+void cpu_stable_release(struct ctx *c)
+{
+	for (size_t i = 0; c->bound && i < c->fa->fns.len; i++)
+		free(c->bound[i]);
+	free(c->bound);
+	c->bound = NULL;
+	c->bound_done = false;
+}
+
+struct pin_scan {
+	const struct ctx *c;
+	TSNode read;
+	TSNode pin;  /* the last set_cpus_allowed(current, ...) before the read */
+};
+
+/* Does MASK name one CPU: a number, `1UL << cpu`, cpumask_of_cpu(cpu)? (`old` restores a mask.) */
+static bool one_cpu_mask(const struct ctx *c, TSNode mask)
+{
+	mask = ts_strip_parens(mask, c->text);
+	if (ts_type_is(mask, "number_literal"))
+		return true;
+	if (ts_type_is(mask, "binary_expression") && ts_text_is(ts_field(mask, "operator"), c->text, "<<"))
+		return ts_type_is(ts_strip_parens(ts_field(mask, "left"), c->text), "number_literal");
+	return ts_type_is(mask, "call_expression") && call_is(c, mask, "cpumask_of_cpu");
+}
+
+static bool pin_visit(TSNode n, void *ctx)
+{
+	struct pin_scan *ps = ctx;
+	if (ts_node_start_byte(n) >= ts_node_start_byte(ps->read))
+		return false;
+	if (ts_type_is(n, "call_expression") && call_is(ps->c, n, "set_cpus_allowed")) {
+		TSNode args = ts_field(n, "arguments");
+		TSNode who = ts_node_named_child(args, 0);
+		bool pins = ts_text_is(who, ps->c->text, "current") &&
+			    one_cpu_mask(ps->c, ts_node_named_child(args, 1));
+		/* a later call (restoring the mask, say) ends the pin before the read */
+		ps->pin = pins ? n : ts_null();
+		if (pins) {
+			/* it must run on every path to the read: its statement's block holds the read */
+			TSNode st = block_stmt(n);
+			if (ts_node_is_null(st) || !node_within(ps->read, ts_parent(st)))
+				ps->pin = ts_null();
+		}
+		return false;
+	}
+	return true;
+}
+
+char *cpu_stable(struct ctx *c, const struct fn *f, TSNode read, bool *whole)
+{
+	if (!c->bound_done)
+		find_bound(c);
+	size_t idx = (size_t)(f - c->fa->fns.items);
+	*whole = idx < c->fa->fns.len && c->bound[idx];
+	if (*whole)
+		return xstrdup(c->bound[idx]);
+	struct pin_scan ps = {c, read, ts_null()};
+	ts_walk(f->body, pin_visit, &ps);
+	if (!ts_node_is_null(ps.pin))
+		return xasprintf("the task is pinned to one CPU by set_cpus_allowed(current, ...) at line %u",
+				 line_of(c, ps.pin));
+	return NULL;
+}
