@@ -124,6 +124,10 @@ echo
 echo "refusals per reason (numbers and names folded):"
 grep ': not fixed (' "$work/pass1.err" | sed -E 's/^[^ ]*: not fixed \((P[0-9]+)\): /\1 /; s/`[^`]*`/`X`/g; s/[A-Za-z_][A-Za-z_0-9]*\(\)/F()/g; s/[0-9]+/N/g' |
 	sort | uniq -c | sort -rn | head -40 || true
+if grep -q ': not fixed (' "$work/pass1.err"; then
+	echo; echo "refused at rewrite time (planned as fixable, refused by the rewrite's checks):"
+	grep ': not fixed (' "$work/pass1.err" | grep -v 'not rewritten: .*\(holds\|is a K&R\)' | head -30 || true
+fi
 if [ -n "${AUDIT_KEEP:-}" ]; then
 	cp "$work/pass1.diff" "$work/pass1.err" "$work/pass2.diff" "$work/problems.added" "$AUDIT_KEEP"/ 2>/dev/null || true
 fi
