@@ -43,6 +43,33 @@ static char *dir_of(const char *path)
 	return slash ? xstrndup(path, slash == path ? 1 : (size_t)(slash - path)) : xstrdup(".");
 }
 
+/*
+ * The nearest directory above DIR holding a .git that another user owns,
+ * or NULL (owned). libgit2 1.5 reports that case as "config value
+ * 'safe.directory' was not found", so it is looked for here.
+ */
+static char *foreign_repo(const char *dir)
+{
+	char *d = realpath(dir, NULL);
+	while (d) {
+		char *dotgit = xasprintf("%s/.git", d);
+		struct stat st;
+		int found = lstat(dotgit, &st);
+		free(dotgit);
+		if (found == 0) {
+			if (st.st_uid != geteuid())
+				return d;
+			break;
+		}
+		char *slash = strrchr(d, '/');
+		if (!slash || slash == d)
+			break;
+		*slash = '\0';
+	}
+	free(d);
+	return NULL;
+}
+
 int repo_open(struct repo **out, const char *path)
 {
 	int rc = -1;
@@ -57,10 +84,12 @@ int repo_open(struct repo **out, const char *path)
 	}
 	dir = S_ISDIR(st.st_mode) ? xstrdup(path) : dir_of(path);
 	int e = git_repository_open_ext(&g, dir, 0, NULL);
-	if (e == GIT_EOWNER) {
-		repo_git_fail(path);
-		error_set("%s (git refuses a repository owned by another user: run as its owner, or mark "
-			  "it safe with git config --global --add safe.directory DIR)", error_last());
+	char *owner_dir = e < 0 ? foreign_repo(dir) : NULL;
+	if (e == GIT_EOWNER || owner_dir) {
+		error_set("%s: the repository %s is owned by another user, which git refuses: run as its "
+			  "owner, or mark it safe with git config --global --add safe.directory %s", path,
+			  owner_dir ? owner_dir : dir, owner_dir ? owner_dir : dir);
+		free(owner_dir);
 		goto done;
 	}
 	if (e < 0) {

@@ -32,6 +32,15 @@ if [ "$(id -u)" -eq 0 ] && command -v setpriv >/dev/null && id nobody >/dev/null
 	[ "$(stat -c %u shared/a.c)" -eq 0 ] && ok || bad "other owner: the owner changed"
 	cmp -s shared/a.c a.orig && ok || bad "other owner: the file was changed"
 	[ -z "$(ls -A shared | grep preemptify-)" ] && ok || bad "other owner: temporary file left"
+	# a repository owned by another user: git's own refusal, said as such
+	if command -v git >/dev/null; then
+		git init -q repo && cp a.orig repo/a.c && chmod -R a+rwX repo
+		setpriv --reuid=nobody --regid=nogroup --clear-groups env HOME=/nonexistent "$BIN" commit repo/a.c \
+			>"$WORK/.out" 2>"$WORK/.err"
+		rc=$?; out=$(cat "$WORK/.out"); err=$(cat "$WORK/.err")
+		expect_rc 3 "repository of another user: exit 3"
+		expect_err 'owned by another user' "repository of another user: says so, not 'not a repository'"
+	fi
 else
 	echo "SKIP: owner check needs root, setpriv and a nobody user"
 fi
