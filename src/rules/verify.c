@@ -533,6 +533,12 @@ static char *edit_refusal(const struct edit *e, const struct lines *l)
 	char *why = directive_refusal(l, sl, el, what);
 	if (why)
 		return why;
+	/* spatch does not match an inline asm statement as a statement to insert at */
+	const char *a = l->text + e->start.offset;
+	if (e->op != EDIT_REPLACE && (strncmp(a, "__asm__", 7) == 0 || strncmp(a, "asm", 3) == 0 ||
+				      strncmp(a, "__asm", 5) == 0) && !is_ident_char(a[a[0] == 'a' ? 3 : a[5] == '_' ? 7 : 5]))
+		return xasprintf("the change would insert next to the inline asm statement at line %u, "
+				 "which the semantic patch cannot anchor on; fix it by hand", sl);
 	if (e->op == EDIT_INSERT_AFTER && !node_in(e->node, after_anchors))
 		return xasprintf("the change would insert after the %s at line %u, which the "
 				 "semantic patch cannot anchor on; fix it by hand", what, sl);

@@ -86,12 +86,20 @@ void typed_arg(void *p)
 	note(cpu);
 	note(it->n);
 }
+void mark(void)
+{
+	unsigned long m = smp_processor_id();
+
+	m = (m << 24) | 1UL;
+	__asm__ __volatile__("" : : "r" (m));
+}
 C
 run scan --format=json spatch_cannot.c
 expect_out '"line": 9, .*"fix": "none", .*old_style\(\) is a K&R-style definition' "K&R parameters: refused when planned"
 expect_out '"line": 17, .*"fix": "none", .*with_notes\(\) holds text that is not C \(line 21\)' "prose in an #ifdef arm: refused when planned"
 expect_out '"line": 29, .*"fix": "none", .*iterate\(\) holds text that is not C \(line 33\)' "an iterator macro with an else arm: refused when planned"
 expect_out '"line": 41, .*"fix": "get-cpu"' "a type as a macro argument is no reason to refuse"
+expect_out '"line": 48, .*"fix": "none", .*next to the inline asm statement at line 51' "no insertion at an asm statement"
 if command -v spatch >/dev/null; then
 	run diff spatch_cannot.c; expect_rc 1 "typed_arg() is rewritten"
 	expect_err '1 site fixed \(get-cpu: 1\), 0 not fixed' "no refusal left for the rewrite"
