@@ -337,8 +337,10 @@ char *lines_keep_trailing_comments(const char *old_text, size_t old_len, const c
 			while (e > c && (next[e - 1] == ' ' || next[e - 1] == '\t'))
 				e--;
 			k = old_line_with(&oldl, next + c, e - c);
-			/* only back onto the line it was on: the same code, comment aside */
-			if (k && !same_code(&oldl, k, s, n))
+			/* only back onto the line it was on: the same code, comment aside, or the
+			 * line before an added release (whose own line may have been edited) */
+			if (k && !same_code(&oldl, k, s, n) &&
+			    !memmem(next, c, "put_cpu", 7) && !memmem(next, c, "preempt_", 8))
 				k = 0;
 		}
 		if (!k) {
