@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "check.h"
+#include "fix/lines.h"
 #include "fix/validate.h"
 
 static struct edit mk(enum edit_op op, const char *old, const char *anchor, const char *text)
@@ -168,9 +169,35 @@ static void test_rewrite(void)
 	free(why);
 }
 
+/* Trailing comments spatch moves onto an added line go back; those in place stay. */
+static void expect_comments(const char *name, const char *old, const char *spatch_out, const char *want)
+{
+	size_t n;
+	char *got = lines_keep_trailing_comments(old, strlen(old), spatch_out, strlen(spatch_out), &n);
+	CHECK(n == strlen(want) && memcmp(got, want, n) == 0, "%s: got\n%s", name, got);
+	free(got);
+}
+
+static void test_trailing_comments(void)
+{
+	expect_comments("moved onto the added release",
+			"\tf(smp_processor_id());\t/* why */\n\tg();\n",
+			"\tf(get_cpu());\n\tput_cpu();\t/* why */\n\tg();\n",
+			"\tf(get_cpu());\t/* why */\n\tput_cpu();\n\tg();\n");
+	expect_comments("moved onto an inserted statement",
+			"\tcpu = smp_processor_id();\n\tlock(&l);\t/* irqs off */\n",
+			"\tlock(&l);\n\tcpu = smp_processor_id();\t/* irqs off */\n",
+			"\tlock(&l);\t/* irqs off */\n\tcpu = smp_processor_id();\n");
+	const char *twice = "\tmb();\n\tmb();  /* magic */\n\tx(smp_processor_id());\n";
+	expect_comments("in place after the same code twice", twice,
+			"\tmb();\n\tmb();  /* magic */\n\tx(get_cpu());\n\tput_cpu();\n",
+			"\tmb();\n\tmb();  /* magic */\n\tx(get_cpu());\n\tput_cpu();\n");
+}
+
 int main(void)
 {
 	test_tokens();
 	test_rewrite();
+	test_trailing_comments();
 	return check_summary();
 }

@@ -342,6 +342,9 @@ char *lines_keep_trailing_comments(const char *old_text, size_t old_len, const c
 			if (k && !same_code(&oldl, k, s, n) &&
 			    !memmem(next, c, "put_cpu", 7) && !memmem(next, c, "preempt_", 8))
 				k = 0;
+			/* a comment still after the code it ended (`mb();` twice in a row) stays */
+			if (k && same_code(&oldl, k, next, c))
+				k = 0;
 		}
 		if (!k) {
 			buf_add(&b, s, full);
