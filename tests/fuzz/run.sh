@@ -6,7 +6,7 @@
 set -euo pipefail
 here=$(cd "$(dirname "$0")/../.." && pwd)
 secs=${1:-60}
-build=${2:-$here/build-fuzz}
+build=$(realpath -m "${2:-$here/build-fuzz}")
 jobs=${3:-1}
 command -v clang >/dev/null || { echo "fuzz: clang is needed (apt install clang)" >&2; exit 2; }
 # the grammar tarball another build already fetched and verified, if any
