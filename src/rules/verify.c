@@ -103,6 +103,14 @@ static TSNode first_error(TSNode n)
 	return n;
 }
 
+/* Is N a preprocessor conditional or one of its arms (#if around functions, or code)? */
+static bool file_scope_conditional(TSNode n)
+{
+	return ts_type_is(n, "preproc_if") || ts_type_is(n, "preproc_ifdef") ||
+	       ts_type_is(n, "preproc_else") || ts_type_is(n, "preproc_elif") ||
+	       ts_type_is(n, "preproc_elifdef");
+}
+
 struct not_c_scan {
 	const char *text;
 	TSNode found;
@@ -122,8 +130,6 @@ static bool prose(const char *p, const char *end)
 		} else {
 			words = 0;
 		}
-		if (p < end && *p != ' ' && *p != '\t' && !(p > w))
-			words = 0;
 		if (p < end)
 			p++;
 	}
@@ -181,8 +187,7 @@ static bool not_c_visit(TSNode n, void *ctx)
 	if ((ts_type_is(n, "ERROR") || ts_node_is_missing(n)) && prose_line(s->text, ts_node_start_byte(n))) {
 		for (TSNode a = ts_parent(n); !ts_node_is_null(a) && !ts_type_is(a, "function_definition");
 		     a = ts_parent(a))
-			if (ts_type_is(a, "preproc_if") || ts_type_is(a, "preproc_ifdef") ||
-			    ts_type_is(a, "preproc_else") || ts_type_is(a, "preproc_elif")) {
+			if (file_scope_conditional(a)) {
 				s->found = n;
 				return false;
 			}
@@ -190,13 +195,6 @@ static bool not_c_visit(TSNode n, void *ctx)
 	return true;
 }
 
-/* Is N a conditional block whose children are file-scope code (#if around functions)? */
-static bool file_scope_conditional(TSNode n)
-{
-	return ts_type_is(n, "preproc_if") || ts_type_is(n, "preproc_ifdef") ||
-	       ts_type_is(n, "preproc_else") || ts_type_is(n, "preproc_elif") ||
-	       ts_type_is(n, "preproc_elifdef");
-}
 
 /* The facts of PARENT's children (file scope), into OUT; conditional blocks looked into. */
 static void add_facts(TSNode parent, const struct source *src, fact_vec *out, span_vec *errs)
