@@ -6,11 +6,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <tree_sitter/api.h>
 
 #include "check.h"
 #include "analysis/cfg.h"
 #include "analysis/flow.h"
+#include "analysis/tree.h"
 #include "util/parallel.h"
 #include "parse/source.h"
 
@@ -29,7 +31,7 @@ static void parse(struct parsed *p, const char *code)
 	p->parser = ts_parser_new();
 	ts_parser_set_language(p->parser, tree_sitter_c());
 	p->tree = ts_parser_parse_string(p->parser, NULL, p->src.parse_text, (uint32_t)p->src.len);
-	analysis_run(&p->fa, &p->src, p->tree);
+	analysis_run(&p->fa, &p->src, p->tree, NULL);
 }
 
 static void done(struct parsed *p)
@@ -278,6 +280,68 @@ static void deep_nesting(size_t i, void *ctx)
 	buf_release(&b);
 }
 
+/* The tree index's fixed point over files written to a temporary directory. */
+static void test_tree_fixed_point(void)
+{
+	char dir[] = "/tmp/preemptify-tree-XXXXXX";
+	if (!CHECK(mkdtemp(dir) != NULL, "mkdtemp"))
+		return;
+	static const struct {
+		const char *name, *text;
+	} files[] = {
+		/* a() and b() call each other with preemption on; top() holds a lock */
+		{"a.c", "void a(void) { int c = smp_processor_id(); use(c); b(); }\n"
+			"void top(void) { spin_lock(&l); a(); spin_unlock(&l); }\n"},
+		{"b.c", "void b(void) { int c = smp_processor_id(); use(c); a(); }\n"},
+		/* e() and f() call each other with a lock held; g() too: all atomic */
+		{"e.c", "void e(void) { int c = smp_processor_id(); use(c); spin_lock(&m); f(); spin_unlock(&m); }\n"
+			"void g(void) { spin_lock(&m); e(); spin_unlock(&m); }\n"},
+		{"f.c", "void f(void) { int c = smp_processor_id(); use(c); spin_lock(&m); e(); spin_unlock(&m); }\n"},
+		/* h() is called by k() from preemptible code only; k() is an IRQ handler */
+		{"h.c", "void h(void) { int c = smp_processor_id(); use(c); }\n"},
+		{"k.c", "static void k(int irq, void *d, struct pt_regs *r) { h(); }\n"
+			"void x(void) { request_irq(1, k, 0, \"k\", 0); }\n"},
+		/* n() is reached through a function pointer: unknown callers */
+		{"n.c", "void n(void) { int c = smp_processor_id(); use(c); }\n"
+			"void (*hook)(void) = n;\n"
+			"void p(void) { spin_lock(&m); n(); spin_unlock(&m); }\n"},
+	};
+	char *paths[ARRAY_SIZE(files)];
+	for (size_t i = 0; i < ARRAY_SIZE(files); i++) {
+		paths[i] = xasprintf("%s/%s", dir, files[i].name);
+		CHECK(write_file(paths[i], files[i].text, strlen(files[i].text)) == 0, "write %s", paths[i]);
+	}
+	tree_want_vec want = VEC_INIT;
+	static const char *const names[] = {"a", "b", "e", "f", "h", "n"};
+	for (size_t i = 0; i < ARRAY_SIZE(names); i++) {
+		struct tree_want w = {xstrdup(names[i]), xstrdup("-")};
+		vec_push(&want, w);
+	}
+	struct tree_context *t = NULL;
+	tree_context_build(&t, paths, ARRAY_SIZE(files), &want, 2);
+	enum fn_context ctx = CTX_HARDIRQ;
+	const char *why = NULL;
+	CHECK(tree_context_lookup(t, "a", 1, &ctx, &why) && ctx == CTX_PROCESS && strstr(why, "cycle"),
+	      "a cycle with preemption on stays preemptible (pessimistic): %s", why ? why : "(none)");
+	CHECK(tree_context_lookup(t, "b", 1, &ctx, &why) && ctx == CTX_PROCESS, "b: the other half of the cycle");
+	CHECK(tree_context_lookup(t, "e", 1, &ctx, &why) && ctx == CTX_CALLERS && strstr(why, "from g()"),
+	      "e: every call holds a lock, across the cycle: %s", why ? why : "(none)");
+	CHECK(tree_context_lookup(t, "f", 1, &ctx, &why) && ctx == CTX_CALLERS, "f: called from e() with m held");
+	CHECK(tree_context_lookup(t, "h", 1, &ctx, &why) && ctx == CTX_CALLERS && strstr(why, "hard-IRQ"),
+	      "h: its only caller is an interrupt handler in another file: %s", why ? why : "(none)");
+	CHECK(tree_context_lookup(t, "n", 1, &ctx, &why) && ctx == CTX_PROCESS && strstr(why, "address is taken"),
+	      "n: a function pointer elsewhere keeps it preemptible: %s", why ? why : "(none)");
+	CHECK(!tree_context_lookup(t, "top", 3, &ctx, &why), "a name never asked about is not followed");
+	CHECK(tree_context_atomic(t, "e") && !tree_context_atomic(t, "a"), "tree_context_atomic()");
+	tree_context_free(t);
+	tree_want_release(&want);
+	for (size_t i = 0; i < ARRAY_SIZE(files); i++) {
+		remove(paths[i]);
+		free(paths[i]);
+	}
+	rmdir(dir);
+}
+
 int main(void)
 {
 	test_cfg_shapes();
@@ -286,6 +350,7 @@ int main(void)
 	test_preproc_and_switch();
 	test_contexts();
 	test_neutraliser();
+	test_tree_fixed_point();
 	/* like the scanner, on a worker thread's stack */
 	parallel_for(1, 1, deep_nesting, NULL);
 	return check_summary();

@@ -410,7 +410,7 @@ static void make_dir(const char *rel)
 
 static char *walk_joined(char **roots, size_t n, char **excludes, size_t n_ex, int *out_rc, diagnostic_vec *diags)
 {
-	struct walk_options wo = {excludes, n_ex};
+	struct walk_options wo = {excludes, n_ex, NULL};
 	struct strvec out = VEC_INIT;
 	*out_rc = walk_paths(roots, n, &wo, &out, diags);
 	struct buf b = BUF_INIT;

@@ -3,6 +3,7 @@
  * and events, find their contexts, run the fixed points.
  */
 #include "analysis/flow.h"
+#include "analysis/tree.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -110,11 +111,39 @@ const struct fn *analysis_fn_at(const struct file_analysis *fa, uint32_t offset)
 	return NULL;
 }
 
-void analysis_run(struct file_analysis *out, const struct source *src, TSTree *tree)
+bool analysis_fn_is_shared(const struct file_analysis *fa, const struct fn *f)
+{
+	size_t n = strlen(fa->src->path);
+	return !f->is_static || (n >= 2 && strcmp(fa->src->path + n - 2, ".h") == 0);
+}
+
+/* The contexts the rest of the tree gives the functions other files call. */
+static void tree_contexts(struct file_analysis *fa)
+{
+	for (size_t i = 0; fa->ext && i < fa->fns.len; i++) {
+		struct fn *f = &fa->fns.items[i];
+		enum fn_context ctx;
+		const char *why;
+		if (f->ctx != CTX_PROCESS || !analysis_fn_is_shared(fa, f) ||
+		    !tree_context_lookup(fa->ext, f->name, strlen(f->name), &ctx, &why))
+			continue;
+		if (ctx == CTX_PROCESS) {
+			f->tree_note = why;
+			continue;
+		}
+		f->ctx = ctx;
+		free(f->ctx_reason);
+		f->ctx_reason = xstrdup(why);
+	}
+}
+
+void analysis_run(struct file_analysis *out, const struct source *src, TSTree *tree,
+		  const struct tree_context *ext)
 {
 	memset(out, 0, sizeof *out);
 	out->src = src;
 	out->tree = tree;
+	out->ext = ext;
 	ts_walk(ts_tree_root_node(tree), collect_visit, out);
 	index_names(out);
 	for (size_t i = 0; i < out->fns.len; i++) {
@@ -123,12 +152,14 @@ void analysis_run(struct file_analysis *out, const struct source *src, TSTree *t
 		flow_prepare(f, src);
 	}
 	context_find(out);
+	tree_contexts(out);
 	context_callers_fixpoint(out);
 	sleep_summarise(out);
 }
 
 void analysis_release(struct file_analysis *fa)
 {
+	context_release(fa);
 	free(fa->by_name);
 	for (size_t i = 0; i < fa->fns.len; i++) {
 		struct fn *f = &fa->fns.items[i];

@@ -10,13 +10,21 @@
 #include <stdlib.h>
 #include <string.h>
 
-static void set_context(struct fn *f, enum fn_context ctx, const char *fmt, unsigned line)
+/* Gives F context CTX for REASON (owned), unless it already has a stronger one. */
+static void set_context_text(struct fn *f, enum fn_context ctx, char *reason)
 {
-	if (f->ctx == CTX_HARDIRQ || (f->ctx == CTX_SOFTIRQ && ctx != CTX_HARDIRQ))
-		return; /* keep the first, strongest reason */
+	if (f->ctx == CTX_HARDIRQ || (f->ctx == CTX_SOFTIRQ && ctx != CTX_HARDIRQ)) {
+		free(reason); /* keep the first, strongest reason */
+		return;
+	}
 	f->ctx = ctx;
 	free(f->ctx_reason);
-	f->ctx_reason = xasprintf(fmt, line);
+	f->ctx_reason = reason;
+}
+
+static void set_context(struct fn *f, enum fn_context ctx, const char *fmt, unsigned line)
+{
+	set_context_text(f, ctx, xasprintf(fmt, line));
 }
 
 struct ident_scan {
@@ -56,18 +64,26 @@ static TSNode value_parent(TSNode n, TSNode *child)
 	return p;
 }
 
-static bool in_timer_list_decl(TSNode n, const char *src)
+/* The type text of the declaration around N (an initialiser), or an empty range. */
+static void declaration_type(TSNode n, uint32_t *s, uint32_t *e)
 {
+	*s = *e = 0;
 	for (TSNode p = ts_parent(n); !ts_node_is_null(p); p = ts_parent(p)) {
 		if (ts_type_is(p, "declaration")) {
 			TSNode type = ts_field(p, "type");
-			uint32_t s = ts_node_start_byte(type), e = ts_node_end_byte(type);
-			return e - s >= 10 && memmem(src + s, e - s, "timer_list", 10) != NULL;
+			*s = ts_node_start_byte(type), *e = ts_node_end_byte(type);
+			return;
 		}
 		if (ts_type_is(p, "function_definition"))
-			return false;
+			return;
 	}
-	return false;
+}
+
+static bool in_timer_list_decl(TSNode n, const char *src)
+{
+	uint32_t s, e;
+	declaration_type(n, &s, &e);
+	return e - s >= 10 && memmem(src + s, e - s, "timer_list", 10) != NULL;
 }
 
 /* The registration through node N's text, or NULL. */
@@ -77,14 +93,17 @@ static const struct registration *registration_at(enum reg_via via, TSNode n, co
 	return api_registration(via, src + s, e - s);
 }
 
-static void set_registered(struct fn *f, const struct registration *r, unsigned line)
+static void use_registered(struct fn_use *u, const struct registration *r)
 {
-	if (r)
-		set_context(f, r->ctx, r->fmt, line);
+	if (r && u->kind != USE_REGISTERED) {
+		u->kind = USE_REGISTERED;
+		u->ctx = r->ctx;
+		u->reason = xasprintf(r->fmt, u->line);
+	}
 }
 
-/* F passed as an argument (CHILD of ARGS): request_irq(irq, f, ...). */
-static void registered_by_call(struct fn *f, TSNode args, TSNode child, const char *src, unsigned line)
+/* Passed as an argument (CHILD of ARGS): request_irq(irq, f, ...), EXPORT_SYMBOL(f). */
+static void registered_by_call(struct fn_use *u, TSNode args, TSNode child, const char *src)
 {
 	const char *name;
 	size_t len = ts_call_name(ts_parent(args), src, &name);
@@ -92,51 +111,113 @@ static void registered_by_call(struct fn *f, TSNode args, TSNode child, const ch
 	for (uint32_t i = 0; i < ts_node_named_child_count(args); i++)
 		if (ts_node_eq(ts_node_named_child(args, i), child))
 			argi = i;
+	if (len >= 13 && memcmp(name, "EXPORT_SYMBOL", 13) == 0) {
+		u->kind = USE_EXPORT;
+		return;
+	}
 	const struct registration *r = len ? api_registration(REG_CALL, name, len) : NULL;
 	if (r && r->arg == argi)
-		set_context(f, r->ctx, r->fmt, line);
+		use_registered(u, r);
 }
 
-/* F stored in field FLD, a field some code copies into pm_idle. */
-static void registered_as_idle(const struct ident_scan *is, struct fn *f, TSNode fld, unsigned line)
+/* Stored in field FLD, a field some code copies into pm_idle. */
+static void registered_as_idle(const struct ident_scan *is, struct fn_use *u, TSNode fld)
 {
 	const char *src = is->fa->src->parse_text;
-	for (size_t k = 0; k < is->idle_fields.len; k++) {
+	for (size_t k = 0; is && k < is->idle_fields.len; k++) {
 		TSNode idf = is->idle_fields.items[k];
 		uint32_t a = ts_node_start_byte(idf), b = ts_node_end_byte(idf);
 		uint32_t x = ts_node_start_byte(fld), y = ts_node_end_byte(fld);
-		if (b - a == y - x && memcmp(src + a, src + x, b - a) == 0) {
-			char *fmt = xasprintf("the idle loop (stored in .%.*s at line %%u, installed as "
+		if (b - a == y - x && memcmp(src + a, src + x, b - a) == 0 && u->kind != USE_REGISTERED) {
+			u->kind = USE_REGISTERED;
+			u->ctx = CTX_CALLERS;
+			u->reason = xasprintf("the idle loop (stored in .%.*s at line %u, installed as "
 					      "pm_idle at line %u) runs with preemption disabled",
-					      (int)(b - a), src + a, is->idle_lines.items[k]);
-			set_context(f, CTX_CALLERS, fmt, line);
-			free(fmt);
+					      (int)(b - a), src + a, u->line, is->idle_lines.items[k]);
 		}
 	}
 }
 
-/* F assigned to LEFT: a variable (pm_idle = f) or a field (t.function = f, dev->poll = f). */
-static void registered_by_assignment(const struct ident_scan *is, struct fn *f, TSNode left, unsigned line)
+/* Assigned to LEFT: a variable (pm_idle = f) or a field (t.function = f, dev->poll = f). */
+static void registered_by_assignment(const struct ident_scan *is, struct fn_use *u, TSNode left,
+				     const char *src)
 {
-	const char *src = is->fa->src->parse_text;
 	if (ts_type_is(left, "identifier"))
-		set_registered(f, registration_at(REG_VARIABLE, left, src), line);
+		use_registered(u, registration_at(REG_VARIABLE, left, src));
 	if (ts_type_is(left, "field_expression")) {
 		TSNode fld = ts_field(left, "field");
-		registered_as_idle(is, f, fld, line);
-		set_registered(f, registration_at(REG_FIELD, fld, src), line);
+		if (is)
+			registered_as_idle(is, u, fld);
+		use_registered(u, registration_at(REG_FIELD, fld, src));
 		if (ts_text_is(ts_field(left, "operator"), src, "->"))
-			set_registered(f, registration_at(REG_POINTER_FIELD, fld, src), line);
+			use_registered(u, registration_at(REG_POINTER_FIELD, fld, src));
 	}
 }
 
-/* F in a designated initialiser PAIR: { .function = f }. */
-static void registered_by_designator(struct fn *f, TSNode pair, const char *src, unsigned line)
+/* In a designated initialiser PAIR: { .function = f } (or GNU `function: f`). */
+static void registered_by_designator(struct fn_use *u, TSNode pair, const char *src)
 {
 	TSNode des = ts_field(pair, "designator");
 	if (ts_type_is(des, "field_designator") && ts_node_named_child_count(des) > 0)
 		des = ts_node_named_child(des, 0);
-	set_registered(f, registration_at(REG_FIELD, des, src), line);
+	uint32_t s, e;
+	declaration_type(pair, &s, &e);
+	uint32_t a = ts_node_start_byte(des), b = ts_node_end_byte(des);
+	use_registered(u, api_registration_in(REG_FIELD, src + a, b - a, src + s, e - s));
+}
+
+/* An identifier in a #define body or a file-scope macro call we cannot see through. */
+static bool in_macro_text(TSNode n)
+{
+	for (TSNode p = ts_parent(n); !ts_node_is_null(p); p = ts_parent(p))
+		if (ts_type_is(p, "preproc_arg") || ts_type_is(p, "ERROR"))
+			return true;
+	return false;
+}
+
+static void classify_use(const struct ident_scan *is, const struct file_analysis *fa, TSNode n,
+			 struct fn_use *u)
+{
+	const char *src = fa->src->parse_text;
+	memset(u, 0, sizeof *u);
+	u->line = source_pos(fa->src, ts_node_start_byte(n)).line;
+	TSNode direct = ts_parent(n);
+	if (ts_type_is(direct, "call_expression") && ts_node_eq(ts_field(direct, "function"), n)) {
+		u->kind = USE_CALL;
+		u->call = direct;
+		return;
+	}
+	bool value = ts_type_is(direct, "init_declarator") && ts_node_eq(ts_field(direct, "value"), n);
+	if (!value && (ts_type_is(direct, "function_declarator") || ts_type_is(direct, "pointer_declarator") ||
+		       ts_type_is(direct, "init_declarator") || ts_type_is(direct, "declaration"))) {
+		u->kind = USE_DECLARATION;
+		return; /* its own (re)declaration; `void (*p)(void) = f;` stores it */
+	}
+	u->kind = USE_ADDRESS;
+	TSNode child;
+	TSNode p = value_parent(n, &child);
+	if (ts_type_is(p, "argument_list"))
+		registered_by_call(u, p, child, src);
+	if (ts_type_is(p, "assignment_expression") && ts_node_eq(ts_field(p, "right"), child))
+		registered_by_assignment(is, u, ts_field(p, "left"), src);
+	else if (ts_type_is(p, "initializer_pair"))
+		registered_by_designator(u, p, src);
+	else if (ts_type_is(p, "initializer_list") && in_timer_list_decl(p, src) && u->kind != USE_REGISTERED) {
+		u->kind = USE_REGISTERED;
+		u->ctx = CTX_SOFTIRQ;
+		u->reason = xasprintf("timer function (static timer_list initialiser at line %u)", u->line);
+	}
+}
+
+void context_classify_use(const struct file_analysis *fa, TSNode ident, struct fn_use *out)
+{
+	if (in_macro_text(ident)) {
+		memset(out, 0, sizeof *out);
+		out->kind = USE_ADDRESS;
+		out->line = source_pos(fa->src, ts_node_start_byte(ident)).line;
+		return;
+	}
+	classify_use(NULL, fa, ident, out);
 }
 
 /* Every use of a function's name other than a call: its address is taken, maybe registered. */
@@ -151,24 +232,13 @@ static bool ident_visit(TSNode n, void *ctx)
 	if (idx < 0)
 		return false;
 	struct fn *f = &is->fa->fns.items[idx];
-	TSNode direct = ts_parent(n);
-	if (ts_type_is(direct, "call_expression") && ts_node_eq(ts_field(direct, "function"), n))
-		return false; /* a call */
-	if (ts_type_is(direct, "function_declarator") || ts_type_is(direct, "pointer_declarator") ||
-	    ts_type_is(direct, "init_declarator") || ts_type_is(direct, "declaration"))
-		return false; /* its own (re)declaration */
+	struct fn_use u;
+	classify_use(is, is->fa, n, &u);
+	if (u.kind == USE_CALL || u.kind == USE_DECLARATION || u.kind == USE_EXPORT)
+		return false;
 	f->addr_taken = true;
-	unsigned line = source_pos(is->fa->src, ts_node_start_byte(n)).line;
-	TSNode child;
-	TSNode p = value_parent(n, &child);
-	if (ts_type_is(p, "argument_list"))
-		registered_by_call(f, p, child, src, line);
-	if (ts_type_is(p, "assignment_expression") && ts_node_eq(ts_field(p, "right"), child))
-		registered_by_assignment(is, f, ts_field(p, "left"), line);
-	else if (ts_type_is(p, "initializer_pair"))
-		registered_by_designator(f, p, src, line);
-	else if (ts_type_is(p, "initializer_list") && in_timer_list_decl(p, src))
-		set_context(f, CTX_SOFTIRQ, "timer function (static timer_list initialiser at line %u)", line);
+	if (u.kind == USE_REGISTERED)
+		set_context_text(f, u.ctx, u.reason);
 	return false;
 }
 
@@ -254,7 +324,8 @@ static void irq_entry_contexts(struct file_analysis *fa)
 void context_find(struct file_analysis *fa)
 {
 	struct ident_scan is = {fa, VEC_INIT, VEC_INIT};
-	ts_walk(ts_tree_root_node(fa->tree), idle_field_visit, &is);
+	if (memmem(fa->src->parse_text, fa->src->len, "pm_idle", 7)) /* a walk less for every other file */
+		ts_walk(ts_tree_root_node(fa->tree), idle_field_visit, &is);
 	ts_walk(ts_tree_root_node(fa->tree), ident_visit, &is);
 	vec_release(&is.idle_fields);
 	vec_release(&is.idle_lines);
@@ -313,6 +384,8 @@ static void callers_release(struct callers *cl)
 {
 	free(cl->first);
 	free(cl->refs);
+	cl->first = NULL;
+	cl->refs = NULL;
 }
 
 /*
@@ -348,6 +421,7 @@ void context_callers_fixpoint(struct file_analysis *fa)
 	size_t nf = fa->fns.len;
 	uint8_t *dirty = xcalloc(nf ? nf : 1, 1);
 	memset(dirty, 1, nf);
+	struct callers *cl = xcalloc(1, sizeof *cl);
 	for (size_t round = 0; round <= nf; round++) {
 		for (size_t i = 0; i < nf; i++)
 			if (dirty[i]) {
@@ -356,15 +430,16 @@ void context_callers_fixpoint(struct file_analysis *fa)
 				dirty[i] = 0;
 			}
 		bool changed = false;
-		struct callers cl;
-		callers_build(fa, &cl);
+		callers_release(cl);
+		callers_build(fa, cl);
 		for (size_t g = 0; g < nf; g++) {
 			struct fn *callee = &fa->fns.items[g];
-			if (callee->ctx != CTX_PROCESS || !callee->is_static || callee->addr_taken)
+			if (callee->ctx != CTX_PROCESS || !callee->is_static || callee->addr_taken ||
+			    analysis_fn_is_shared(fa, callee))
 				continue;
 			size_t ncalls;
 			struct buf why = BUF_INIT;
-			if (every_call_protected(fa, &cl, g, &why, &ncalls) && ncalls > 0) {
+			if (every_call_protected(fa, cl, g, &why, &ncalls) && ncalls > 0) {
 				callee->ctx = CTX_CALLERS;
 				free(callee->ctx_reason);
 				callee->ctx_reason = xasprintf("every call in this file is made with preemption off: %s%s",
@@ -374,9 +449,66 @@ void context_callers_fixpoint(struct file_analysis *fa)
 			}
 			buf_release(&why);
 		}
-		callers_release(&cl);
 		if (!changed)
 			break;
 	}
+	fa->callers = cl; /* the final calls, for context_roots() */
 	free(dirty);
+}
+
+void context_release(struct file_analysis *fa)
+{
+	if (fa->callers)
+		callers_release(fa->callers);
+	free(fa->callers);
+	fa->callers = NULL;
+}
+
+bool context_roots(const struct file_analysis *fa, const struct fn *f, name_vec *out)
+{
+	size_t nf = fa->fns.len, start = (size_t)(f - fa->fns.items);
+	const struct callers *cl = fa->callers;
+	if (!cl)
+		return false;
+	/*
+	 * Breadth first from F through the calls made with preemption on, each
+	 * function once: the shared functions reached are the roots. A function
+	 * whose address is taken (not as an atomic registration), or a static
+	 * one nobody calls, ends a path nowhere the tree can settle.
+	 */
+	uint8_t *seen = xcalloc(nf, 1);
+	VEC(size_t) queue = VEC_INIT;
+	vec_push(&queue, start);
+	seen[start] = 1;
+	bool ok = true;
+	for (size_t q = 0; q < queue.len && ok; q++) {
+		size_t g = queue.items[q];
+		const struct fn *fg = &fa->fns.items[g];
+		if (fg->addr_taken) {
+			ok = false;
+			break;
+		}
+		bool shared = analysis_fn_is_shared(fa, fg);
+		if (shared)
+			vec_push(out, fg->name);
+		else if (cl->first[g] == cl->first[g + 1]) {
+			ok = false;
+			break;
+		}
+		for (size_t k = cl->first[g]; k < cl->first[g + 1]; k++) {
+			uint32_t c = cl->refs[k].caller;
+			const struct fn *caller = &fa->fns.items[c];
+			if (caller->calls.items[cl->refs[k].call].protected_call || seen[c])
+				continue;
+			if (caller->ctx != CTX_PROCESS) {
+				ok = false; /* atomic at entry, yet the call is not: released before it */
+				break;
+			}
+			seen[c] = 1;
+			vec_push(&queue, (size_t)c);
+		}
+	}
+	vec_release(&queue);
+	free(seen);
+	return ok;
 }

@@ -405,7 +405,9 @@ void point_explain(const struct fn *f, const struct point_state *s, struct buf *
 	} else {
 		buf_puts(out, "no lock held, interrupts and preemption enabled on every path "
 			 "from entry");
-		if (f->is_static && !f->addr_taken)
+		if (f->tree_note)
+			buf_printf(out, "; %s", f->tree_note);
+		else if (f->is_static && !f->addr_taken)
 			buf_puts(out, "; not every caller in this file holds a lock");
 	}
 }

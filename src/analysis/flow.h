@@ -70,22 +70,69 @@ struct fn {
 	uint8_t *reached;         /* per node */
 	VEC(struct call_site) calls;
 	const char *src;          /* the parsed text */
+	const char *tree_note;    /* why the tree leaves it preemptible; the tree context's */
 };
+
+struct tree_context;
 
 struct file_analysis {
 	const struct source *src;
 	TSTree *tree;
+	const struct tree_context *ext; /* contexts from the rest of the tree, or NULL */
+	struct callers *callers; /* context.c: the calls to each function (final) */
 	VEC(struct fn) fns;     /* in source order */
 	uint32_t *by_name;      /* open-addressing table of fns indices + 1 (0 = empty) */
 	size_t by_name_cap;     /* a power of two, at least twice fns.len */
 };
 
-/* Runs the whole analysis of a parsed file. */
-void analysis_run(struct file_analysis *out, const struct source *src, TSTree *tree);
+/*
+ * Runs the whole analysis of a parsed file. EXT (may be NULL) gives the
+ * contexts that the rest of the tree implies for the file's functions that
+ * other files can call (analysis/tree.h); it must outlive OUT.
+ */
+void analysis_run(struct file_analysis *out, const struct source *src, TSTree *tree,
+		  const struct tree_context *ext);
 void analysis_release(struct file_analysis *fa);
 
 /* The function containing OFFSET, or NULL. */
 const struct fn *analysis_fn_at(const struct file_analysis *fa, uint32_t offset);
+/*
+ * True when other files can call F: it is not static, or it is defined in
+ * a header (a static inline every includer gets).
+ */
+bool analysis_fn_is_shared(const struct file_analysis *fa, const struct fn *f);
+
+/* How an identifier that names a function is used. */
+enum fn_use_kind {
+	USE_CALL,        /* called: name(...) */
+	USE_DECLARATION, /* its own declaration or definition */
+	USE_EXPORT,      /* EXPORT_SYMBOL(name): callers are other modules */
+	USE_REGISTERED,  /* handed to the kernel, which calls it in context ctx */
+	USE_ADDRESS,     /* any other use: called through a pointer from anywhere */
+};
+struct fn_use {
+	enum fn_use_kind kind;
+	enum fn_context ctx; /* USE_REGISTERED */
+	char *reason;        /* USE_REGISTERED: owned by the caller */
+	unsigned line;
+	TSNode call;         /* USE_CALL: the call expression */
+};
+
+/* Classifies the use of function name IDENT (an identifier of FA's tree). */
+void context_classify_use(const struct file_analysis *fa, TSNode ident, struct fn_use *out);
+
+/*
+ * The functions whose context decides F's: following the calls made with
+ * preemption on up from F through this file, every function other files
+ * can call (F itself included). Appends their names to OUT (not owned:
+ * FA's). Returns false when a path ends where no caller in the tree can
+ * help: a function whose address is taken (other than an atomic
+ * registration), a static function nobody in the file calls, or a caller
+ * that released its own atomic context before the call.
+ */
+typedef VEC(const char *) name_vec;
+bool context_roots(const struct file_analysis *fa, const struct fn *f, name_vec *out);
+
 /* Function index by name, or -1. */
 int analysis_fn_index(const struct file_analysis *fa, const char *name, size_t len);
 
@@ -168,6 +215,8 @@ void context_find(struct file_analysis *fa);
  * runs flow_run() and fills fn.calls for every function.
  */
 void context_callers_fixpoint(struct file_analysis *fa);
+/* context.c: frees what context_callers_fixpoint() kept. */
+void context_release(struct file_analysis *fa);
 /* sleep.c: may-sleep summaries, from the calls made and over the call graph. */
 void sleep_summarise(struct file_analysis *fa);
 

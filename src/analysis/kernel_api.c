@@ -4,6 +4,7 @@
  * the context a function runs in.
  */
 #include "analysis/kernel_api.h"
+#include "parse/source.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -186,30 +187,64 @@ const char *fn_context_name(enum fn_context c)
 }
 
 static const struct registration registrations[] = {
-	{REG_CALL, "request_irq", 1, CTX_HARDIRQ, "interrupt handler passed to request_irq() at line %u"},
-	{REG_CALL, "setup_timer", 1, CTX_SOFTIRQ, "timer function set by setup_timer() at line %u"},
-	{REG_CALL, "tasklet_init", 1, CTX_SOFTIRQ, "tasklet function set by tasklet_init() at line %u"},
-	{REG_CALL, "open_softirq", 1, CTX_SOFTIRQ, "softirq action registered by open_softirq() at line %u"},
-	{REG_CALL, "init_bh", 1, CTX_SOFTIRQ, "bottom half registered by init_bh() at line %u"},
-	{REG_FIELD, "function", 0, CTX_SOFTIRQ, "timer function (assigned to a timer's .function at line %u)"},
+	{REG_CALL, "request_irq", 1, CTX_HARDIRQ, "interrupt handler passed to request_irq() at line %u", NULL},
+	{REG_CALL, "setup_timer", 1, CTX_SOFTIRQ, "timer function set by setup_timer() at line %u", NULL},
+	{REG_CALL, "tasklet_init", 1, CTX_SOFTIRQ, "tasklet function set by tasklet_init() at line %u", NULL},
+	{REG_CALL, "open_softirq", 1, CTX_SOFTIRQ, "softirq action registered by open_softirq() at line %u", NULL},
+	{REG_CALL, "init_bh", 1, CTX_SOFTIRQ, "bottom half registered by init_bh() at line %u", NULL},
+	{REG_FIELD, "function", 0, CTX_SOFTIRQ, "timer function (assigned to a timer's .function at line %u)", NULL},
 	{REG_FIELD, "hard_start_xmit", 0, CTX_SOFTIRQ,
-	 "net_device hard_start_xmit (set at line %u): the network core calls it with bottom halves disabled"},
+	 "net_device hard_start_xmit (set at line %u): the network core calls it with bottom halves disabled", NULL},
 	{REG_CALL, "smp_call_function", 0, CTX_HARDIRQ,
-	 "run on other CPUs by smp_call_function() at line %u (IPI handler)"},
+	 "run on other CPUs by smp_call_function() at line %u (IPI handler)", NULL},
 	{REG_VARIABLE, "pm_idle", 0, CTX_CALLERS,
-	 "the idle loop (installed as pm_idle at line %u) runs with preemption disabled"},
+	 "the idle loop (installed as pm_idle at line %u) runs with preemption disabled", NULL},
 	/* only a runtime assignment through a pointer (dev->poll =):
 	 * file_operations' .poll runs in process context */
 	{REG_POINTER_FIELD, "poll", 0, CTX_SOFTIRQ,
-	 "NAPI poll function (assigned to ->poll at line %u): run by the NET_RX softirq"},
+	 "NAPI poll function (assigned to ->poll at line %u): run by the NET_RX softirq", NULL},
 	{REG_FIELD, "tx_timeout", 0, CTX_SOFTIRQ,
-	 "net_device tx_timeout (set at line %u): called from the netdev watchdog timer"},
+	 "net_device tx_timeout (set at line %u): called from the netdev watchdog timer", NULL},
+	/* fields whose meaning depends on the struct: only in its initialisers */
+	{REG_FIELD, "handler", 0, CTX_SOFTIRQ,
+	 "protocol receive handler (.handler of a struct inet_protocol, line %u): run by the NET_RX softirq",
+	 "inet_protocol"},
+	{REG_FIELD, "func", 0, CTX_SOFTIRQ,
+	 "packet handler (.func of a struct packet_type, line %u): run by the NET_RX softirq", "packet_type"},
+	{REG_FIELD, "handler", 0, CTX_HARDIRQ,
+	 "interrupt handler (.handler of a struct irqaction, line %u)", "irqaction"},
+	/* 2.4 scsi_dispatch_cmd(): spin_lock_irqsave(&io_request_lock) around it */
+	{REG_FIELD, "queuecommand", 0, CTX_CALLERS,
+	 "SCSI queuecommand (.queuecommand of a Scsi_Host_Template, line %u): the midlayer calls it "
+	 "with io_request_lock held and interrupts off", "Scsi_Host_Template"},
 };
 
 const struct registration *api_registration(enum reg_via via, const char *name, size_t len)
 {
 	for (size_t i = 0; i < ARRAY_SIZE(registrations); i++)
-		if (registrations[i].via == via && name_is(name, len, registrations[i].name))
+		if (registrations[i].via == via && !registrations[i].type &&
+		    name_is(name, len, registrations[i].name))
+			return &registrations[i];
+	return NULL;
+}
+
+/* TYPE's text names the struct WANT as a whole word (`struct inet_protocol`). */
+static bool type_names(const char *type, size_t tlen, const char *want)
+{
+	size_t n = strlen(want);
+	for (size_t i = 0; i + n <= tlen; i++)
+		if (memcmp(type + i, want, n) == 0 && (i == 0 || !is_ident_char(type[i - 1])) &&
+		    (i + n == tlen || !is_ident_char(type[i + n])))
+			return true;
+	return false;
+}
+
+const struct registration *api_registration_in(enum reg_via via, const char *name, size_t len,
+					       const char *type, size_t tlen)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(registrations); i++)
+		if (registrations[i].via == via && name_is(name, len, registrations[i].name) &&
+		    (!registrations[i].type || type_names(type, tlen, registrations[i].type)))
 			return &registrations[i];
 	return NULL;
 }

@@ -70,9 +70,17 @@ struct registration {
 	unsigned arg;      /* REG_CALL: the argument index of the function */
 	enum fn_context ctx;
 	const char *fmt;   /* the reason; %u = line */
+	const char *type;  /* REG_FIELD: only in an initialiser of this struct type; NULL any */
 };
 
-/* The registration through NAME (LEN bytes) of kind VIA, or NULL. */
+/* The registration through NAME (LEN bytes) of kind VIA, or NULL (rows without a type only). */
 const struct registration *api_registration(enum reg_via via, const char *name, size_t len);
+
+/*
+ * The same for a field initialised in a declaration whose type text is
+ * TYPE (TLEN bytes): also the rows whose struct type TYPE names.
+ */
+const struct registration *api_registration_in(enum reg_via via, const char *name, size_t len,
+					       const char *type, size_t tlen);
 
 #endif

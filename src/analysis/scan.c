@@ -5,6 +5,7 @@
 #include "analysis/scan.h"
 #include "util/interrupt.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <tree_sitter/api.h>
@@ -107,6 +108,38 @@ static void report_unparsed(const struct source *src, TSNode root, struct scan_r
 	}
 }
 
+/*
+ * The functions whose context decides a finding of OUT (from BEFORE on):
+ * a site in a function that runs preemptible only because nothing in this
+ * file says otherwise.
+ */
+static void collect_want(const struct file_analysis *fa, struct scan_result *out, size_t before)
+{
+	name_vec roots = VEC_INIT;
+	for (size_t i = before; i < out->findings.len; i++) {
+		const struct finding *f = &out->findings.items[i];
+		if (f->protected_site || f->rule > RULE_P004)
+			continue;
+		const struct fn *fn = analysis_fn_at(fa, (uint32_t)f->pos.offset);
+		if (!fn || fn->ctx != CTX_PROCESS)
+			continue;
+		roots.len = 0;
+		if (!context_roots(fa, fn, &roots))
+			continue;
+		for (size_t k = 0; k < roots.len; k++) {
+			bool dup = false;
+			for (size_t w = 0; w < out->want.len && !dup; w++)
+				dup = strcmp(out->want.items[w].name, roots.items[k]) == 0 &&
+				      strcmp(out->want.items[w].file, fa->src->path) == 0;
+			if (!dup) {
+				struct tree_want tw = {xstrdup(roots.items[k]), xstrdup(fa->src->path)};
+				vec_push(&out->want, tw);
+			}
+		}
+	}
+	vec_release(&roots);
+}
+
 int scan_buffer(const char *path, const char *text, size_t len, const struct scan_options *opts,
 		struct scan_result *out)
 {
@@ -128,9 +161,11 @@ int scan_buffer(const char *path, const char *text, size_t len, const struct sca
 		return error_set("%s: the parser gave up on this file", path);
 	}
 	struct file_analysis fa;
-	analysis_run(&fa, &src, tree);
+	analysis_run(&fa, &src, tree, opts->tree);
 	size_t before = out->findings.len;
 	int rc = rules_run(&fa, opts, out);
+	if (rc == 0 && opts->want && opts->verify_depth == 0)
+		collect_want(&fa, out, before);
 	if (rc == 0 && opts->verify_depth < 2 && !opts->no_verify)
 		verify_plan(path, text, len, opts, out, before);
 	if (out->findings.len > before) {
@@ -227,6 +262,9 @@ int scan_files(char *const *paths, size_t n, const struct scan_options *opts, st
 		out->stats.parsed += r->stats.parsed;
 		for (int k = 0; k < RULE_COUNT; k++)
 			out->stats.per_rule[k] += r->stats.per_rule[k];
+		for (size_t k = 0; k < r->want.len; k++)
+			vec_push(&out->want, r->want.items[k]);
+		vec_release(&r->want);
 		vec_release(&r->findings);
 		vec_release(&r->diagnostics);
 		if (rcs[i] < 0)
@@ -241,8 +279,116 @@ int scan_files(char *const *paths, size_t n, const struct scan_options *opts, st
 	return failed;
 }
 
+/* Drops OUT's findings and diagnostics about the files in PATHS (sorted). */
+static void drop_files(struct scan_result *out, char *const *paths, size_t n)
+{
+	size_t w = 0;
+	for (size_t i = 0; i < out->findings.len; i++) {
+		struct finding *f = &out->findings.items[i];
+		bool drop = false;
+		for (size_t k = 0; k < n && !drop; k++)
+			drop = strcmp(f->file, paths[k]) == 0;
+		if (drop)
+			finding_release(f);
+		else
+			out->findings.items[w++] = *f;
+	}
+	out->findings.len = w;
+	w = 0;
+	for (size_t i = 0; i < out->diagnostics.len; i++) {
+		struct diagnostic *d = &out->diagnostics.items[i];
+		bool drop = false;
+		for (size_t k = 0; k < n && !drop; k++)
+			drop = strcmp(d->file, paths[k]) == 0;
+		if (drop)
+			diagnostic_release(d);
+		else
+			out->diagnostics.items[w++] = *d;
+	}
+	out->diagnostics.len = w;
+}
+
+static int cstr_cmp(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/*
+ * The findings the tree leaves as they were, in files not scanned again:
+ * their evidence gains what a scan with the index would say (flow.c's
+ * point_explain(): the use that keeps the function preemptible).
+ */
+static void note_preemptible(struct scan_result *out, char *const *again, size_t n)
+{
+	static const char tail[] = "preemption enabled on every path from entry";
+	for (size_t i = 0; i < out->findings.len; i++) {
+		struct finding *f = &out->findings.items[i];
+		enum fn_context ctx;
+		const char *why;
+		if (!f->function || !f->evidence || f->protected_site)
+			continue;
+		size_t el = strlen(f->evidence), tl = sizeof tail - 1;
+		if (el < tl || strcmp(f->evidence + el - tl, tail) != 0)
+			continue;
+		bool rescanned = false;
+		for (size_t k = 0; k < n && !rescanned; k++)
+			rescanned = strcmp(again[k], f->file) == 0;
+		if (rescanned || !tree_context_lookup(out->tree, f->function, strlen(f->function), &ctx, &why) ||
+		    ctx != CTX_PROCESS || !why)
+			continue;
+		char *e = xasprintf("%s; %s", f->evidence, why);
+		free(f->evidence);
+		f->evidence = e;
+	}
+}
+
+void scan_with_tree(char *const *index, size_t n, const struct scan_options *opts,
+		    struct scan_result *out)
+{
+	if (!out->want.len)
+		return;
+	tree_context_build(&out->tree, index, n, &out->want, opts->jobs);
+	/* the files defining a function the tree found atomic: their verdicts change */
+	VEC(char *) again = VEC_INIT;
+	for (size_t i = 0; i < out->want.len; i++)
+		if (tree_context_atomic(out->tree, out->want.items[i].name))
+			vec_push(&again, out->want.items[i].file);
+	if (again.len > 1)
+		qsort(again.items, again.len, sizeof *again.items, cstr_cmp);
+	size_t u = 0;
+	for (size_t i = 0; i < again.len; i++)
+		if (u == 0 || strcmp(again.items[u - 1], again.items[i]) != 0)
+			again.items[u++] = again.items[i];
+	again.len = u;
+	drop_files(out, again.items, again.len);
+	struct scan_options o = *opts;
+	o.tree = out->tree;
+	o.want = false;
+	struct scan_result r = SCAN_RESULT_INIT;
+	scan_files(again.items, again.len, &o, &r);
+	for (size_t k = 0; k < r.findings.len; k++)
+		vec_push(&out->findings, r.findings.items[k]);
+	for (size_t k = 0; k < r.diagnostics.len; k++)
+		vec_push(&out->diagnostics, r.diagnostics.items[k]);
+	vec_release(&r.findings);
+	vec_release(&r.diagnostics);
+	vec_release(&again);
+	note_preemptible(out, again.items, again.len);
+	memset(out->stats.per_rule, 0, sizeof out->stats.per_rule);
+	for (size_t i = 0; i < out->findings.len; i++)
+		if (!out->findings.items[i].protected_site)
+			out->stats.per_rule[out->findings.items[i].rule]++;
+	if (out->findings.len > 1)
+		qsort(out->findings.items, out->findings.len, sizeof(struct finding), finding_cmp);
+	if (out->diagnostics.len > 1)
+		qsort(out->diagnostics.items, out->diagnostics.len, sizeof(struct diagnostic), diag_cmp);
+}
+
 void scan_result_release(struct scan_result *r)
 {
+	tree_want_release(&r->want);
+	tree_context_free(r->tree);
+	r->tree = NULL;
 	for (size_t i = 0; i < r->findings.len; i++)
 		finding_release(&r->findings.items[i]);
 	vec_release(&r->findings);

@@ -6,6 +6,7 @@
 #define PREEMPTIFY_SCAN_H
 
 #include "rules/finding.h"
+#include "analysis/tree.h"
 
 struct scan_options {
 	unsigned rules;   /* bit (1u << rule_id) set = rule enabled */
@@ -24,8 +25,15 @@ struct scan_options {
 	 * fix (plain text scan). Findings then say what the rules would plan.
 	 */
 	bool no_verify;
+	/*
+	 * The contexts the rest of the tree gives the files' shared functions
+	 * (analysis/tree.h), or NULL: each file alone.
+	 */
+	const struct tree_context *tree;
+	/* Collect scan_result.want: the functions whose context the tree should decide. */
+	bool want;
 };
-#define SCAN_OPTIONS_INIT {((1u << RULE_COUNT) - 1), false, 0, false, false, false, 0, false}
+#define SCAN_OPTIONS_INIT {((1u << RULE_COUNT) - 1), false, 0, false, false, false, 0, false, NULL, false}
 
 struct scan_stats {
 	size_t files;      /* files walked */
@@ -38,8 +46,10 @@ struct scan_result {
 	finding_vec findings;     /* sorted by finding_cmp */
 	diagnostic_vec diagnostics; /* sorted by file, line */
 	struct scan_stats stats;
+	tree_want_vec want;       /* with scan_options.want */
+	struct tree_context *tree; /* the index that decided the verdicts, or NULL; owned */
 };
-#define SCAN_RESULT_INIT {VEC_INIT, VEC_INIT, {0}}
+#define SCAN_RESULT_INIT {VEC_INIT, VEC_INIT, {0}, VEC_INIT, NULL}
 
 /*
  * Scans one file already in memory. PATH is used for messages only.
@@ -59,6 +69,15 @@ int scan_file(const char *path, const struct scan_options *opts, struct scan_res
  */
 int scan_files(char *const *paths, size_t n, const struct scan_options *opts,
 	       struct scan_result *out);
+
+/*
+ * Builds the tree index (analysis/tree.h) over the N files of INDEX for
+ * the functions OUT->want names, then scans again, with it, the files
+ * whose verdicts it can change; their findings and diagnostics in OUT are
+ * replaced. OUT->tree keeps the index. PATHS are the files OUT came from.
+ */
+void scan_with_tree(char *const *index, size_t n, const struct scan_options *opts,
+		    struct scan_result *out);
 
 /* True if SRC contains a trigger token (or a macro defined over one). */
 bool scan_prefilter(const char *src, size_t len);

@@ -66,6 +66,8 @@ int rewrite_cli_run(const struct cli_command *cmd, struct rewrite_cmd *c)
 	struct scan_options so;
 	if (scan_cli_options(cmd, &sa, &so) < 0)
 		return EXIT_USAGE;
+	so.tree = c->sr.tree; /* the verdicts the plan is verified against */
+	so.want = false;
 	ro.scan = &so;
 	ro.jobs = c->scan.jobs;
 	ro.timeout_sec = o->timeout;

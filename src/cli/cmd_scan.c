@@ -50,15 +50,49 @@ int scan_cli_options(const struct cli_command *cmd, const struct scan_cli *a,
 	so.modern = a->modern;
 	so.strict_stats = a->strict_stats;
 	so.no_verify = a->no_plans;
+	so.want = !a->no_tree;
 	*out = so;
 	return 0;
+}
+
+/*
+ * The tree index over --context-root DIR (walked with the same excludes),
+ * or over the files scanned; then the files it changes scanned again.
+ */
+static int scan_tree(const struct cli_command *cmd, const struct scan_cli *a, const struct strvec *files,
+		     const struct strvec *asm_files, const struct scan_options *so, struct scan_result *out)
+{
+	struct strvec index = VEC_INIT;
+	if (!a->context_root) {
+		for (size_t i = 0; i < files->len; i++)
+			vec_push(&index, files->items[i]);
+		for (size_t i = 0; i < asm_files->len; i++)
+			vec_push(&index, asm_files->items[i]);
+		scan_with_tree(index.items, index.len, so, out);
+		vec_release(&index); /* the strings are FILES' and ASM_FILES' */
+		return 0;
+	}
+	struct walk_options wo = {a->exclude.items, a->exclude.len, NULL};
+	wo.assembly = &index;
+	diagnostic_vec diags = VEC_INIT;
+	char *root = (char *)a->context_root;
+	int rc = walk_paths(&root, 1, &wo, &index, &diags);
+	for (size_t i = 0; i < diags.len; i++) {
+		fprintf(stderr, "preemptify %s: option '--context-root': %s\n", cmd->name, diags.items[i].message);
+		diagnostic_release(&diags.items[i]);
+	}
+	vec_release(&diags);
+	if (rc == 0)
+		scan_with_tree(index.items, index.len, so, out);
+	strvec_release(&index);
+	return rc;
 }
 
 int scan_cli_run(const struct cli_command *cmd, const struct scan_cli *a,
 		 const struct strvec *paths, struct scan_result *out)
 {
 	struct scan_options so = SCAN_OPTIONS_INIT;
-	struct strvec files = VEC_INIT;
+	struct strvec files = VEC_INIT, asm_files = VEC_INIT;
 	int rc = EXIT_USAGE;
 	if (paths->len == 0) {
 		fprintf(stderr, "preemptify %s: no PATH given (see 'preemptify %s --help')\n", cmd->name, cmd->name);
@@ -74,16 +108,19 @@ int scan_cli_run(const struct cli_command *cmd, const struct scan_cli *a,
 	kernel_api_reset_sleepers();
 	for (size_t i = 0; i < a->may_sleep.len; i++)
 		kernel_api_add_sleeper(a->may_sleep.items[i]);
-	struct walk_options wo = {a->exclude.items, a->exclude.len};
+	struct walk_options wo = {a->exclude.items, a->exclude.len, so.want ? &asm_files : NULL};
 	bool failed = walk_paths(paths->items, paths->len, &wo, &files, &out->diagnostics) < 0;
 	if (scan_files(files.items, files.len, &so, out) > 0)
 		failed = true;
+	if (so.want && !interrupted())
+		failed |= scan_tree(cmd, a, &files, &asm_files, &so, out) < 0;
 	for (size_t i = 0; i < out->diagnostics.len; i++)
 		if (out->diagnostics.items[i].kind != DIAG_UNPARSED)
 			failed = true;
 	rc = failed ? EXIT_FAILED : EXIT_OK;
 done:
 	strvec_release(&files);
+	strvec_release(&asm_files);
 	return rc;
 }
 
@@ -276,12 +313,42 @@ static void explain_finding(const struct finding *f, const char *src)
 		print_lines("fix note:", f->fix_note);
 }
 
+/* The tree index over ROOT for FILE's findings in R (the file scanned again with it). */
+static int explain_tree(const struct cli_command *cmd, const char *root, const char *file,
+			const struct scan_options *so, struct scan_result *r)
+{
+	struct strvec index = VEC_INIT;
+	struct walk_options wo = {NULL, 0, &index};
+	diagnostic_vec diags = VEC_INIT;
+	char *rootp = (char *)root;
+	int rc = walk_paths(&rootp, 1, &wo, &index, &diags);
+	for (size_t i = 0; i < diags.len; i++) {
+		fprintf(stderr, "preemptify %s: option '--context-root': %s\n", cmd->name, diags.items[i].message);
+		diagnostic_release(&diags.items[i]);
+	}
+	vec_release(&diags);
+	if (rc == 0) {
+		/* the file as named, so its findings keep their path */
+		bool named = false;
+		for (size_t i = 0; i < index.len && !named; i++)
+			named = strcmp(index.items[i], file) == 0;
+		if (!named)
+			strvec_push(&index, file);
+		scan_with_tree(index.items, index.len, so, r);
+	}
+	strvec_release(&index);
+	return rc;
+}
+
 int cmd_explain(int argc, char **argv)
 {
 	const struct cli_command *cmd = cli_command_find("explain");
 	struct strvec ignore = {0};
+	const char *context_root = NULL;
 	const struct cli_option opts[] = {
 		{"ignore", 0, OPT_LIST, &ignore, "RULES", "skip rules, by code or name"},
+		{"context-root", 0, OPT_STRING, &context_root, "DIR",
+		 "follow the callers of the file's functions through the tree DIR"},
 		{NULL, 0, 0, NULL, NULL, NULL},
 	};
 	struct strvec args = {0};
@@ -303,10 +370,15 @@ int cmd_explain(int argc, char **argv)
 	if (rules_mask(cmd, &ignore, &so.rules) < 0)
 		goto done;
 	so.verbose = true;
-	so.jobs = 1;
+	so.jobs = context_root ? 0 : 1;
+	so.want = context_root != NULL;
 	if (scan_files(&file, 1, &so, &r) > 0) {
 		for (size_t i = 0; i < r.diagnostics.len; i++)
 			fprintf(stderr, "preemptify explain: %s\n", r.diagnostics.items[i].message);
+		rc = EXIT_FAILED;
+		goto done;
+	}
+	if (context_root && explain_tree(cmd, context_root, file, &so, &r) < 0) {
 		rc = EXIT_FAILED;
 		goto done;
 	}
@@ -343,6 +415,9 @@ int cmd_explain(int argc, char **argv)
 		}
 		putchar('\n');
 	}
+	if (flagged && !context_root)
+		printf("\n(callers in other files were not followed; give --context-root DIR, the whole tree, "
+		       "to follow them)\n");
 	rc = flagged ? EXIT_FOUND : EXIT_OK;
 done:
 	free(file);

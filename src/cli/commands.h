@@ -50,8 +50,10 @@ struct scan_cli {
 	struct strvec may_sleep;    /* the user's own sleeping functions */
 	bool no_plans;              /* the output shows no fix: skip verifying plans */
 	bool strict_stats;          /* fix statistics counters too */
+	const char *context_root;   /* the tree whose callers count; NULL: the PATHs */
+	bool no_tree;               /* each file alone: callers in other files unknown */
 };
-#define SCAN_CLI_INIT {0, false, false, {NULL, 0, 0}, {NULL, 0, 0}, false, {NULL, 0, 0}, false, false}
+#define SCAN_CLI_INIT {0, false, false, {NULL, 0, 0}, {NULL, 0, 0}, false, {NULL, 0, 0}, false, false, NULL, false}
 #define SCAN_CLI_OPTIONS(a) \
 	{"jobs", 'j', OPT_INT, &(a)->jobs, "N", "files analysed in parallel (default: online CPUs)"}, \
 	{"exclude", 0, OPT_LIST, &(a)->exclude, "GLOB", "skip paths matching GLOB"}, \
@@ -59,6 +61,10 @@ struct scan_cli {
 	{"may-sleep", 0, OPT_LIST, &(a)->may_sleep, "FUNCS", "treat these functions as sleeping, like schedule()"}, \
 	{"strict-stats", 0, OPT_FLAG, &(a)->strict_stats, NULL, \
 	 "also fix per-CPU statistics counters (x[smp_processor_id()].n++), which 2.6 left bare"}, \
+	{"context-root", 0, OPT_STRING, &(a)->context_root, "DIR", \
+	 "find callers in the whole tree DIR (default: in the PATHs scanned)"}, \
+	{"no-tree", 0, OPT_FLAG, &(a)->no_tree, NULL, \
+	 "analyse each file alone (callers in other files unknown; faster)"}, \
 	{"verbose", 'v', OPT_FLAG, &(a)->verbose, NULL, "also report protected sites, with the reasoning"}, \
 	{"no-prefilter", 0, OPT_FLAG, &(a)->no_prefilter, NULL, \
 	 "analyse files without preemption tokens too (P006/P007 everywhere; slower)"}

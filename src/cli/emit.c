@@ -406,4 +406,10 @@ void emit_summary(FILE *out, const struct scan_result *r)
 	if (r->diagnostics.len)
 		fprintf(out, ", %zu diagnostic%s", r->diagnostics.len, r->diagnostics.len == 1 ? "" : "s");
 	fputc('\n', out);
+	if (r->tree) {
+		const struct tree_stats *t = tree_context_stats(r->tree);
+		fprintf(out, "preemptify: callers across files: %zu function%s followed, %zu found atomic "
+			"(%zu files parsed, %u round%s, %.2f s)\n", t->names, t->names == 1 ? "" : "s",
+			t->atomic, t->files_analysed, t->rounds, t->rounds == 1 ? "" : "s", t->seconds);
+	}
 }

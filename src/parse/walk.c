@@ -31,6 +31,12 @@ static bool is_c_source(const char *name)
 	return n > 2 && name[n - 2] == '.' && (name[n - 1] == 'c' || name[n - 1] == 'h');
 }
 
+static bool is_assembly(const char *name)
+{
+	size_t n = strlen(name);
+	return n > 2 && name[n - 2] == '.' && (name[n - 1] == 'S' || name[n - 1] == 's');
+}
+
 static int cmp_names(const void *a, const void *b)
 {
 	return strcmp(*(char *const *)a, *(char *const *)b);
@@ -121,6 +127,10 @@ static int walk_dir(const char *dir, const struct walk_options *opts, struct str
 				vec_push(out, path);
 				path = NULL;
 			}
+		} else if (S_ISREG(st.st_mode) && opts && opts->assembly && is_assembly(names.items[i])) {
+			/* read for names only, never shown: a control character in the name is harmless */
+			vec_push(opts->assembly, path);
+			path = NULL;
 		}
 		free(path);
 	}

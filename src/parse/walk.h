@@ -7,6 +7,8 @@
 struct walk_options {
 	char **excludes; /* globs (fnmatch) tested on each path and its suffixes */
 	size_t n_excludes;
+	/* when set, assembly files (*.S, *.s) found in walked directories go here */
+	struct strvec *assembly;
 };
 
 /*

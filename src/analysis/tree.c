@@ -1,0 +1,1117 @@
+/*
+ * The tree index (tree.h): a pessimistic fixed point over the functions
+ * whose context decides a finding, across the files of the tree.
+ */
+#define _GNU_SOURCE /* memmem */
+#include "analysis/tree.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <tree_sitter/api.h>
+
+#include "analysis/flow.h"
+#include "parse/source.h"
+#include "util/interrupt.h"
+#include "util/parallel.h"
+
+const TSLanguage *tree_sitter_c(void);
+
+enum tstate { T_NEW, T_OPEN, T_ATOMIC, T_FAILED };
+
+struct tname {
+	char *name;
+	size_t len;
+	uint32_t hash;        /* ident_hash() */
+	enum tstate state;
+	enum fn_context ctx;
+	char *reason;         /* atomic: why; failed: why not */
+	unsigned depth;
+	VEC(uint32_t) files;  /* the files naming it */
+};
+
+/* One use of a followed name in one file. */
+struct tref {
+	uint32_t name;
+	enum fn_use_kind kind;
+	enum fn_context ctx;  /* USE_REGISTERED */
+	bool protected_call;  /* USE_CALL */
+	bool self;            /* a call from the function itself */
+	bool other;           /* the file defines its own static function of that name */
+	bool roots_ok;        /* USE_CALL from a function whose context its callers give */
+	bool verbatim;        /* USE_ADDRESS: WHY says it all (a macro, assembly, unread) */
+	unsigned line;
+	char *caller;         /* the enclosing function, or NULL */
+	char *why;            /* registration reason, or the protection at the call */
+	char **roots;         /* the caller's roots (context_roots()) */
+	size_t nroots;
+};
+
+struct tfile {
+	const char *path;
+	VEC(uint32_t) names;  /* followed names the file contains */
+	VEC(uint32_t) defines; /* ...of them, the ones it defines (found when parsed) */
+	VEC(struct tref) refs;
+	bool dirty;           /* analyse (again) in the next round */
+	bool ids_done;
+	bool parsed;          /* analyse_one() parsed it (else: declarations only) */
+	bool sliced;          /* ...only the functions that matter (slice_ranges()) */
+	uint32_t *ids;        /* file_ids(): sorted identifier hashes */
+	size_t nids;
+};
+
+struct tree_context {
+	VEC(struct tname) names;
+	uint32_t *table;      /* open addressing: names index + 1 */
+	size_t cap;
+	struct tfile *files;
+	size_t nfiles;
+	struct tree_stats stats;
+};
+
+static uint64_t fnv(const char *s, size_t n)
+{
+	uint64_t h = 1469598103934665603ull;
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ (unsigned char)s[i]) * 1099511628211ull;
+	return h;
+}
+
+static uint32_t ident_hash(const char *s, size_t n);
+
+static int name_find(const struct tree_context *t, const char *s, size_t n)
+{
+	if (!t->cap)
+		return -1;
+	for (size_t k = fnv(s, n) & (t->cap - 1); t->table[k]; k = (k + 1) & (t->cap - 1)) {
+		const struct tname *x = &t->names.items[t->table[k] - 1];
+		if (x->len == n && memcmp(x->name, s, n) == 0)
+			return (int)t->table[k] - 1;
+	}
+	return -1;
+}
+
+static void table_rebuild(struct tree_context *t)
+{
+	size_t cap = 64;
+	while (cap < 2 * t->names.len + 1)
+		cap *= 2;
+	free(t->table);
+	t->table = xcalloc(cap, sizeof *t->table);
+	t->cap = cap;
+	for (size_t i = 0; i < t->names.len; i++) {
+		size_t k = fnv(t->names.items[i].name, t->names.items[i].len) & (cap - 1);
+		while (t->table[k])
+			k = (k + 1) & (cap - 1);
+		t->table[k] = (uint32_t)i + 1;
+	}
+}
+
+/* Adds NAME (not yet known) to follow; returns its index. */
+static uint32_t name_add(struct tree_context *t, const char *name, unsigned depth)
+{
+	int have = name_find(t, name, strlen(name));
+	if (have >= 0)
+		return (uint32_t)have;
+	struct tname x = {xstrdup(name), strlen(name), 0, T_NEW, CTX_PROCESS, NULL, depth, VEC_INIT};
+	x.hash = ident_hash(x.name, x.len);
+	vec_push(&t->names, x);
+	if (2 * t->names.len + 1 > t->cap)
+		table_rebuild(t);
+	else {
+		size_t k = fnv(x.name, x.len) & (t->cap - 1);
+		while (t->table[k])
+			k = (k + 1) & (t->cap - 1);
+		t->table[k] = (uint32_t)t->names.len;
+	}
+	return (uint32_t)t->names.len - 1;
+}
+
+static void name_settle(struct tname *x, enum tstate st, enum fn_context ctx, char *reason)
+{
+	x->state = st;
+	x->ctx = ctx;
+	free(x->reason);
+	x->reason = reason;
+}
+
+/* ---- 1. search: which files name a new name --------------------------------- */
+
+struct search_job {
+	struct tree_context *t;
+	VEC(uint32_t) *found; /* per file: new names it contains */
+};
+
+/*
+ * A hash of an identifier from its length and its first and last eight
+ * bytes: two loads instead of a loop, as every identifier of the tree is
+ * hashed. Two names alike in those bytes only cost a parse that finds
+ * nothing.
+ */
+static uint32_t ident_hash(const char *s, size_t n)
+{
+	uint64_t a = 0, b = 0;
+	memcpy(&a, s, n < 8 ? n : 8);
+	if (n > 8)
+		memcpy(&b, s + n - 8, 8);
+	uint64_t h = (a * 0x9e3779b97f4a7c15ull) ^ (b * 0xc2b2ae3d27d4eb4full) ^ (n * 0x165667b19e3779f9ull);
+	h ^= h >> 29;
+	h *= 0xbf58476d1ce4e5b9ull;
+	return (uint32_t)(h >> 32);
+}
+
+/* Sorts V (N values) in four byte-wide counting passes. */
+static void radix_sort(uint32_t *v, size_t n)
+{
+	uint32_t *tmp = xmalloc((n ? n : 1) * sizeof *tmp);
+	for (unsigned shift = 0; shift < 32; shift += 8) {
+		size_t count[257] = {0};
+		for (size_t i = 0; i < n; i++)
+			count[((v[i] >> shift) & 0xff) + 1]++;
+		for (size_t b = 1; b < 257; b++)
+			count[b] += count[b - 1];
+		for (size_t i = 0; i < n; i++)
+			tmp[count[(v[i] >> shift) & 0xff]++] = v[i];
+		memcpy(v, tmp, n * sizeof *v);
+	}
+	free(tmp);
+}
+
+/*
+ * The file's identifiers, as an open-addressing set of 32-bit hashes (0
+ * stands for empty; a hash of 0 is stored as 1): read once, so later
+ * searches for new names read no file. A collision only costs a parse that
+ * finds nothing.
+ */
+/* 1: a character of an identifier or a number (set by tree_context_build()) */
+static uint8_t word_char[256];
+
+static void file_ids(struct tfile *f)
+{
+	f->ids_done = true;
+	char *text;
+	size_t len;
+	if (read_file(f->path, &text, &len) < 0)
+		return; /* unreadable: its calls are unknown; the scan reports the file */
+	size_t cap = 256, used = 0;
+	while (cap < len / 32)
+		cap *= 2;
+	uint32_t *set = xcalloc(cap, sizeof *set);
+	const unsigned char *b = (const unsigned char *)text;
+	for (size_t p = 0; p < len;) {
+		if (!word_char[b[p]]) {
+			p++;
+			continue;
+		}
+		size_t e = p + 1;
+		while (e < len && word_char[b[e]])
+			e++;
+		if (b[p] >= '0' && b[p] <= '9') {
+			p = e; /* a number */
+			continue;
+		}
+		uint32_t h = ident_hash(text + p, e - p);
+		h += !h;
+		size_t k = h & (cap - 1);
+		while (set[k] && set[k] != h)
+			k = (k + 1) & (cap - 1);
+		if (!set[k]) {
+			set[k] = h;
+			if (2 * ++used > cap) { /* grow: rehash */
+				uint32_t *old = set;
+				size_t oc = cap;
+				cap *= 2;
+				set = xcalloc(cap, sizeof *set);
+				for (size_t i = 0; i < oc; i++)
+					if (old[i]) {
+						size_t q = old[i] & (cap - 1);
+						while (set[q])
+							q = (q + 1) & (cap - 1);
+						set[q] = old[i];
+					}
+				free(old);
+			}
+		}
+		p = e;
+	}
+	free(text);
+	/* kept sorted and dense: a tree holds ten thousand files */
+	size_t u = 0;
+	for (size_t i = 0; i < cap; i++)
+		if (set[i])
+			set[u++] = set[i];
+	radix_sort(set, u);
+	f->ids = u ? xrealloc(set, u * sizeof *set) : NULL;
+	if (!u)
+		free(set);
+	f->nids = u;
+}
+
+static bool file_has(const struct tfile *f, uint32_t h)
+{
+	h += !h;
+	size_t lo = 0, hi = f->nids;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (f->ids[mid] < h)
+			lo = mid + 1;
+		else if (f->ids[mid] > h)
+			hi = mid;
+		else
+			return true;
+	}
+	return false;
+}
+static void search_one(size_t i, void *ctx)
+{
+	struct search_job *j = ctx;
+	struct tfile *f = &j->t->files[i];
+	if (interrupted())
+		return;
+	if (!f->ids_done)
+		file_ids(f);
+	for (size_t k = 0; k < j->t->names.len; k++) {
+		const struct tname *x = &j->t->names.items[k];
+		if (x->state == T_NEW && file_has(f, x->hash))
+			vec_push(&j->found[i], (uint32_t)k);
+	}
+}
+
+/* Finds the files naming the new names; a name in too many files is not followed. */
+static void search_new(struct tree_context *t, int jobs)
+{
+	struct search_job j = {t, xcalloc(t->nfiles ? t->nfiles : 1, sizeof *j.found)};
+	parallel_for(t->nfiles, jobs, search_one, &j);
+	t->stats.files_searched += t->nfiles;
+	for (size_t i = 0; i < t->nfiles; i++) {
+		for (size_t k = 0; k < j.found[i].len; k++) {
+			uint32_t n = j.found[i].items[k];
+			vec_push(&t->names.items[n].files, (uint32_t)i);
+			vec_push(&t->files[i].names, n);
+			t->files[i].dirty = true;
+		}
+		vec_release(&j.found[i]);
+	}
+	free(j.found);
+	for (size_t n = 0; n < t->names.len; n++) {
+		struct tname *x = &t->names.items[n];
+		if (x->state != T_NEW)
+			continue;
+		x->state = T_OPEN;
+		if (x->files.len > TREE_MAX_FILES)
+			name_settle(x, T_FAILED, CTX_PROCESS,
+				    xasprintf("named in %zu files of the tree, more than the %d followed; "
+					      "its callers were not followed", x->files.len, TREE_MAX_FILES));
+	}
+}
+
+/* ---- 2. analyse: classify every use of a followed name ------------------------ */
+
+static void tref_release(struct tref *r)
+{
+	free(r->caller);
+	free(r->why);
+	for (size_t i = 0; i < r->nroots; i++)
+		free(r->roots[i]);
+	free(r->roots);
+}
+
+static void file_refs_clear(struct tfile *f)
+{
+	for (size_t i = 0; i < f->refs.len; i++)
+		tref_release(&f->refs.items[i]);
+	f->refs.len = 0;
+}
+
+/* A use at OFF that the grammar did not read as an identifier. */
+static bool in_macro_body(TSNode n)
+{
+	for (; !ts_node_is_null(n); n = ts_parent(n))
+		if (ts_type_is(n, "preproc_def") || ts_type_is(n, "preproc_function_def"))
+			return true;
+	return false;
+}
+
+static void classify_at(const struct tree_context *t, const struct file_analysis *fa, uint32_t name,
+			uint32_t off, struct tfile *out)
+{
+	const struct tname *x = &t->names.items[name];
+	TSNode root = ts_tree_root_node(fa->tree);
+	TSNode n = ts_node_descendant_for_byte_range(root, off, off + (uint32_t)x->len);
+	struct tref r = {0};
+	r.name = name;
+	r.line = source_pos(fa->src, off).line;
+	bool ident = ts_type_is(n, "identifier") && ts_node_start_byte(n) == off &&
+		     ts_node_end_byte(n) == off + x->len;
+	if (!ident) {
+		if (!in_macro_body(n) && !ts_type_is(n, "ERROR") && !ts_node_has_error(n))
+			return; /* a comment, a string, a field or type of that name */
+		r.kind = USE_ADDRESS;
+		r.why = xstrdup("named in a macro body or in code the grammar could not read; the users "
+				"of that text are not followed");
+		r.verbatim = true;
+		vec_push(&out->refs, r);
+		return;
+	}
+	int own = analysis_fn_index(fa, x->name, x->len);
+	if (own >= 0 && !analysis_fn_is_shared(fa, &fa->fns.items[own]))
+		r.other = true;
+	struct fn_use u;
+	context_classify_use(fa, n, &u);
+	r.kind = u.kind;
+	r.ctx = u.ctx;
+	r.why = u.reason;
+	const struct fn *caller = analysis_fn_at(fa, off);
+	if (caller)
+		r.caller = xstrdup(caller->name);
+	if (u.kind == USE_CALL) {
+		if (!caller) {
+			r.kind = USE_ADDRESS; /* a call outside a function: in an initialiser */
+			vec_push(&out->refs, r);
+			return;
+		}
+		r.self = strcmp(caller->name, x->name) == 0;
+		struct point_state ps = flow_state_at(caller, ts_node_start_byte(u.call));
+		r.protected_call = point_protected(&ps);
+		struct buf why = BUF_INIT;
+		point_explain(caller, &ps, &why);
+		r.why = buf_detach(&why);
+		if (!r.protected_call) {
+			name_vec roots = VEC_INIT;
+			r.roots_ok = caller->ctx == CTX_PROCESS && context_roots(fa, caller, &roots);
+			r.roots = xcalloc(roots.len ? roots.len : 1, sizeof *r.roots);
+			for (size_t i = 0; i < roots.len; i++)
+				r.roots[r.nroots++] = xstrdup(roots.items[i]);
+			vec_release(&roots);
+		}
+	}
+	vec_push(&out->refs, r);
+}
+
+/* True if the identifier S (N bytes) is an open name the file F contains. */
+static bool open_name_at(const struct tree_context *t, const struct tfile *f, const char *s, size_t n)
+{
+	for (size_t k = 0; k < f->names.len; k++) {
+		const struct tname *x = &t->names.items[f->names.items[k]];
+		if (x->state == T_OPEN && x->len == n && memcmp(x->name, s, n) == 0)
+			return true;
+	}
+	return false;
+}
+
+static bool word_is(const char *s, size_t n, const char *w)
+{
+	return strlen(w) == n && memcmp(s, w, n) == 0;
+}
+
+/* A keyword that may stand right before a call: `return f(x);`. */
+static bool keyword_before_call(const char *s, size_t n)
+{
+	static const char *const kw[] = {"return", "else", "do", "case", "goto", "sizeof",
+					  "typeof", "__typeof__", "__extension__"};
+	for (size_t i = 0; i < ARRAY_SIZE(kw); i++)
+		if (word_is(s, n, kw[i]))
+			return true;
+	return false;
+}
+
+/* Do the braces of S balance, never closing more than they opened (across #if arms too)? */
+static bool braces_balance(const char *s, size_t len)
+{
+	long depth = 0;
+	bool directive = false, line_start = true;
+	for (size_t p = 0; p < len; p++) {
+		char c = s[p];
+		if (c == '\n') {
+			directive = directive && p > 0 && s[p - 1] == '\\';
+			line_start = true;
+			continue;
+		}
+		if (c == '/' && p + 1 < len && s[p + 1] == '*') {
+			const char *e = p + 2 < len ? memmem(s + p + 2, len - p - 2, "*/", 2) : NULL;
+			p = e ? (size_t)(e - s) + 1 : len;
+			continue;
+		}
+		if (c == '/' && p + 1 < len && s[p + 1] == '/') {
+			while (p + 1 < len && s[p + 1] != '\n')
+				p++;
+			continue;
+		}
+		if (c == '"' || c == '\'') {
+			for (p++; p < len && s[p] != c && s[p] != '\n'; p++)
+				if (s[p] == '\\')
+					p++;
+			continue;
+		}
+		if (c == '#' && line_start)
+			directive = true;
+		if (c != ' ' && c != '\t')
+			line_start = false;
+		if (!directive && c == '{')
+			depth++;
+		if (!directive && c == '}' && --depth < 0)
+			return false;
+	}
+	return depth == 0;
+}
+
+/*
+ * Does the file name an open name anywhere but in a comment, a string or a
+ * declaration? Only then is it worth a parse. Declarations are `extern`
+ * statements (the bulk of a header) and, when the file's braces balance,
+ * a name at file scope right after a type (`int f(void);`, a definition's
+ * own name) or inside EXPORT_SYMBOL(). A lexer, not a parser: comments,
+ * strings, character constants and directives (a use in a #define body
+ * needs the parse) are recognised; a statement is what follows `;`, `{` or
+ * `}`. Anything it is unsure of is parsed.
+ */
+static bool needs_parse(const struct tree_context *t, const struct tfile *f, const char *s, size_t len)
+{
+	bool stmt_start = true, stmt_extern = false, directive = false, line_start = true;
+	bool depth_ok = braces_balance(s, len);
+	long depth = 0;
+	/* the token before: an identifier (its text), or another character */
+	const char *prev = NULL;
+	size_t prev_len = 0;
+	char prev_c = ';';
+	for (size_t p = 0; p < len;) {
+		char c = s[p];
+		if (c == '\n') {
+			if (!(p > 0 && s[p - 1] == '\\'))
+				directive = false;
+			line_start = true;
+			p++;
+			continue;
+		}
+		if (c == '/' && p + 1 < len && s[p + 1] == '*') {
+			const char *e = p + 2 < len ? memmem(s + p + 2, len - p - 2, "*/", 2) : NULL;
+			p = e ? (size_t)(e - s) + 2 : len;
+			continue;
+		}
+		if (c == '/' && p + 1 < len && s[p + 1] == '/') {
+			while (p < len && s[p] != '\n')
+				p++;
+			continue;
+		}
+		if (c == '"' || c == '\'') {
+			for (p++; p < len && s[p] != c && s[p] != '\n'; p++)
+				if (s[p] == '\\')
+					p++;
+			p++;
+			line_start = false;
+			prev = NULL, prev_c = c;
+			continue;
+		}
+		if (c == '#' && line_start)
+			directive = true;
+		if (c != ' ' && c != '\t' && c != '\r')
+			line_start = false;
+		if (!is_ident_start(c)) {
+			if (!directive && (c == ';' || c == '{' || c == '}')) {
+				stmt_start = true;
+				stmt_extern = false;
+				depth += c == '{' ? 1 : c == '}' ? -1 : 0;
+			}
+			if (c != ' ' && c != '\t' && c != '\r' && c != '*')
+				prev = NULL, prev_c = c; /* `*` keeps the type before it: `struct x *f(` */
+			p++;
+			continue;
+		}
+		size_t e = p + 1;
+		while (e < len && is_ident_char(s[e]))
+			e++;
+		if (!directive && stmt_start) {
+			stmt_extern = word_is(s + p, e - p, "extern");
+			stmt_start = false;
+		}
+		if (open_name_at(t, f, s + p, e - p)) {
+			bool decl = !directive && stmt_extern;
+			if (!directive && depth_ok && depth == 0) {
+				if (prev && !keyword_before_call(prev, prev_len))
+					decl = true; /* int f(void); or the definition's name */
+				if (!prev && prev_c == '(' && p >= 14) {
+					/* EXPORT_SYMBOL(f), EXPORT_SYMBOL_GPL(f) */
+					size_t q = p;
+					while (q > 0 && s[q - 1] != '(')
+						q--;
+					size_t r = q - 1;
+					while (r > 0 && (s[r - 1] == ' ' || s[r - 1] == '\t'))
+						r--;
+					size_t w = r;
+					while (w > 0 && is_ident_char(s[w - 1]))
+						w--;
+					decl = r - w >= 13 && memcmp(s + w, "EXPORT_SYMBOL", 13) == 0;
+				}
+			}
+			if (!decl)
+				return true;
+		}
+		prev = s + p, prev_len = e - p, prev_c = 0;
+		p = e;
+	}
+	return false;
+}
+
+/* ---- slices: parse only the functions that matter ------------------------------ */
+
+/* A function definition at file scope, found by the lexer. */
+struct topdef {
+	size_t start, end;       /* from after the previous statement to after its `}` */
+	const char *name;        /* the last identifier before its first `(` */
+	size_t name_len;
+	bool needed;
+};
+typedef VEC(struct topdef) topdef_vec;
+
+/*
+ * The function definitions of S: a `{` at file scope right after a `)`
+ * opens a body. False when the file's braces do not balance (an #if arm
+ * opening a brace another arm closes): then the file is parsed whole.
+ */
+static bool top_defs(const char *s, size_t len, topdef_vec *out)
+{
+	long depth = 0;
+	bool directive = false, line_start = true;
+	size_t stmt = 0;        /* where the current file-scope statement began */
+	char last = ';';        /* the last significant character at file scope */
+	const char *name = NULL, *ident = NULL;
+	size_t name_len = 0, ident_len = 0;
+	bool paren_seen = false;
+	struct topdef cur = {0};
+	for (size_t p = 0; p < len; p++) {
+		char c = s[p];
+		if (c == '\n') {
+			if (directive && !(p > 0 && s[p - 1] == '\\')) {
+				directive = false;
+				if (depth == 0)
+					stmt = p + 1, paren_seen = false;
+			}
+			line_start = true;
+			continue;
+		}
+		if (c == '/' && p + 1 < len && s[p + 1] == '*') {
+			const char *e = p + 2 < len ? memmem(s + p + 2, len - p - 2, "*/", 2) : NULL;
+			p = e ? (size_t)(e - s) + 1 : len;
+			continue;
+		}
+		if (c == '/' && p + 1 < len && s[p + 1] == '/') {
+			while (p + 1 < len && s[p + 1] != '\n')
+				p++;
+			continue;
+		}
+		if (c == '"' || c == '\'') {
+			for (p++; p < len && s[p] != c && s[p] != '\n'; p++)
+				if (s[p] == '\\')
+					p++;
+			last = c;
+			continue;
+		}
+		if (c == '#' && line_start)
+			directive = true;
+		if (c != ' ' && c != '\t' && c != '\r')
+			line_start = false;
+		if (directive || c == ' ' || c == '\t' || c == '\r')
+			continue;
+		if (depth == 0 && is_ident_start(c)) {
+			size_t e = p + 1;
+			while (e < len && is_ident_char(s[e]))
+				e++;
+			ident = s + p, ident_len = e - p;
+			p = e - 1;
+			last = 'a';
+			continue;
+		}
+		if (c == '(' && depth == 0 && !paren_seen && ident) {
+			name = ident, name_len = ident_len;
+			paren_seen = true;
+		}
+		if (c == '{') {
+			if (depth == 0 && last == ')' && name) {
+				cur = (struct topdef){stmt, 0, name, name_len, false};
+			}
+			depth++;
+		} else if (c == '}') {
+			if (--depth < 0)
+				return false;
+			if (depth == 0) {
+				if (cur.name) {
+					cur.end = p + 1;
+					vec_push(out, cur);
+					cur.name = NULL;
+				}
+				stmt = p + 1, paren_seen = false, name = ident = NULL;
+			}
+		} else if (c == ';' && depth == 0) {
+			stmt = p + 1, paren_seen = false, name = ident = NULL;
+		}
+		if (depth == 0 || (c == '{' && depth == 1))
+			last = c;
+	}
+	return depth == 0;
+}
+
+/* Does S[A, B) contain the word W (N bytes)? */
+static bool has_word(const char *s, size_t a, size_t b, const char *w, size_t n)
+{
+	for (const char *p = memmem(s + a, b - a, w, n); p; p = memmem(p + 1, (size_t)(s + b - p - 1), w, n)) {
+		size_t off = (size_t)(p - s);
+		if ((off == a || !is_ident_char(s[off - 1])) && (off + n >= b || !is_ident_char(s[off + n])))
+			return true;
+		if ((size_t)(s + b - p) <= 1)
+			break;
+	}
+	return false;
+}
+
+/*
+ * The byte ranges of S worth parsing for F's open names: everything but the
+ * function definitions that name none of them, nor any function that does
+ * (its callers, or where its address is taken or it is registered), to a
+ * fixed point. Sets *N to 0 when the whole file is to be parsed.
+ */
+static TSRange *slice_ranges(const struct tree_context *t, const struct tfile *f, const char *s, size_t len,
+			     uint32_t *n)
+{
+	*n = 0;
+	topdef_vec defs = VEC_INIT;
+	if (!top_defs(s, len, &defs) || defs.len < 4) {
+		vec_release(&defs);
+		return NULL;
+	}
+	for (size_t d = 0; d < defs.len; d++)
+		for (size_t k = 0; k < f->names.len && !defs.items[d].needed; k++) {
+			const struct tname *x = &t->names.items[f->names.items[k]];
+			defs.items[d].needed = x->state == T_OPEN &&
+					       has_word(s, defs.items[d].start, defs.items[d].end, x->name, x->len);
+		}
+	for (bool grew = true; grew;) {
+		grew = false;
+		for (size_t d = 0; d < defs.len; d++) {
+			if (!defs.items[d].needed)
+				continue;
+			for (size_t o = 0; o < defs.len; o++)
+				if (!defs.items[o].needed &&
+				    has_word(s, defs.items[o].start, defs.items[o].end, defs.items[d].name,
+					     defs.items[d].name_len))
+					defs.items[o].needed = grew = true;
+		}
+	}
+	size_t dropped = 0;
+	for (size_t d = 0; d < defs.len; d++)
+		if (!defs.items[d].needed)
+			dropped += defs.items[d].end - defs.items[d].start;
+	if (dropped < len / 4) {
+		vec_release(&defs);
+		return NULL; /* not worth it */
+	}
+	TSRange *r = xcalloc(defs.len + 1, sizeof *r);
+	size_t from = 0, row = 0, col = 0, at = 0;
+	/* advance the point from AT to OFF */
+#define ADVANCE(off) \
+	for (; at < (off); at++) { \
+		if (s[at] == '\n') \
+			row++, col = 0; \
+		else \
+			col++; \
+	}
+	TSPoint from_pt = {0, 0};
+	for (size_t d = 0; d <= defs.len; d++) {
+		if (d < defs.len && defs.items[d].needed)
+			continue;
+		size_t to = d < defs.len ? defs.items[d].start : len;
+		ADVANCE(to);
+		if (to > from) {
+			r[*n] = (TSRange){from_pt, {(uint32_t)row, (uint32_t)col}, (uint32_t)from, (uint32_t)to};
+			++*n;
+		}
+		if (d < defs.len) {
+			ADVANCE(defs.items[d].end);
+			from = defs.items[d].end;
+			from_pt = (TSPoint){(uint32_t)row, (uint32_t)col};
+		}
+	}
+#undef ADVANCE
+	vec_release(&defs);
+	return r;
+}
+
+struct analyse_job {
+	const struct tree_context *t;
+	size_t *which;  /* file indices to analyse */
+};
+
+static void analyse_one(size_t i, void *ctx)
+{
+	struct analyse_job *j = ctx;
+	const struct tree_context *t = j->t;
+	struct tfile *f = &t->files[j->which[i]];
+	if (interrupted())
+		return;
+	file_refs_clear(f);
+	char *text = NULL;
+	size_t len = 0;
+	if (read_file(f->path, &text, &len) < 0 || memchr(text, '\0', len)) {
+		free(text);
+		for (size_t k = 0; k < f->names.len; k++) {
+			struct tref r = {0};
+			r.name = f->names.items[k];
+			r.kind = USE_ADDRESS;
+			r.why = xstrdup("named in a file that could not be read");
+			r.verbatim = true;
+			vec_push(&f->refs, r);
+		}
+		return;
+	}
+	f->parsed = false;
+	size_t pl = strlen(f->path);
+	if (pl > 2 && f->path[pl - 2] == '.' && (f->path[pl - 1] == 'S' || f->path[pl - 1] == 's')) {
+		free(text); /* assembly: any mention may be a call the C analysis cannot see */
+		for (size_t k = 0; k < f->names.len; k++) {
+			struct tref r = {0};
+			r.name = f->names.items[k];
+			r.kind = USE_ADDRESS;
+			r.why = xstrdup("named in assembly code, which may call it in any context");
+			r.verbatim = true;
+			vec_push(&f->refs, r);
+		}
+		return;
+	}
+	if (!needs_parse(t, f, text, len)) {
+		free(text); /* only declarations: no use to classify */
+		return;
+	}
+	f->parsed = true;
+	struct source src;
+	source_init(&src, f->path, text, len);
+	TSParser *parser = ts_parser_new();
+	ts_parser_set_language(parser, tree_sitter_c());
+	uint32_t nr;
+	TSRange *ranges = slice_ranges(t, f, src.parse_text, len, &nr);
+	if (nr && !ts_parser_set_included_ranges(parser, ranges, nr))
+		nr = 0;
+	free(ranges);
+	f->sliced = nr > 0;
+	TSTree *tree = ts_parser_parse_string(parser, NULL, src.parse_text, (uint32_t)len);
+	if (tree) {
+		struct file_analysis fa;
+		analysis_run(&fa, &src, tree, t);
+		f->defines.len = 0;
+		for (size_t k = 0; k < f->names.len; k++) {
+			const struct tname *x = &t->names.items[f->names.items[k]];
+			int d = analysis_fn_index(&fa, x->name, x->len);
+			if (d >= 0 && analysis_fn_is_shared(&fa, &fa.fns.items[d]))
+				vec_push(&f->defines, f->names.items[k]);
+		}
+		for (size_t k = 0; k < f->names.len; k++) {
+			const struct tname *x = &t->names.items[f->names.items[k]];
+			if (x->state != T_OPEN)
+				continue;
+			const char *s = src.parse_text, *end = s + len;
+			for (const char *p = memmem(s, len, x->name, x->len); p;
+			     p = memmem(p + 1, (size_t)(end - p - 1), x->name, x->len)) {
+				size_t off = (size_t)(p - s);
+				if ((off > 0 && is_ident_char(s[off - 1])) ||
+				    (off + x->len < len && is_ident_char(s[off + x->len])))
+					continue;
+				classify_at(t, &fa, f->names.items[k], (uint32_t)off, f);
+				if ((size_t)(end - p) <= 1)
+					break;
+			}
+		}
+		analysis_release(&fa);
+		ts_parent_forget(tree);
+		ts_tree_delete(tree);
+	}
+	ts_parser_delete(parser);
+	source_release(&src);
+}
+
+/*
+ * Analyses, for each open name, up to K of the dirty files naming it
+ * (sources before headers, which mostly only declare): a name fails on its
+ * first call with preemption on, so the files after it need no parse.
+ * Returns the number of files analysed.
+ */
+static size_t analyse_some(struct tree_context *t, size_t k, int jobs)
+{
+	VEC(size_t) which = VEC_INIT;
+	uint8_t *picked = xcalloc(t->nfiles ? t->nfiles : 1, 1);
+	for (int pass = 0; pass < 2; pass++)
+		for (size_t n = 0; n < t->names.len; n++) {
+			const struct tname *x = &t->names.items[n];
+			if (x->state != T_OPEN)
+				continue;
+			size_t taken = 0;
+			for (size_t i = 0; i < x->files.len && taken < k; i++) {
+				uint32_t fi = x->files.items[i];
+				size_t pl = strlen(t->files[fi].path);
+				bool header = pl >= 2 && strcmp(t->files[fi].path + pl - 2, ".h") == 0;
+				if (!t->files[fi].dirty || header != (pass == 1))
+					continue;
+				taken++;
+				if (!picked[fi]) {
+					picked[fi] = 1;
+					vec_push(&which, (size_t)fi);
+				}
+			}
+		}
+	free(picked);
+	for (size_t i = 0; i < which.len; i++)
+		t->files[which.items[i]].dirty = false;
+	struct analyse_job j = {t, which.items};
+	parallel_for(which.len, jobs, analyse_one, &j);
+	for (size_t i = 0; i < which.len; i++)
+		t->stats.files_analysed += t->files[which.items[i]].parsed;
+	size_t done = which.len;
+	vec_release(&which);
+	return done;
+}
+
+/* ---- 3. decide ------------------------------------------------------------------ */
+
+/*
+ * Marks the files defining name N to be analysed again: the calls made
+ * inside it, and inside the static functions only it calls, now read
+ * protected. Its callers' files do not change.
+ */
+static void touch_files(struct tree_context *t, uint32_t n)
+{
+	const struct tname *x = &t->names.items[n];
+	for (size_t i = 0; i < x->files.len; i++) {
+		struct tfile *f = &t->files[x->files.items[i]];
+		for (size_t k = 0; k < f->defines.len; k++)
+			if (f->defines.items[k] == n)
+				f->dirty = true;
+	}
+}
+
+#define REASON_MAX 900
+
+static void reason_add(struct buf *b, const char *s)
+{
+	if (b->len < REASON_MAX)
+		buf_puts(b, s);
+}
+
+/*
+ * Decides name N from its uses: 1 settled (atomic or failed), 0 open
+ * (waits for callers being followed), with new names added.
+ */
+static int decide(struct tree_context *t, uint32_t n, bool *added)
+{
+	struct tname *x = &t->names.items[n];
+	struct buf why = BUF_INIT;
+	bool pending = false;
+	size_t ncalls = 0, shown = 0;
+	const struct tref *reg = NULL;
+	const char *reg_path = NULL;
+	bool unread = false;
+	for (size_t fi = 0; fi < x->files.len; fi++) {
+		const struct tfile *f = &t->files[x->files.items[fi]];
+		if (f->dirty) {
+			unread = true; /* not analysed yet, or its refs are stale */
+			continue;
+		}
+		for (size_t k = 0; k < f->refs.len; k++) {
+			const struct tref *r = &f->refs.items[k];
+			if (r->name != n || r->other || r->kind == USE_DECLARATION || r->kind == USE_EXPORT)
+				continue;
+			char *fail = NULL;
+			if (r->kind == USE_ADDRESS && r->verbatim && !r->line)
+				fail = xasprintf("%s (%s)", r->why, f->path);
+			else if (r->kind == USE_ADDRESS && r->verbatim)
+				fail = xasprintf("%s (%s:%u)", r->why, f->path, r->line);
+			else if (r->kind == USE_ADDRESS)
+				fail = xasprintf("its address is taken at %s:%u (%s): callers through the pointer "
+						 "are unknown", f->path, r->line,
+						 r->why ? r->why : "not a registration preemptify knows");
+			else if (r->kind == USE_REGISTERED && r->ctx == CTX_PROCESS)
+				fail = xasprintf("registered at %s:%u: %s", f->path, r->line, r->why);
+			else if (r->kind == USE_REGISTERED) {
+				if (!reg || (r->ctx == CTX_HARDIRQ && reg->ctx != CTX_HARDIRQ))
+					reg = r, reg_path = f->path;
+			} else if (r->protected_call) {
+				if (shown++ < 3) {
+					char *s = xasprintf("%sfrom %s() at %s:%u (%s)", ncalls ? "; " : "",
+							    r->caller, f->path, r->line, r->why);
+					reason_add(&why, s);
+					free(s);
+				}
+				ncalls++;
+			} else if (r->self) {
+				fail = xasprintf("it calls itself at %s:%u with preemption on", f->path, r->line);
+			} else if (!r->roots_ok || r->nroots == 0) {
+				fail = xasprintf("called from %s() at %s:%u with preemption on (%s)", r->caller,
+						 f->path, r->line, r->why);
+			} else {
+				for (size_t q = 0; q < r->nroots && !fail; q++) {
+					int have = name_find(t, r->roots[q], strlen(r->roots[q]));
+					if (have >= 0 && t->names.items[have].state == T_ATOMIC)
+						continue; /* analysed again: the call will read protected */
+					if (have >= 0 && t->names.items[have].state == T_FAILED)
+						fail = xasprintf("called from %s() at %s:%u with preemption on; %s() "
+								 "is preemptible: %s", r->caller, f->path, r->line,
+								 r->roots[q], t->names.items[have].reason);
+					else if (have < 0 && x->depth + 1 > TREE_MAX_DEPTH)
+						fail = xasprintf("called from %s() at %s:%u with preemption on; its "
+								 "callers are more than %d calls away from the site",
+								 r->caller, f->path, r->line, TREE_MAX_DEPTH);
+					else {
+						if (have < 0) {
+							name_add(t, r->roots[q], x->depth + 1);
+							x = &t->names.items[n];
+							*added = true;
+						}
+						pending = true;
+					}
+				}
+			}
+			if (fail) {
+				/* a long chain of reasons reads badly; keep the first words */
+				if (strlen(fail) > REASON_MAX)
+					strcpy(fail + REASON_MAX - 4, "...");
+				name_settle(&t->names.items[n], T_FAILED, CTX_PROCESS, fail);
+				buf_release(&why);
+				return 1;
+			}
+		}
+	}
+	x = &t->names.items[n];
+	if (pending || unread) {
+		buf_release(&why);
+		return 0;
+	}
+	if (reg) {
+		name_settle(x, T_ATOMIC, reg->ctx, xasprintf("%s, in %s%s%s", reg->why, reg_path,
+							       ncalls ? "; every direct call in the tree is made with preemption off: " : "",
+							       ncalls ? buf_cstr(&why) : ""));
+	} else if (ncalls) {
+		name_settle(x, T_ATOMIC, CTX_CALLERS,
+			    xasprintf("every call in the tree is made with preemption off: %s%s",
+				      buf_cstr(&why), ncalls > 3 ? "; ..." : ""));
+	} else {
+		name_settle(x, T_FAILED, CTX_PROCESS,
+			    xstrdup("no caller and no registration in the tree: its callers are unknown"));
+	}
+	buf_release(&why);
+	if (x->state == T_ATOMIC) {
+		t->stats.atomic++;
+		touch_files(t, n);
+	}
+	return 1;
+}
+
+static double now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+void tree_context_build(struct tree_context **out, char *const *files, size_t n,
+			const tree_want_vec *want, int jobs)
+{
+	double t0 = now();
+	struct tree_context *t = xcalloc(1, sizeof *t);
+	for (int c = 0; c < 256; c++)
+		word_char[c] = is_ident_char((char)c);
+	t->files = xcalloc(n ? n : 1, sizeof *t->files);
+	t->nfiles = n;
+	for (size_t i = 0; i < n; i++)
+		t->files[i].path = files[i];
+	for (size_t i = 0; i < want->len; i++)
+		name_add(t, want->items[i].name, 0);
+	size_t wave = 1;
+	for (unsigned round = 0; round < 256 && !interrupted(); round++) {
+		t->stats.rounds++;
+		/* new names wait until the open ones have no file left to read:
+		 * one search over the tree's bytes serves them all */
+		size_t analysed = analyse_some(t, wave, jobs);
+		if (!analysed) {
+			bool any_new = false;
+			for (size_t i = 0; i < t->names.len && !any_new; i++)
+				any_new = t->names.items[i].state == T_NEW;
+			if (any_new) {
+				search_new(t, jobs);
+				wave = 1;
+				analysed = analyse_some(t, wave, jobs);
+			}
+		}
+		bool settled = false, added = false;
+		for (size_t i = 0; i < t->names.len; i++)
+			if (t->names.items[i].state == T_OPEN && decide(t, (uint32_t)i, &added))
+				settled = true;
+		if (!settled && !added && !analysed)
+			break;
+		wave = wave < TREE_MAX_FILES ? 2 * wave : wave;
+	}
+	/* what is still open waits on itself: a cycle, or callers never settled */
+	for (size_t i = 0; i < t->names.len; i++) {
+		struct tname *x = &t->names.items[i];
+		if (x->state == T_OPEN || x->state == T_NEW)
+			name_settle(x, T_FAILED, CTX_PROCESS,
+				    xstrdup("its callers depend on one another (a cycle of calls with preemption "
+					    "on) or on functions the tree index did not settle"));
+	}
+	t->stats.names = t->names.len;
+	for (size_t i = 0; i < n; i++) {
+		file_refs_clear(&t->files[i]);
+		vec_release(&t->files[i].refs);
+		vec_release(&t->files[i].names);
+		vec_release(&t->files[i].defines);
+		free(t->files[i].ids);
+		t->files[i].ids = NULL;
+	}
+	t->stats.seconds = now() - t0;
+	*out = t;
+}
+
+bool tree_context_lookup(const struct tree_context *t, const char *name, size_t len,
+			 enum fn_context *ctx, const char **reason)
+{
+	int k = t ? name_find(t, name, len) : -1;
+	if (k < 0)
+		return false;
+	const struct tname *x = &t->names.items[k];
+	if (x->state != T_ATOMIC && x->state != T_FAILED)
+		return false; /* still open while the index is built: preemptible for now */
+	*ctx = x->state == T_ATOMIC ? x->ctx : CTX_PROCESS;
+	*reason = x->reason;
+	return true;
+}
+
+bool tree_context_atomic(const struct tree_context *t, const char *name)
+{
+	int k = t ? name_find(t, name, strlen(name)) : -1;
+	return k >= 0 && t->names.items[k].state == T_ATOMIC;
+}
+
+const struct tree_stats *tree_context_stats(const struct tree_context *t)
+{
+	return &t->stats;
+}
+
+void tree_context_free(struct tree_context *t)
+{
+	if (!t)
+		return;
+	for (size_t i = 0; i < t->names.len; i++) {
+		free(t->names.items[i].name);
+		free(t->names.items[i].reason);
+		vec_release(&t->names.items[i].files);
+	}
+	vec_release(&t->names);
+	free(t->table);
+	free(t->files);
+	free(t);
+}
+
+void tree_want_release(tree_want_vec *w)
+{
+	for (size_t i = 0; i < w->len; i++) {
+		free(w->items[i].name);
+		free(w->items[i].file);
+	}
+	vec_release(w);
+}

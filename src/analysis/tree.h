@@ -1,0 +1,89 @@
+/*
+ * The tree index: the contexts that the rest of the tree gives a file's
+ * functions.
+ *
+ * One file's analysis (flow.h) knows that a static function is atomic when
+ * every call in the file holds a lock. A function other files can call (not
+ * static, or a static inline in a header) gets its context from those
+ * files: a handler registered in arch code or through a `struct
+ * inet_protocol`, a helper called only by a core file with a lock held.
+ * tree_context_build() follows exactly the functions whose context decides
+ * a finding (struct tree_want, collected by the scan), to a fixed point
+ * across files:
+ *
+ *   1. search every file of the tree for the names followed (one pass over
+ *      the bytes per round, identifiers hashed; no parsing);
+ *   2. parse and analyse only the files that name one, with the contexts
+ *      known so far, and classify each use (call with or without preemption
+ *      off, registration, address taken, declaration, EXPORT_SYMBOL);
+ *   3. a name is atomic when every use is a call with preemption off or a
+ *      registration in an atomic context, and there is at least one; a call
+ *      with preemption on from a function whose own context comes from its
+ *      callers adds that function to the names followed (up to
+ *      TREE_MAX_DEPTH levels); anything else (address taken, a use in a
+ *      macro, no caller, a cycle) leaves it preemptible: the safe side.
+ *
+ * The fixed point is pessimistic: names only go from open to atomic, and a
+ * name left open when nothing changes is preemptible. Callers outside the
+ * files given are unknown (a module's own callers of an exported function
+ * included); the tool says so.
+ */
+#ifndef PREEMPTIFY_TREE_H
+#define PREEMPTIFY_TREE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "analysis/kernel_api.h"
+
+#define TREE_MAX_DEPTH 4   /* levels of callers followed beyond the site's function */
+#define TREE_MAX_FILES 64  /* a name in more files than this is not followed */
+
+/* A function whose context decides a finding, and the file defining it. */
+struct tree_want {
+	char *name;
+	char *file;
+};
+typedef VEC(struct tree_want) tree_want_vec;
+
+struct tree_context;
+
+struct tree_stats {
+	size_t names;          /* functions followed */
+	size_t atomic;         /* of them, found atomic through the tree */
+	size_t files_searched; /* files whose bytes were searched (each round) */
+	size_t bytes_searched;
+	size_t files_analysed; /* parses (a file analysed again after a change counts again);
+	                          files holding only declarations are read, not parsed */
+	unsigned rounds;
+	double seconds;
+};
+
+/*
+ * Builds the index over the N FILES of the tree for the names WANT
+ * asks about, with JOBS threads (<= 0: online CPUs). *OUT is set (free it
+ * with tree_context_free()); the build itself does not fail: a file that
+ * cannot be read leaves the names it might call preemptible.
+ */
+void tree_context_build(struct tree_context **out, char *const *files, size_t n,
+			const tree_want_vec *want, int jobs);
+
+/*
+ * The context the tree gives function NAME (LEN bytes). True when NAME was
+ * followed; then *CTX is its context (CTX_PROCESS when not atomic) and
+ * *REASON why (atomic: the callers or registration, across files;
+ * preemptible: the use that keeps it so). Both point into T.
+ */
+bool tree_context_lookup(const struct tree_context *t, const char *name, size_t len,
+			 enum fn_context *ctx, const char **reason);
+
+/* True if NAME ended atomic (the files defining it need scanning again). */
+bool tree_context_atomic(const struct tree_context *t, const char *name);
+
+const struct tree_stats *tree_context_stats(const struct tree_context *t);
+
+void tree_context_free(struct tree_context *t);
+
+void tree_want_release(tree_want_vec *w);
+
+#endif

@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# Callers across files (the tree index): on the fixture tree
+# fixtures/trees/fastnet, each way a function gets its context from another
+# file is recognised (header inline under its callers' lock, a core helper
+# called with a lock held, an IRQ handler's callee, a struct irqaction and a
+# struct inet_protocol registration, a two-level chain), and each way it
+# must not be (a caller through a macro, a call from assembly, a cycle, a
+# caller with preemption on) leaves the finding.
+. "$(dirname "$0")/lib.sh"
+
+cp -r "$SRC/fixtures/trees/fastnet" fastnet
+
+# findings as "PATH:LINE:COL RULE", PATH relative to the tree
+sites() { printf '%s\n' "$out" | sed -nE 's#^fastnet/([^:]+:[0-9]+:[0-9]+): [a-z]+: .*\[(P[0-9]+)\]$#\1 \2#p'; }
+same() { # same EXPECTED-FILE DESCRIPTION
+	if [ "$(sites)" = "$(cat "$1")" ]; then ok; else
+		bad "$2: $(diff <(sites) "$1" | tr '\n' ' ')"; fi
+}
+
+run scan fastnet; expect_rc 1 "the tree has findings"
+same "$SRC/fixtures/trees/fastnet.expect" "whole tree: contexts from other files"
+expect_err 'callers across files: [0-9]+ functions followed, 7 found atomic' "summary names the index"
+
+run scan --no-tree fastnet; expect_rc 1 "--no-tree has findings"
+same "$SRC/fixtures/trees/fastnet.no-tree.expect" "--no-tree: each file alone"
+if printf '%s\n' "$err" | grep -q 'callers across files'; then bad "--no-tree builds no index"; else ok; fi
+
+# a subdirectory alone: callers outside it are unknown...
+run scan fastnet/drivers/net
+if [ "$(sites)" = "$(printf '%s\n' 'drivers/net/fastnet_lib.c:21:12 P003' 'drivers/net/fastnet_lib.c:29:12 P003')" ]; then ok
+else bad "drivers/net alone: the IRQ handler's callee is atomic (same directory), the core's callee unknown"; fi
+# ...unless --context-root names the whole tree
+run scan --context-root fastnet fastnet/drivers/net
+if [ "$(sites)" = "drivers/net/fastnet_lib.c:29:12 P003" ]; then ok
+else bad "--context-root: the subdirectory gets the whole tree's verdicts"; fi
+
+# explain shows the chain across files, or says that it was not followed
+run explain --context-root fastnet fastnet/drivers/net/fastnet_lib.c:21; expect_rc 0 "protected site: exit 0"
+expect_out 'from core_poll_all\(\) at fastnet/net/core/fastcore.c:51' "chain: the core caller"
+expect_out 'demo_timer_tick\(\) runs in hard-IRQ context: interrupt handler \(.handler of a struct irqaction' "chain: the registration in arch code"
+run explain --context-root fastnet fastnet/net/core/fastcore.c:27; expect_rc 1 "a finding"
+expect_out 'named in a macro body' "why the macro's caller leaves it preemptible"
+run explain --context-root fastnet fastnet/net/core/fastcore.c:57
+expect_out 'a cycle of calls' "a cycle stays preemptible (the pessimistic fixed point)"
+run explain fastnet/drivers/net/fastnet_lib.c:21; expect_rc 1 "one file alone: a finding"
+expect_out 'callers in other files were not followed; give --context-root' "explain says what it did not follow"
+
+# the assembly caller is what keeps demo_syscall_trace() preemptible
+run explain --context-root fastnet fastnet/arch/demo/kernel/time.c:18
+expect_out 'named in assembly code.*entry\.S' "assembly named as the reason"
+rm fastnet/arch/demo/kernel/entry.S
+run scan fastnet
+if sites | grep -q 'time.c:18'; then bad "without entry.S, the locked C caller makes it atomic"; else ok; fi
+
+# diff plans exactly the remaining sites, verified with the same contexts
+cp -r "$SRC/fixtures/trees/fastnet" again
+run diff again; expect_rc 1 "diff of the tree: changes to show (exit 1, as diff(1))"
+expect_err '5 sites fixed \(get-cpu: 5\), 0 not fixed' "one fix per remaining site, none refused"
+if [ "$(printf '%s\n' "$out" | grep -c '^+.*put_cpu')" -eq 5 ]; then ok; else bad "five put_cpu() inserted"; fi
+
+finish
