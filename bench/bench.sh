@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # Benchmark preemptify scan on a tree: wall time (median of RUNS), peak memory,
 # throughput, and the ratios that matter: parallel speed-up, what the
-# prefilter saves, and the cost relative to a plain grep for the trigger tokens.
+# prefilter saves, what following callers across files costs (scan against
+# scan --no-tree), and the cost relative to a plain grep for the trigger tokens.
 #
 #   bench/bench.sh [TREE] [RUNS]      (default: fixtures/drivers, 5 runs)
 #   PREEMPTIFY=path/to/preemptify bench/bench.sh /path/to/linux-2.4
+#   BASE=path/to/older/preemptify bench/bench.sh TREE   (also: this scan / BASE's)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 tree=${1:-fixtures/drivers}
@@ -37,6 +39,11 @@ read -r findings < <("$bin" scan "$tree" 2>&1 >/dev/null | sed -E 's/^preemptify
 read -r t1 m1 < <(measure "$bin" scan -j 1 "$tree")
 read -r tn mn < <(measure "$bin" scan -j "$cpus" "$tree")
 read -r tall mall < <(measure "$bin" scan -j "$cpus" --no-prefilter "$tree")
+read -r tnt mnt < <(measure "$bin" scan -j "$cpus" --no-tree "$tree")
+tb=""
+if [ -n "${BASE:-}" ]; then
+	read -r tb mb < <(measure "$BASE" scan -j "$cpus" "$tree")
+fi
 read -r tg _ < <(measure grep -rlE --include='*.[ch]' 'smp_processor_id|need_resched|NR_CPUS|preempt_|cpu_var|per_cpu|SCHED_YIELD' "$tree")
 
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "n/a" }'; }
@@ -49,7 +56,11 @@ printf '%-28s %8s %10s %12s\n' "run" "seconds" "MiB/s" "peak RSS KiB"
 printf '%-28s %8s %10s %12s\n' "scan -j 1" "$t1" "$(mbps "$t1")" "$m1"
 printf '%-28s %8s %10s %12s\n' "scan -j $cpus" "$tn" "$(mbps "$tn")" "$mn"
 printf '%-28s %8s %10s %12s\n' "scan -j $cpus --no-prefilter" "$tall" "$(mbps "$tall")" "$mall"
+printf '%-28s %8s %10s %12s\n' "scan -j $cpus --no-tree" "$tnt" "$(mbps "$tnt")" "$mnt"
+[ -n "$tb" ] && printf '%-28s %8s %10s %12s\n' "BASE scan -j $cpus" "$tb" "$(mbps "$tb")" "$mb"
 printf '%-28s %8s %10s\n\n' "grep -rlE (trigger tokens)" "$tg" "$(mbps "$tg")"
 printf 'parallel speed-up (-j 1 / -j %s)        %s\n' "$cpus" "$(ratio "$t1" "$tn")"
 printf 'prefilter saving (no-prefilter / default) %s\n' "$(ratio "$tall" "$tn")"
+printf 'callers across files (scan / --no-tree) %s\n' "$(ratio "$tn" "$tnt")"
+[ -n "$tb" ] && printf 'this version over BASE (scan / BASE scan) %s\n' "$(ratio "$tn" "$tb")"
 printf 'cost over grep (scan -j %s / grep)       %s\n' "$cpus" "$(ratio "$tn" "$tg")"

@@ -289,22 +289,22 @@ static void test_tree_fixed_point(void)
 	static const struct {
 		const char *name, *text;
 	} files[] = {
-		/* a() and b() call each other with preemption on; top() holds a lock */
-		{"a.c", "void a(void) { int c = smp_processor_id(); use(c); b(); }\n"
-			"void top(void) { spin_lock(&l); a(); spin_unlock(&l); }\n"},
-		{"b.c", "void b(void) { int c = smp_processor_id(); use(c); a(); }\n"},
-		/* e() and f() call each other with a lock held; g() too: all atomic */
-		{"e.c", "void e(void) { int c = smp_processor_id(); use(c); spin_lock(&m); f(); spin_unlock(&m); }\n"
-			"void g(void) { spin_lock(&m); e(); spin_unlock(&m); }\n"},
-		{"f.c", "void f(void) { int c = smp_processor_id(); use(c); spin_lock(&m); e(); spin_unlock(&m); }\n"},
-		/* h() is called by k() from preemptible code only; k() is an IRQ handler */
-		{"h.c", "void h(void) { int c = smp_processor_id(); use(c); }\n"},
-		{"k.c", "static void k(int irq, void *d, struct pt_regs *r) { h(); }\n"
-			"void x(void) { request_irq(1, k, 0, \"k\", 0); }\n"},
-		/* n() is reached through a function pointer: unknown callers */
-		{"n.c", "void n(void) { int c = smp_processor_id(); use(c); }\n"
-			"void (*hook)(void) = n;\n"
-			"void p(void) { spin_lock(&m); n(); spin_unlock(&m); }\n"},
+		/* ring_a() and ring_b() call each other with preemption on; top_caller() holds a lock */
+		{"a.c", "void ring_a(void) { int c = smp_processor_id(); use(c); ring_b(); }\n"
+			"void top_caller(void) { spin_lock(&l); ring_a(); spin_unlock(&l); }\n"},
+		{"b.c", "void ring_b(void) { int c = smp_processor_id(); use(c); ring_a(); }\n"},
+		/* lock_e() and lock_f() call each other with a lock held; lock_g() too: all atomic */
+		{"e.c", "void lock_e(void) { int c = smp_processor_id(); use(c); spin_lock(&m); lock_f(); spin_unlock(&m); }\n"
+			"void lock_g(void) { spin_lock(&m); lock_e(); spin_unlock(&m); }\n"},
+		{"f.c", "void lock_f(void) { int c = smp_processor_id(); use(c); spin_lock(&m); lock_e(); spin_unlock(&m); }\n"},
+		/* helper_h() is called only by handler_k(), an IRQ handler */
+		{"h.c", "void helper_h(void) { int c = smp_processor_id(); use(c); }\n"},
+		{"k.c", "static void handler_k(int irq, void *d, struct pt_regs *r) { helper_h(); }\n"
+			"void setup_x(void) { request_irq(1, handler_k, 0, \"k\", 0); }\n"},
+		/* hooked_n() is also reached through a function pointer: unknown callers */
+		{"n.c", "void hooked_n(void) { int c = smp_processor_id(); use(c); }\n"
+			"void (*hook)(void) = hooked_n;\n"
+			"void caller_p(void) { spin_lock(&m); hooked_n(); spin_unlock(&m); }\n"},
 	};
 	char *paths[ARRAY_SIZE(files)];
 	for (size_t i = 0; i < ARRAY_SIZE(files); i++) {
@@ -312,27 +312,29 @@ static void test_tree_fixed_point(void)
 		CHECK(write_file(paths[i], files[i].text, strlen(files[i].text)) == 0, "write %s", paths[i]);
 	}
 	tree_want_vec want = VEC_INIT;
-	static const char *const names[] = {"a", "b", "e", "f", "h", "n"};
+	static const char *const names[] = {"ring_a", "ring_b", "lock_e", "lock_f", "helper_h", "hooked_n", "f"};
 	for (size_t i = 0; i < ARRAY_SIZE(names); i++) {
 		struct tree_want w = {xstrdup(names[i]), xstrdup("-")};
 		vec_push(&want, w);
 	}
 	struct tree_context *t = NULL;
-	tree_context_build(&t, paths, ARRAY_SIZE(files), &want, 2);
+	tree_context_build(&t, paths, ARRAY_SIZE(files), &want, NULL, 2);
 	enum fn_context ctx = CTX_HARDIRQ;
 	const char *why = NULL;
-	CHECK(tree_context_lookup(t, "a", 1, &ctx, &why) && ctx == CTX_PROCESS && strstr(why, "cycle"),
+	CHECK(tree_context_lookup(t, "ring_a", 6, &ctx, &why) && ctx == CTX_PROCESS && strstr(why, "cycle"),
 	      "a cycle with preemption on stays preemptible (pessimistic): %s", why ? why : "(none)");
-	CHECK(tree_context_lookup(t, "b", 1, &ctx, &why) && ctx == CTX_PROCESS, "b: the other half of the cycle");
-	CHECK(tree_context_lookup(t, "e", 1, &ctx, &why) && ctx == CTX_CALLERS && strstr(why, "from g()"),
+	CHECK(tree_context_lookup(t, "ring_b", 6, &ctx, &why) && ctx == CTX_PROCESS, "b: the other half of the cycle");
+	CHECK(tree_context_lookup(t, "lock_e", 6, &ctx, &why) && ctx == CTX_CALLERS && strstr(why, "from lock_g()"),
 	      "e: every call holds a lock, across the cycle: %s", why ? why : "(none)");
-	CHECK(tree_context_lookup(t, "f", 1, &ctx, &why) && ctx == CTX_CALLERS, "f: called from e() with m held");
-	CHECK(tree_context_lookup(t, "h", 1, &ctx, &why) && ctx == CTX_CALLERS && strstr(why, "hard-IRQ"),
+	CHECK(tree_context_lookup(t, "lock_f", 6, &ctx, &why) && ctx == CTX_CALLERS, "f: called from e() with m held");
+	CHECK(tree_context_lookup(t, "helper_h", 8, &ctx, &why) && ctx == CTX_CALLERS && strstr(why, "hard-IRQ"),
 	      "h: its only caller is an interrupt handler in another file: %s", why ? why : "(none)");
-	CHECK(tree_context_lookup(t, "n", 1, &ctx, &why) && ctx == CTX_PROCESS && strstr(why, "address is taken"),
+	CHECK(tree_context_lookup(t, "hooked_n", 8, &ctx, &why) && ctx == CTX_PROCESS && strstr(why, "address is taken"),
 	      "n: a function pointer elsewhere keeps it preemptible: %s", why ? why : "(none)");
-	CHECK(!tree_context_lookup(t, "top", 3, &ctx, &why), "a name never asked about is not followed");
-	CHECK(tree_context_atomic(t, "e") && !tree_context_atomic(t, "a"), "tree_context_atomic()");
+	CHECK(!tree_context_lookup(t, "top_caller", 10, &ctx, &why), "a name never asked about is not followed");
+	CHECK(tree_context_atomic(t, "lock_e") && !tree_context_atomic(t, "ring_a"), "tree_context_atomic()");
+	CHECK(tree_context_lookup(t, "f", 1, &ctx, &why) && ctx == CTX_PROCESS && strstr(why, "fewer than"),
+	      "a name too short to follow stays preemptible: %s", why ? why : "(none)");
 	tree_context_free(t);
 	tree_want_release(&want);
 	for (size_t i = 0; i < ARRAY_SIZE(files); i++) {

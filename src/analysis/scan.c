@@ -197,7 +197,9 @@ int scan_buffer(const char *path, const char *text, size_t len, const struct sca
 	return rc;
 }
 
-int scan_file(const char *path, const struct scan_options *opts, struct scan_result *out)
+/* scan_file(), also hashing the file's identifiers into IDS (may be NULL) for the tree index. */
+static int scan_path(const char *path, const struct scan_options *opts, struct scan_result *out,
+		     struct tree_ids *ids)
 {
 	char *text;
 	size_t len;
@@ -212,9 +214,16 @@ int scan_file(const char *path, const struct scan_options *opts, struct scan_res
 		vec_push(&out->diagnostics, dg);
 		return error_set("%s: binary file", path);
 	}
+	if (ids)
+		tree_ids_of(text, len, ids);
 	int rc = scan_buffer(path, text, len, opts, out);
 	free(text);
 	return rc;
+}
+
+int scan_file(const char *path, const struct scan_options *opts, struct scan_result *out)
+{
+	return scan_path(path, opts, out, NULL);
 }
 
 struct job {
@@ -229,7 +238,7 @@ static void scan_one(size_t i, void *ctx)
 	struct job *j = ctx;
 	if (interrupted())
 		return; /* the command stops; nothing of this run is shown */
-	j->rcs[i] = scan_file(j->paths[i], j->opts, &j->results[i]);
+	j->rcs[i] = scan_path(j->paths[i], j->opts, &j->results[i], j->opts->ids ? &j->opts->ids[i] : NULL);
 }
 
 static int diag_cmp(const void *a, const void *b)
@@ -343,11 +352,11 @@ static void note_preemptible(struct scan_result *out, char *const *again, size_t
 }
 
 void scan_with_tree(char *const *index, size_t n, const struct scan_options *opts,
-		    struct scan_result *out)
+		    struct scan_result *out, struct tree_ids *ids)
 {
 	if (!out->want.len)
 		return;
-	tree_context_build(&out->tree, index, n, &out->want, opts->jobs);
+	tree_context_build(&out->tree, index, n, &out->want, ids, opts->jobs);
 	/* the files defining a function the tree found atomic: their verdicts change */
 	VEC(char *) again = VEC_INIT;
 	for (size_t i = 0; i < out->want.len; i++)
@@ -364,6 +373,7 @@ void scan_with_tree(char *const *index, size_t n, const struct scan_options *opt
 	struct scan_options o = *opts;
 	o.tree = out->tree;
 	o.want = false;
+	o.ids = NULL;
 	struct scan_result r = SCAN_RESULT_INIT;
 	scan_files(again.items, again.len, &o, &r);
 	for (size_t k = 0; k < r.findings.len; k++)

@@ -32,8 +32,13 @@ struct scan_options {
 	const struct tree_context *tree;
 	/* Collect scan_result.want: the functions whose context the tree should decide. */
 	bool want;
+	/*
+	 * scan_files(): when set, an array aligned with its PATHS that gets
+	 * each file's identifiers (tree_ids_of()), for scan_with_tree().
+	 */
+	struct tree_ids *ids;
 };
-#define SCAN_OPTIONS_INIT {((1u << RULE_COUNT) - 1), false, 0, false, false, false, 0, false, NULL, false}
+#define SCAN_OPTIONS_INIT {((1u << RULE_COUNT) - 1), false, 0, false, false, false, 0, false, NULL, false, NULL}
 
 struct scan_stats {
 	size_t files;      /* files walked */
@@ -74,10 +79,12 @@ int scan_files(char *const *paths, size_t n, const struct scan_options *opts,
  * Builds the tree index (analysis/tree.h) over the N files of INDEX for
  * the functions OUT->want names, then scans again, with it, the files
  * whose verdicts it can change; their findings and diagnostics in OUT are
- * replaced. OUT->tree keeps the index. PATHS are the files OUT came from.
+ * replaced, and the evidence of the others names what keeps their
+ * function preemptible. OUT->tree keeps the index. IDS (may be NULL): N
+ * entries aligned with INDEX, the identifiers already hashed, taken over.
  */
 void scan_with_tree(char *const *index, size_t n, const struct scan_options *opts,
-		    struct scan_result *out);
+		    struct scan_result *out, struct tree_ids *ids);
 
 /* True if SRC contains a trigger token (or a macro defined over one). */
 bool scan_prefilter(const char *src, size_t len);

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <pthread.h>
 #include <time.h>
 #include <tree_sitter/api.h>
 
@@ -57,8 +58,7 @@ struct tfile {
 	bool ids_done;
 	bool parsed;          /* analyse_one() parsed it (else: declarations only) */
 	bool sliced;          /* ...only the functions that matter (slice_ranges()) */
-	uint32_t *ids;        /* file_ids(): sorted identifier hashes */
-	size_t nids;
+	struct tree_ids ids;  /* file_ids(): sorted identifier hashes */
 };
 
 struct tree_context {
@@ -116,6 +116,10 @@ static uint32_t name_add(struct tree_context *t, const char *name, unsigned dept
 		return (uint32_t)have;
 	struct tname x = {xstrdup(name), strlen(name), 0, T_NEW, CTX_PROCESS, NULL, depth, VEC_INIT};
 	x.hash = ident_hash(x.name, x.len);
+	if (x.len < TREE_MIN_NAME) {
+		x.state = T_FAILED;
+		x.reason = xasprintf("a name of fewer than %d characters is not followed", TREE_MIN_NAME);
+	}
 	vec_push(&t->names, x);
 	if (2 * t->names.len + 1 > t->cap)
 		table_rebuild(t);
@@ -184,16 +188,20 @@ static void radix_sort(uint32_t *v, size_t n)
  * searches for new names read no file. A collision only costs a parse that
  * finds nothing.
  */
-/* 1: a character of an identifier or a number (set by tree_context_build()) */
+/* 1: a character of an identifier or a number */
 static uint8_t word_char[256];
 
-static void file_ids(struct tfile *f)
+static void word_chars_init(void)
 {
-	f->ids_done = true;
-	char *text;
-	size_t len;
-	if (read_file(f->path, &text, &len) < 0)
-		return; /* unreadable: its calls are unknown; the scan reports the file */
+	static const char ident[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ_0123456789$";
+	for (const char *c = ident; *c; c++)
+		word_char[(unsigned char)*c] = 1;
+}
+
+void tree_ids_of(const char *text, size_t len, struct tree_ids *out)
+{
+	static pthread_once_t once = PTHREAD_ONCE_INIT;
+	pthread_once(&once, word_chars_init);
 	size_t cap = 256, used = 0;
 	while (cap < len / 32)
 		cap *= 2;
@@ -207,8 +215,8 @@ static void file_ids(struct tfile *f)
 		size_t e = p + 1;
 		while (e < len && word_char[b[e]])
 			e++;
-		if (b[p] >= '0' && b[p] <= '9') {
-			p = e; /* a number */
+		if ((b[p] >= '0' && b[p] <= '9') || e - p < TREE_MIN_NAME) {
+			p = e; /* a number, or a word too short to be followed (int, i, dev) */
 			continue;
 		}
 		uint32_t h = ident_hash(text + p, e - p);
@@ -235,28 +243,44 @@ static void file_ids(struct tfile *f)
 		}
 		p = e;
 	}
-	free(text);
 	/* kept sorted and dense: a tree holds ten thousand files */
 	size_t u = 0;
 	for (size_t i = 0; i < cap; i++)
 		if (set[i])
 			set[u++] = set[i];
 	radix_sort(set, u);
-	f->ids = u ? xrealloc(set, u * sizeof *set) : NULL;
+	out->ids = u ? xrealloc(set, u * sizeof *set) : NULL;
 	if (!u)
 		free(set);
-	f->nids = u;
+	out->n = u;
+}
+
+/*
+ * The file's identifiers, as a sorted set of 32-bit hashes (0 stands for
+ * empty; a hash of 0 is stored as 1), unless the scan gave them: read
+ * once, so later searches for new names read no file. A collision only
+ * costs a parse that finds nothing.
+ */
+static void file_ids(struct tfile *f)
+{
+	f->ids_done = true;
+	char *text;
+	size_t len;
+	if (read_file(f->path, &text, &len) < 0)
+		return; /* unreadable: its calls are unknown; the scan reports the file */
+	tree_ids_of(text, len, &f->ids);
+	free(text);
 }
 
 static bool file_has(const struct tfile *f, uint32_t h)
 {
 	h += !h;
-	size_t lo = 0, hi = f->nids;
+	size_t lo = 0, hi = f->ids.n;
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
-		if (f->ids[mid] < h)
+		if (f->ids.ids[mid] < h)
 			lo = mid + 1;
-		else if (f->ids[mid] > h)
+		else if (f->ids.ids[mid] > h)
 			hi = mid;
 		else
 			return true;
@@ -1010,16 +1034,20 @@ static double now(void)
 }
 
 void tree_context_build(struct tree_context **out, char *const *files, size_t n,
-			const tree_want_vec *want, int jobs)
+			const tree_want_vec *want, struct tree_ids *ids, int jobs)
 {
 	double t0 = now();
 	struct tree_context *t = xcalloc(1, sizeof *t);
-	for (int c = 0; c < 256; c++)
-		word_char[c] = is_ident_char((char)c);
 	t->files = xcalloc(n ? n : 1, sizeof *t->files);
 	t->nfiles = n;
-	for (size_t i = 0; i < n; i++)
+	for (size_t i = 0; i < n; i++) {
 		t->files[i].path = files[i];
+		if (ids && ids[i].ids) { /* taken over */
+			t->files[i].ids = ids[i];
+			t->files[i].ids_done = true;
+			ids[i].ids = NULL;
+		}
+	}
 	for (size_t i = 0; i < want->len; i++)
 		name_add(t, want->items[i].name, 0);
 	size_t wave = 1;
@@ -1060,8 +1088,8 @@ void tree_context_build(struct tree_context **out, char *const *files, size_t n,
 		vec_release(&t->files[i].refs);
 		vec_release(&t->files[i].names);
 		vec_release(&t->files[i].defines);
-		free(t->files[i].ids);
-		t->files[i].ids = NULL;
+		free(t->files[i].ids.ids);
+		t->files[i].ids.ids = NULL;
 	}
 	t->stats.seconds = now() - t0;
 	*out = t;

@@ -33,11 +33,13 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "analysis/kernel_api.h"
 
 #define TREE_MAX_DEPTH 4   /* levels of callers followed beyond the site's function */
 #define TREE_MAX_FILES 64  /* a name in more files than this is not followed */
+#define TREE_MIN_NAME 4    /* nor a name this short (the identifiers hashed skip them) */
 
 /* A function whose context decides a finding, and the file defining it. */
 struct tree_want {
@@ -47,6 +49,15 @@ struct tree_want {
 typedef VEC(struct tree_want) tree_want_vec;
 
 struct tree_context;
+
+/* A file's identifiers, as sorted 32-bit hashes (tree_ids_of()). */
+struct tree_ids {
+	uint32_t *ids;  /* owned; NULL: not computed */
+	size_t n;
+};
+
+/* The identifiers of TEXT (LEN bytes), for tree_context_build(); thread-safe. */
+void tree_ids_of(const char *text, size_t len, struct tree_ids *out);
 
 struct tree_stats {
 	size_t names;          /* functions followed */
@@ -61,12 +72,15 @@ struct tree_stats {
 
 /*
  * Builds the index over the N FILES of the tree for the names WANT
- * asks about, with JOBS threads (<= 0: online CPUs). *OUT is set (free it
- * with tree_context_free()); the build itself does not fail: a file that
- * cannot be read leaves the names it might call preemptible.
+ * asks about, with JOBS threads (<= 0: online CPUs). IDS, when not NULL,
+ * holds N entries aligned with FILES: the identifiers the scan already
+ * hashed (tree_ids_of()), taken over (set to NULL); the others are read.
+ * *OUT is set (free it with tree_context_free()); the build itself does not
+ * fail: a file that cannot be read leaves the names it might call
+ * preemptible.
  */
 void tree_context_build(struct tree_context **out, char *const *files, size_t n,
-			const tree_want_vec *want, int jobs);
+			const tree_want_vec *want, struct tree_ids *ids, int jobs);
 
 /*
  * The context the tree gives function NAME (LEN bytes). True when NAME was

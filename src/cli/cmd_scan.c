@@ -68,7 +68,14 @@ static int scan_tree(const struct cli_command *cmd, const struct scan_cli *a, co
 			vec_push(&index, files->items[i]);
 		for (size_t i = 0; i < asm_files->len; i++)
 			vec_push(&index, asm_files->items[i]);
-		scan_with_tree(index.items, index.len, so, out);
+		/* the scan hashed the files' identifiers (so->ids, aligned with FILES) */
+		struct tree_ids *ids = xcalloc(index.len ? index.len : 1, sizeof *ids);
+		for (size_t i = 0; so->ids && i < files->len; i++)
+			ids[i] = so->ids[i], so->ids[i].ids = NULL;
+		scan_with_tree(index.items, index.len, so, out, ids);
+		for (size_t i = 0; i < index.len; i++)
+			free(ids[i].ids);
+		free(ids);
 		vec_release(&index); /* the strings are FILES' and ASM_FILES' */
 		return 0;
 	}
@@ -83,7 +90,7 @@ static int scan_tree(const struct cli_command *cmd, const struct scan_cli *a, co
 	}
 	vec_release(&diags);
 	if (rc == 0)
-		scan_with_tree(index.items, index.len, so, out);
+		scan_with_tree(index.items, index.len, so, out, NULL);
 	strvec_release(&index);
 	return rc;
 }
@@ -93,6 +100,7 @@ int scan_cli_run(const struct cli_command *cmd, const struct scan_cli *a,
 {
 	struct scan_options so = SCAN_OPTIONS_INIT;
 	struct strvec files = VEC_INIT, asm_files = VEC_INIT;
+	struct tree_ids *ids = NULL;
 	int rc = EXIT_USAGE;
 	if (paths->len == 0) {
 		fprintf(stderr, "preemptify %s: no PATH given (see 'preemptify %s --help')\n", cmd->name, cmd->name);
@@ -110,6 +118,8 @@ int scan_cli_run(const struct cli_command *cmd, const struct scan_cli *a,
 		kernel_api_add_sleeper(a->may_sleep.items[i]);
 	struct walk_options wo = {a->exclude.items, a->exclude.len, so.want ? &asm_files : NULL};
 	bool failed = walk_paths(paths->items, paths->len, &wo, &files, &out->diagnostics) < 0;
+	if (so.want && !a->context_root) /* the scan reads every file: hash its identifiers then */
+		ids = so.ids = xcalloc(files.len ? files.len : 1, sizeof *so.ids);
 	if (scan_files(files.items, files.len, &so, out) > 0)
 		failed = true;
 	if (so.want && !interrupted())
@@ -119,6 +129,9 @@ int scan_cli_run(const struct cli_command *cmd, const struct scan_cli *a,
 			failed = true;
 	rc = failed ? EXIT_FAILED : EXIT_OK;
 done:
+	for (size_t i = 0; ids && i < files.len; i++)
+		free(ids[i].ids);
+	free(ids);
 	strvec_release(&files);
 	strvec_release(&asm_files);
 	return rc;
@@ -334,7 +347,7 @@ static int explain_tree(const struct cli_command *cmd, const char *root, const c
 			named = strcmp(index.items[i], file) == 0;
 		if (!named)
 			strvec_push(&index, file);
-		scan_with_tree(index.items, index.len, so, r);
+		scan_with_tree(index.items, index.len, so, r, NULL);
 	}
 	strvec_release(&index);
 	return rc;

@@ -1,11 +1,13 @@
 /*
  * Walk: PATH arguments -> the sorted list of C files to scan.
  *
- * Entries inside a walked directory are examined with lstat(): a symlink is
+ * Entries inside a walked directory are typed by readdir() (lstat() where
+ * the filesystem does not say): a symlink is
  * never followed, so a link to /usr/include or to `..` cannot pull files
  * from outside the roots into a scan (or a rewrite). A root itself is
  * stat()ed: naming a symlink on the command line is an explicit choice.
  */
+#define _DEFAULT_SOURCE /* d_type */
 #include "parse/walk.h"
 
 #include <dirent.h>
@@ -98,8 +100,16 @@ static int walk_dir(const char *dir, const struct walk_options *opts, struct str
 	struct dirent *e;
 	errno = 0;
 	while ((e = readdir(d)) != NULL) {
-		if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0)
-			vec_push(&names, xstrdup(e->d_name));
+		if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0) {
+			/* the entry's type rides after its name: no lstat() per entry
+			 * where the filesystem gives it (d_type) */
+			size_t n = strlen(e->d_name);
+			char *name = xmalloc(n + 2);
+			memcpy(name, e->d_name, n + 1);
+			name[n + 1] = (char)(e->d_type == DT_DIR ? 'd' : e->d_type == DT_REG ? 'f' :
+					     e->d_type == DT_LNK ? 'l' : e->d_type == DT_UNKNOWN ? '?' : 'o');
+			vec_push(&names, name);
+		}
 		errno = 0;
 	}
 	if (errno) {
@@ -111,23 +121,30 @@ static int walk_dir(const char *dir, const struct walk_options *opts, struct str
 		qsort(names.items, names.len, sizeof *names.items, cmp_names);
 	for (size_t i = 0; i < names.len; i++) {
 		char *path = join(dir, names.items[i]);
+		char type = names.items[i][strlen(names.items[i]) + 1];
 		struct stat st;
-		if (lstat(path, &st) != 0) {
-			add_io_diag(diags, path, "cannot stat", errno);
-			rc = -1;
-		} else if (S_ISLNK(st.st_mode) || excluded(opts, path)) {
-			/* not followed / not wanted */
-		} else if (S_ISDIR(st.st_mode)) {
+		if (type == '?') {
+			if (lstat(path, &st) != 0) {
+				add_io_diag(diags, path, "cannot stat", errno);
+				rc = -1;
+				type = 'e';
+			} else {
+				type = S_ISDIR(st.st_mode) ? 'd' : S_ISREG(st.st_mode) ? 'f' : S_ISLNK(st.st_mode) ? 'l' : 'o';
+			}
+		}
+		if (type == 'e' || type == 'l' || type == 'o' || excluded(opts, path)) {
+			/* failed / not followed / not wanted */
+		} else if (type == 'd') {
 			if (walk_dir(path, opts, out, diags) < 0)
 				rc = -1;
-		} else if (S_ISREG(st.st_mode) && is_c_source(names.items[i])) {
+		} else if (type == 'f' && is_c_source(names.items[i])) {
 			if (refuse_control_name(diags, path)) {
 				rc = -1;
 			} else {
 				vec_push(out, path);
 				path = NULL;
 			}
-		} else if (S_ISREG(st.st_mode) && opts && opts->assembly && is_assembly(names.items[i])) {
+		} else if (type == 'f' && opts && opts->assembly && is_assembly(names.items[i])) {
 			/* read for names only, never shown: a control character in the name is harmless */
 			vec_push(opts->assembly, path);
 			path = NULL;
