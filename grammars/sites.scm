@@ -4,13 +4,18 @@
 ;; src/rules/rules.c dispatches on <kind>. Captures starting with `_` only
 ;; feed predicates. The tree-sitter C runtime does not evaluate predicates:
 ;; src/parse/query.c does (#eq?, #any-of?, #match?) and asks
-;; src/rules/rules.c for the host predicates #resched-macro? and
-;; #resched-test?, which look at the file's own #defines.
+;; src/rules/rules.c for the host predicates #resched-macro?,
+;; #resched-test? and #cpu-macro?, which look at the file's own #defines.
 
 ;; smp_processor_id(): an index of a per-CPU array (P001, P002) or a CPU
 ;; number whose value is used (P003).
 ((call_expression function: (identifier) @_f) @site.cpu_read
   (#eq? @_f "smp_processor_id"))
+
+;; A macro of this file whose body reads smp_processor_id(): the read is at
+;; each use (P003, report only: a fix cannot go inside an expression macro).
+((identifier) @site.cpu_macro
+  (#cpu-macro? @site.cpu_macro))
 
 ;; 2.6 per-CPU accessors without protection of their own (P002).
 ((call_expression function: (identifier) @_f) @site.get_cpu_var

@@ -33,6 +33,8 @@ struct ctx {
 	unsigned fn_resched_write; /* line of a non-test use of current->need_resched in it, or 0 */
 	char **bound;       /* per function: why it runs bound to its CPU (cpu_stable.c), or NULL */
 	bool bound_done;
+	VEC(const struct macro_def *) cpu_macros; /* cpu_macro_of(): the file's macros reading the CPU */
+	bool cpu_macros_done;
 };
 
 /* An unprotected access to the current CPU's slot of an NR_CPUS array. */
@@ -83,6 +85,13 @@ unsigned count_cpu_reads(const struct ctx *c, TSNode n);
 bool in_dead_code(const struct ctx *c, TSNode n);
 /* True under an #if on LINUX_VERSION_CODE. */
 bool version_guarded(const struct ctx *c, TSNode n);
+
+/*
+ * check_cpu_read.c: the #define of this file that identifier N names when
+ * its body reads smp_processor_id() (not a statistics update: those only
+ * count), or NULL. A function-like macro counts only where it is called.
+ */
+const struct macro_def *cpu_macro_of(struct ctx *c, TSNode n);
 /* The statement containing N that sits directly in a block, or a null node. */
 TSNode block_stmt(TSNode n);
 /* The statement after S in its block (skipping comments), or a null node. */

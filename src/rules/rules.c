@@ -17,7 +17,10 @@ struct site_scan {
 /* Host predicates of grammars/sites.scm. */
 static bool site_host_pred(const char *name, TSNode n, void *ctx)
 {
-	return resched_host_pred(((struct site_scan *)ctx)->c, name, n);
+	struct ctx *c = ((struct site_scan *)ctx)->c;
+	if (strcmp(name, "cpu-macro?") == 0)
+		return cpu_macro_of(c, n) != NULL;
+	return resched_host_pred(c, name, n);
 }
 
 /* The rules with a checker, and the sites each decides (rules/rules.def). */
@@ -111,5 +114,6 @@ int rules_run(const struct file_analysis *fa, const struct scan_options *opts, s
 	cpu_stable_release(&c);
 	percpu_arrays_free(&c);
 	vec_release(&c.covered);
+	vec_release(&c.cpu_macros);
 	return 0;
 }
