@@ -1,4 +1,5 @@
 /* Series: commits as a numbered mbox patch series with a cover letter. */
+#define _GNU_SOURCE /* memmem */
 #include "git/internal.h"
 
 #include <errno.h>
@@ -287,6 +288,25 @@ static void email_options(git_email_create_options *eo, const char *prefix, bool
 		eo->flags |= GIT_EMAIL_CREATE_ALWAYS_NUMBER;
 }
 
+/*
+ * MAIL (LEN bytes) with the signature git writes: libgit2 ends a patch with
+ * "--\nlibgit2 1.5.1", where git writes "-- \n<version>" (the space makes
+ * mail clients see a signature). Returns an owned copy.
+ */
+static char *mail_signature(const char *mail, size_t len)
+{
+	static const char sig[] = "\n--\nlibgit2 ";
+	const char *at = NULL;
+	for (const char *p = mail; (p = memmem(p, len - (size_t)(p - mail), sig, sizeof sig - 1)) != NULL; p++)
+		at = p;
+	if (!at)
+		return xstrndup(mail, len);
+	const char *eol = memchr(at + sizeof sig - 1, '\n', len - (size_t)(at + sizeof sig - 1 - mail));
+	const char *rest = eol ? eol : mail + len;
+	return xasprintf("%.*s\n-- \npreemptify %s%.*s", (int)(at - mail), mail, PREEMPTIFY_VERSION,
+			 (int)(mail + len - rest), rest);
+}
+
 /* Writes the patch of commit I into out->files; keeps what the cover letter needs. */
 static int write_patch(struct series *s, size_t i, struct repo_series_report *out)
 {
@@ -295,7 +315,7 @@ static int write_patch(struct series *s, size_t i, struct repo_series_report *ou
 	git_tree *pt = NULL, *t = NULL;
 	git_diff *diff = NULL;
 	git_buf mail = GIT_BUF_INIT;
-	char *body = NULL, *path = NULL;
+	char *body = NULL, *path = NULL, *fixed = NULL;
 	int rc = -1;
 	if (git_commit_lookup(&c, s->g, id) < 0) {
 		repo_git_fail("reading a commit");
@@ -324,7 +344,8 @@ static int write_patch(struct series *s, size_t i, struct repo_series_report *ou
 	char *name = patch_name(i + 1, git_commit_summary(c));
 	path = xasprintf("%s/%s", s->outdir, name);
 	free(name);
-	if (write_new_file(path, mail.ptr, mail.size, s->opts->force) < 0)
+	fixed = mail_signature(mail.ptr, mail.size);
+	if (write_new_file(path, fixed, strlen(fixed), s->opts->force) < 0)
 		goto done;
 	vec_push(&out->files, path);
 	path = NULL;
@@ -342,6 +363,7 @@ static int write_patch(struct series *s, size_t i, struct repo_series_report *ou
 done:
 	git_diff_free(diff);
 	git_buf_dispose(&mail);
+	free(fixed);
 	free(body);
 	free(path);
 	git_tree_free(pt);

@@ -33,6 +33,12 @@ grep -qE "^  P005 noresched +1$" "$TMP/out/0000-cover-letter.patch" || fail "P00
 grep_q "Sites left unchanged for manual review: 1" "$TMP/out/0000-cover-letter.patch"
 grep -qE "^  P003 cpu-id +1$" "$TMP/out/0000-cover-letter.patch" || fail "P003 count"
 grep_q "A U Thor (3):" "$TMP/out/0000-cover-letter.patch"
+# the mail signature git writes: "-- " (with the space) and the tool's version
+for p in "$TMP"/out/000[123]-*.patch; do
+	tail -4 "$p" | grep -qxF -- "-- " || fail "$p: no '-- ' signature line"
+	tail -4 "$p" | grep -qE '^preemptify [0-9]' || fail "$p: the signature names preemptify"
+	if grep -q "libgit2" "$p"; then fail "$p: libgit2's signature left"; fi
+done
 
 # git am on a clone at the base gives the same tree, messages and authors
 git clone -q "$TMP/r" "$TMP/c"
