@@ -3,7 +3,9 @@
  *  - CPU bring-up: start_secondary()/smp_callin() run on the new CPU's own
  *    idle task, which never migrates; so do the static functions of the
  *    file called only from them;
- *  - a pinned task: after set_cpus_allowed(current, <one CPU>) the task
+ *  - a pinned task: after set_cpus_allowed(current, <one CPU>), or the 2.4
+ *    `current->cpus_allowed = <one CPU>;` and a schedule() (or in the loop
+ *    `while (smp_processor_id() != cpu) schedule();` that waits for it), the task
  *    stays where it is (2.6.9 keeps a bare smp_processor_id() there, apm.c).
  * A pinned task keeps only its number: another task on the same CPU may
  * still preempt it, so its per-CPU data keeps its own rules (P001/P002).
@@ -80,6 +82,7 @@ struct pin_scan {
 	const struct ctx *c;
 	TSNode read;
 	TSNode pin;  /* the last set_cpus_allowed(current, ...) before the read */
+	TSNode mask; /* a 2.4 `current->cpus_allowed = <one CPU>;` not yet followed by schedule() */
 };
 
 /* Does MASK name one CPU: a number, `1UL << cpu`, cpumask_of_cpu(cpu)? (`old` restores a mask.) */
@@ -93,27 +96,116 @@ static bool one_cpu_mask(const struct ctx *c, TSNode mask)
 	return ts_type_is(mask, "call_expression") && call_is(c, mask, "cpumask_of_cpu");
 }
 
+/* Is N, an assignment, `current->cpus_allowed = MASK`? */
+static bool assigns_mask(const struct ctx *c, TSNode n, TSNode *mask)
+{
+	if (!ts_type_is(n, "assignment_expression") || !ts_text_is(ts_field(n, "operator"), c->text, "="))
+		return false;
+	TSNode left = ts_strip_parens(ts_field(n, "left"), c->text);
+	if (!ts_type_is(left, "field_expression") || !ts_text_is(ts_field(left, "field"), c->text, "cpus_allowed") ||
+	    !ts_text_is(ts_field(left, "argument"), c->text, "current"))
+		return false;
+	*mask = ts_field(n, "right");
+	return true;
+}
+
+/* Does statement N run on every path to READ (its block holds the read)? */
+static bool before_on_every_path(TSNode n, TSNode read)
+{
+	TSNode st = block_stmt(n);
+	return !ts_node_is_null(st) && node_within(read, ts_parent(st));
+}
+
+/* READ is the condition of `while (...) schedule();`: the loop that waits for the migration. */
+static bool migration_wait(const struct ctx *c, TSNode read)
+{
+	for (TSNode p = ts_parent(read); !ts_node_is_null(p); p = ts_parent(p)) {
+		if (ts_type_is(p, "while_statement")) {
+			TSNode body = ts_field(p, "body");
+			if (!node_within(read, ts_field(p, "condition")) || !ts_type_is(body, "expression_statement"))
+				return false;
+			TSNode call = ts_node_named_child(body, 0);
+			return ts_type_is(call, "call_expression") && call_is(c, call, "schedule");
+		}
+		if (!ts_type_is(p, "binary_expression") && !ts_type_is(p, "parenthesized_expression") &&
+		    !ts_type_is(p, "call_expression") && !ts_type_is(p, "argument_list"))
+			return false;
+	}
+	return false;
+}
+
 static bool pin_visit(TSNode n, void *ctx)
 {
 	struct pin_scan *ps = ctx;
 	if (ts_node_start_byte(n) >= ts_node_start_byte(ps->read))
 		return false;
+	TSNode mask;
+	if (assigns_mask(ps->c, n, &mask)) {
+		/* 2.4: the mask takes effect at the next schedule() (or ends the pin, when wider) */
+		ps->pin = ts_null();
+		ps->mask = one_cpu_mask(ps->c, mask) && before_on_every_path(n, ps->read) ? n : ts_null();
+		return false;
+	}
+	if (!ts_node_is_null(ps->mask) && ts_type_is(n, "call_expression") && call_is(ps->c, n, "schedule")) {
+		if (before_on_every_path(n, ps->read))
+			ps->pin = ps->mask;
+		return false;
+	}
 	if (ts_type_is(n, "call_expression") && call_is(ps->c, n, "set_cpus_allowed")) {
 		TSNode args = ts_field(n, "arguments");
 		TSNode who = ts_node_named_child(args, 0);
 		bool pins = ts_text_is(who, ps->c->text, "current") &&
 			    one_cpu_mask(ps->c, ts_node_named_child(args, 1));
 		/* a later call (restoring the mask, say) ends the pin before the read */
-		ps->pin = pins ? n : ts_null();
-		if (pins) {
-			/* it must run on every path to the read: its statement's block holds the read */
-			TSNode st = block_stmt(n);
-			if (ts_node_is_null(st) || !node_within(ps->read, ts_parent(st)))
-				ps->pin = ts_null();
-		}
+		ps->pin = pins && before_on_every_path(n, ps->read) ? n : ts_null();
+		ps->mask = ts_null();
 		return false;
 	}
 	return true;
+}
+
+struct mask_change {
+	const struct ctx *c;
+	uint32_t after;
+	bool wide; /* a change of the mask that does not pin to one CPU */
+};
+
+static bool wide_visit(TSNode n, void *ctx)
+{
+	struct mask_change *mc = ctx;
+	if (mc->wide)
+		return false;
+	TSNode mask;
+	if (assigns_mask(mc->c, n, &mask)) {
+		mc->wide = ts_node_start_byte(n) > mc->after && !one_cpu_mask(mc->c, mask);
+		return false;
+	}
+	if (ts_type_is(n, "call_expression") && call_is(mc->c, n, "set_cpus_allowed")) {
+		TSNode args = ts_field(n, "arguments");
+		mc->wide = ts_node_start_byte(n) > mc->after && !one_cpu_mask(mc->c, ts_node_named_child(args, 1));
+		return false;
+	}
+	return true;
+}
+
+/*
+ * A loop around READ but not around PIN that widens the mask after the
+ * read: the next time round, the read runs unpinned. (The pin scan reads
+ * the function in text order; this is the back edge it does not see.)
+ */
+static bool widened_in_loop(const struct ctx *c, TSNode read, TSNode pin)
+{
+	for (TSNode p = ts_parent(read); !ts_node_is_null(p); p = ts_parent(p)) {
+		if (node_within(pin, p))
+			return false;
+		if (ts_type_is(p, "while_statement") || ts_type_is(p, "for_statement") || ts_type_is(p, "do_statement")) {
+			struct mask_change mc = {c, ts_node_end_byte(read), false};
+			ts_walk(p, wide_visit, &mc);
+			if (mc.wide)
+				return true;
+		}
+	}
+	return false;
 }
 
 char *cpu_stable(struct ctx *c, const struct fn *f, TSNode read, bool *whole)
@@ -124,10 +216,19 @@ char *cpu_stable(struct ctx *c, const struct fn *f, TSNode read, bool *whole)
 	*whole = idx < c->fa->fns.len && c->bound[idx];
 	if (*whole)
 		return xstrdup(c->bound[idx]);
-	struct pin_scan ps = {c, read, ts_null()};
+	struct pin_scan ps = {c, read, ts_null(), ts_null()};
 	ts_walk(f->body, pin_visit, &ps);
+	if (!ts_node_is_null(ps.pin) && widened_in_loop(c, read, ps.pin))
+		ps.pin = ts_null();
+	if (!ts_node_is_null(ps.pin) && ts_type_is(ps.pin, "assignment_expression"))
+		return xasprintf("the task is pinned to one CPU by `current->cpus_allowed = ...` at line %u "
+				 "and the schedule() after it", line_of(c, ps.pin));
 	if (!ts_node_is_null(ps.pin))
 		return xasprintf("the task is pinned to one CPU by set_cpus_allowed(current, ...) at line %u",
 				 line_of(c, ps.pin));
+	if (!ts_node_is_null(ps.mask) && migration_wait(c, read))
+		return xasprintf("the loop waits on schedule() until the task runs on the one CPU "
+				 "`current->cpus_allowed = ...` at line %u allows, which it cannot leave",
+				 line_of(c, ps.mask));
 	return NULL;
 }
