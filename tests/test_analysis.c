@@ -12,6 +12,7 @@
 #include "check.h"
 #include "analysis/cfg.h"
 #include "analysis/flow.h"
+#include "analysis/scan.h"
 #include "analysis/tree.h"
 #include "util/parallel.h"
 #include "parse/source.h"
@@ -344,6 +345,64 @@ static void test_tree_fixed_point(void)
 	rmdir(dir);
 }
 
+/* The P004 findings of CODE (no plan verification): how many, and the fix of the first. */
+static size_t define_sites(const char *code, enum fix_kind *fix, bool *in_define)
+{
+	struct scan_options o = SCAN_OPTIONS_INIT;
+	struct scan_result r = SCAN_RESULT_INIT;
+	o.no_verify = true;
+	scan_buffer("body.c", code, strlen(code), &o, &r);
+	size_t n = 0;
+	for (size_t i = 0; i < r.findings.len; i++) {
+		const struct finding *f = &r.findings.items[i];
+		if (f->rule != RULE_P004 || f->protected_site)
+			continue;
+		if (n++ == 0) {
+			*fix = f->fix;
+			*in_define = f->edits.len == 1 && f->edits.items[0].in_define;
+		}
+	}
+	scan_result_release(&r);
+	return n;
+}
+
+/* Reschedule checks inside #define bodies: which bodies are sites, and how they are fixed. */
+static void test_define_bodies(void)
+{
+	static const struct {
+		const char *code;
+		size_t sites;
+		enum fix_kind fix;
+		const char *what;
+	} cases[] = {
+		{"#define A do { if (current->need_resched) schedule(); } while (0)\n", 1, FIX_COND_RESCHED,
+		 "do/while check: cond_resched() in the body"},
+		{"#define A \\\n\tif (unlikely(current->need_resched)) { \\\n\t\tschedule(); \\\n\t}\n", 1,
+		 FIX_COND_RESCHED, "a braced check over continuation lines"},
+		{"#define B() if (current->need_resched) schedule()\n", 0, FIX_NONE,
+		 "no `;`: spatch cannot parse it, so its uses are the sites"},
+		{"#define C do { if (current->need_resched) schedule(); else idle(); } while (0)\n", 0, FIX_NONE,
+		 "an else arm: not the reschedule check alone"},
+		{"#define D() (current->need_resched = 1)\n", 0, FIX_NONE, "a write to the flag is the scheduler's"},
+		{"#define D2() (&current->need_resched)\n", 0, FIX_NONE, "its address is the scheduler's"},
+		{"#if LINUX_VERSION_CODE < KERNEL_VERSION(2,5,0)\n#define E do { if (current->need_resched) schedule(); } "
+		 "while (0)\n#endif\n", 0, FIX_NONE, "a version-guarded compatibility definition"},
+		{"#define need_resched() (current->need_resched)\n", 0, FIX_NONE, "a shim defining the 2.6 API itself"},
+		{"#define F(t) ((t)->need_resched)\n", 0, FIX_NONE, "a test of a task given: its uses decide"},
+		{"#define G (current->need_resched)\n", 1, FIX_NEED_RESCHED_CALL, "a test: need_resched() in the body"},
+		{"#define H do { if (current->need_resched) schedule(); } while (0)\nvoid f(void)\n{\n\tH;\n\tH;\n}\n", 1,
+		 FIX_COND_RESCHED, "the uses of a rewritten macro are not sites"},
+	};
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		enum fix_kind fix = FIX_NONE;
+		bool in_define = false;
+		size_t n = define_sites(cases[i].code, &fix, &in_define);
+		CHECK(n == cases[i].sites && (n == 0 || (fix == cases[i].fix && in_define)),
+		      "%s: %zu sites (want %zu), fix %d (want %d), edit in the #define: %d", cases[i].what, n,
+		      cases[i].sites, (int)fix, (int)cases[i].fix, in_define);
+	}
+}
+
 int main(void)
 {
 	test_cfg_shapes();
@@ -353,6 +412,7 @@ int main(void)
 	test_contexts();
 	test_neutraliser();
 	test_tree_fixed_point();
+	test_define_bodies();
 	/* like the scanner, on a worker thread's stack */
 	parallel_for(1, 1, deep_nesting, NULL);
 	return check_summary();

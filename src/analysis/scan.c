@@ -2,6 +2,7 @@
  * The per-file pipeline: prefilter -> neutralise -> parse -> analyse ->
  * rules, and the parallel driver over many files.
  */
+#define _GNU_SOURCE /* memmem */
 #include "analysis/scan.h"
 #include "util/interrupt.h"
 
@@ -38,6 +39,20 @@ bool scan_prefilter(const char *src, size_t len)
 				return true;
 			p = hit + 1;
 		}
+	}
+	return false;
+}
+
+/* Does TEXT name one of the tree's header macros that hide a site (a word)? */
+static bool uses_tree_macro(const struct scan_options *opts, const char *text, size_t len)
+{
+	for (size_t i = 0; opts->macros && i < opts->macros->len; i++) {
+		const char *name = opts->macros->items[i].def.name;
+		size_t n = strlen(name);
+		for (const char *p = memmem(text, len, name, n); p;
+		     p = memmem(p + 1, len - (size_t)(p + 1 - text), name, n))
+			if ((p == text || !is_ident_char(p[-1])) && (p + n == text + len || !is_ident_char(p[n])))
+				return true;
 	}
 	return false;
 }
@@ -145,7 +160,7 @@ int scan_buffer(const char *path, const char *text, size_t len, const struct sca
 {
 	out->stats.files++;
 	out->stats.bytes += len;
-	if (!opts->no_prefilter && !scan_prefilter(text, len))
+	if (!opts->no_prefilter && !scan_prefilter(text, len) && !uses_tree_macro(opts, text, len))
 		return 0;
 	out->stats.parsed++;
 	struct source src;
@@ -274,6 +289,9 @@ int scan_files(char *const *paths, size_t n, const struct scan_options *opts, st
 		for (size_t k = 0; k < r->want.len; k++)
 			vec_push(&out->want, r->want.items[k]);
 		vec_release(&r->want);
+		for (size_t k = 0; k < r->macros.len; k++)
+			vec_push(&out->macros, r->macros.items[k]);
+		vec_release(&r->macros);
 		vec_release(&r->findings);
 		vec_release(&r->diagnostics);
 		if (rcs[i] < 0)
@@ -317,6 +335,8 @@ static void drop_files(struct scan_result *out, char *const *paths, size_t n)
 	out->diagnostics.len = w;
 }
 
+typedef VEC(char *) char_vec;
+
 static int cstr_cmp(const void *a, const void *b)
 {
 	return strcmp(*(char *const *)a, *(char *const *)b);
@@ -351,14 +371,92 @@ static void note_preemptible(struct scan_result *out, char *const *again, size_t
 	}
 }
 
-void scan_with_tree(char *const *index, size_t n, const struct scan_options *opts,
-		    struct scan_result *out, struct tree_ids *ids)
+/*
+ * Appends to AGAIN the files of SCANNED that use one of OUT's header
+ * macros (without defining the name themselves: a file's own #define
+ * wins). IDS, when set, are SCANNED's identifiers (aligned); else each
+ * file is read.
+ */
+static void macro_users(const struct scan_result *out, char *const *scanned, size_t nscanned,
+			const struct tree_ids *ids, char_vec *again)
 {
-	if (!out->want.len)
+	for (size_t i = 0; i < nscanned; i++) {
+		struct tree_ids own = {NULL, 0};
+		const struct tree_ids *fi = ids && ids[i].ids ? &ids[i] : NULL;
+		if (!fi) {
+			char *text;
+			size_t len;
+			if (read_file(scanned[i], &text, &len) < 0)
+				continue;
+			tree_ids_of(text, len, &own);
+			free(text);
+			fi = &own;
+		}
+		bool uses = false;
+		for (size_t k = 0; k < out->macros.len && !uses; k++)
+			uses = strcmp(out->macros.items[k].file, scanned[i]) != 0 &&
+			       tree_ids_has(fi, out->macros.items[k].def.name);
+		if (uses)
+			vec_push(again, scanned[i]);
+		free(own.ids);
+	}
+}
+
+/*
+ * The header macros of the tree's headers that were not scanned (INDEX
+ * beyond SCANNED: --context-root), into OUT->macros. Only headers naming a
+ * site word in a #define are parsed.
+ */
+static void index_header_macros(char *const *index, size_t n, char *const *scanned, size_t nscanned,
+				const struct scan_options *opts, struct scan_result *out)
+{
+	char **sorted = xmalloc((nscanned ? nscanned : 1) * sizeof *sorted);
+	memcpy(sorted, scanned, nscanned * sizeof *sorted);
+	qsort(sorted, nscanned, sizeof *sorted, cstr_cmp);
+	struct scan_options o = *opts;
+	o.want = true;
+	o.no_verify = true;
+	o.verify_depth = 0;
+	o.tree = NULL;
+	o.ids = NULL;
+	o.macros = NULL;
+	o.jobs = 1;
+	for (size_t i = 0; i < n && !interrupted(); i++) {
+		size_t len = strlen(index[i]);
+		if (len < 2 || strcmp(index[i] + len - 2, ".h") != 0 ||
+		    bsearch(&index[i], sorted, nscanned, sizeof *sorted, cstr_cmp))
+			continue;
+		char *text;
+		size_t tlen;
+		if (read_file(index[i], &text, &tlen) < 0)
+			continue;
+		if (memmem(text, tlen, "define", 6) &&
+		    (memmem(text, tlen, "need_resched", 12) || memmem(text, tlen, "smp_processor_id", 16))) {
+			struct scan_result r = SCAN_RESULT_INIT;
+			scan_buffer(index[i], text, tlen, &o, &r);
+			for (size_t k = 0; k < r.macros.len; k++)
+				vec_push(&out->macros, r.macros.items[k]);
+			r.macros.len = 0;
+			scan_result_release(&r);
+		}
+		free(text);
+	}
+	free(sorted);
+}
+
+void scan_with_tree(char *const *index, size_t n, char *const *scanned, size_t nscanned,
+		    const struct scan_options *opts, struct scan_result *out, struct tree_ids *ids)
+{
+	if (index != scanned)
+		index_header_macros(index, n, scanned, nscanned, opts, out);
+	if (!out->want.len && !out->macros.len)
 		return;
+	char_vec again = VEC_INIT;
+	/* before the index takes the identifiers over: IDS[i] is SCANNED[i]'s when INDEX starts with it */
+	if (out->macros.len)
+		macro_users(out, scanned, nscanned, ids && n >= nscanned && index == scanned ? ids : NULL, &again);
 	tree_context_build(&out->tree, index, n, &out->want, ids, opts->jobs);
 	/* the files defining a function the tree found atomic: their verdicts change */
-	VEC(char *) again = VEC_INIT;
 	for (size_t i = 0; i < out->want.len; i++)
 		if (tree_context_atomic(out->tree, out->want.items[i].name))
 			vec_push(&again, out->want.items[i].file);
@@ -374,6 +472,7 @@ void scan_with_tree(char *const *index, size_t n, const struct scan_options *opt
 	o.tree = out->tree;
 	o.want = false;
 	o.ids = NULL;
+	o.macros = &out->macros;
 	struct scan_result r = SCAN_RESULT_INIT;
 	scan_files(again.items, again.len, &o, &r);
 	for (size_t k = 0; k < r.findings.len; k++)
@@ -396,6 +495,12 @@ void scan_with_tree(char *const *index, size_t n, const struct scan_options *opt
 
 void scan_result_release(struct scan_result *r)
 {
+	for (size_t i = 0; i < r->macros.len; i++) {
+		free(r->macros.items[i].def.name);
+		free(r->macros.items[i].def.body);
+		free(r->macros.items[i].file);
+	}
+	vec_release(&r->macros);
 	tree_want_release(&r->want);
 	tree_context_free(r->tree);
 	r->tree = NULL;

@@ -7,6 +7,21 @@
 
 #include "rules/finding.h"
 #include "analysis/tree.h"
+#include "parse/source.h"
+
+/*
+ * A macro of one of the tree's headers that hides a site: a reschedule
+ * test (MACRO_RESCHED) or a CPU read (MACRO_CPU). Its uses in other files
+ * are sites, reported with this location.
+ */
+enum tree_macro_kind { MACRO_RESCHED, MACRO_CPU };
+struct tree_macro {
+	struct macro_def def; /* name, body, function_like (offset is the header's) */
+	char *file;
+	unsigned line;
+	enum tree_macro_kind kind;
+};
+typedef VEC(struct tree_macro) tree_macro_vec;
 
 struct scan_options {
 	unsigned rules;   /* bit (1u << rule_id) set = rule enabled */
@@ -37,8 +52,10 @@ struct scan_options {
 	 * each file's identifiers (tree_ids_of()), for scan_with_tree().
 	 */
 	struct tree_ids *ids;
+	/* The tree's header macros that hide sites (scan_with_tree()), or NULL. */
+	const tree_macro_vec *macros;
 };
-#define SCAN_OPTIONS_INIT {((1u << RULE_COUNT) - 1), false, 0, false, false, false, 0, false, NULL, false, NULL}
+#define SCAN_OPTIONS_INIT {((1u << RULE_COUNT) - 1), false, 0, false, false, false, 0, false, NULL, false, NULL, NULL}
 
 struct scan_stats {
 	size_t files;      /* files walked */
@@ -53,8 +70,9 @@ struct scan_result {
 	struct scan_stats stats;
 	tree_want_vec want;       /* with scan_options.want */
 	struct tree_context *tree; /* the index that decided the verdicts, or NULL; owned */
+	tree_macro_vec macros;    /* with scan_options.want: header macros hiding sites */
 };
-#define SCAN_RESULT_INIT {VEC_INIT, VEC_INIT, {0}, VEC_INIT, NULL}
+#define SCAN_RESULT_INIT {VEC_INIT, VEC_INIT, {0}, VEC_INIT, NULL, VEC_INIT}
 
 /*
  * Scans one file already in memory. PATH is used for messages only.
@@ -77,14 +95,15 @@ int scan_files(char *const *paths, size_t n, const struct scan_options *opts,
 
 /*
  * Builds the tree index (analysis/tree.h) over the N files of INDEX for
- * the functions OUT->want names, then scans again, with it, the files
- * whose verdicts it can change; their findings and diagnostics in OUT are
- * replaced, and the evidence of the others names what keeps their
+ * the functions OUT->want names, then scans again, with it and with the
+ * header macros OUT->macros, the files of SCANNED (the files OUT came
+ * from) whose verdicts they can change; their findings and diagnostics in
+ * OUT are replaced, and the evidence of the others names what keeps their
  * function preemptible. OUT->tree keeps the index. IDS (may be NULL): N
  * entries aligned with INDEX, the identifiers already hashed, taken over.
  */
-void scan_with_tree(char *const *index, size_t n, const struct scan_options *opts,
-		    struct scan_result *out, struct tree_ids *ids);
+void scan_with_tree(char *const *index, size_t n, char *const *scanned, size_t nscanned,
+		    const struct scan_options *opts, struct scan_result *out, struct tree_ids *ids);
 
 /* True if SRC contains a trigger token (or a macro defined over one). */
 bool scan_prefilter(const char *src, size_t len);

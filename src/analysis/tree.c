@@ -287,6 +287,17 @@ static bool file_has(const struct tfile *f, uint32_t h)
 	}
 	return false;
 }
+
+bool tree_ids_has(const struct tree_ids *ids, const char *name)
+{
+	size_t n = strlen(name);
+	if (n < TREE_MIN_NAME)
+		return false;
+	struct tfile f = {0};
+	f.ids = *ids;
+	return file_has(&f, ident_hash(name, n));
+}
+
 static void search_one(size_t i, void *ctx)
 {
 	struct search_job *j = ctx;

@@ -59,6 +59,9 @@ struct tree_ids {
 /* The identifiers of TEXT (LEN bytes), for tree_context_build(); thread-safe. */
 void tree_ids_of(const char *text, size_t len, struct tree_ids *out);
 
+/* Might IDS contain the identifier NAME? (False for names shorter than TREE_MIN_NAME.) */
+bool tree_ids_has(const struct tree_ids *ids, const char *name);
+
 struct tree_stats {
 	size_t names;          /* functions followed */
 	size_t atomic;         /* of them, found atomic through the tree */

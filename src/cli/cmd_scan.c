@@ -72,7 +72,7 @@ static int scan_tree(const struct cli_command *cmd, const struct scan_cli *a, co
 		struct tree_ids *ids = xcalloc(index.len ? index.len : 1, sizeof *ids);
 		for (size_t i = 0; so->ids && i < files->len; i++)
 			ids[i] = so->ids[i], so->ids[i].ids = NULL;
-		scan_with_tree(index.items, index.len, so, out, ids);
+		scan_with_tree(index.items, index.len, index.items, files->len, so, out, ids);
 		for (size_t i = 0; i < index.len; i++)
 			free(ids[i].ids);
 		free(ids);
@@ -90,7 +90,7 @@ static int scan_tree(const struct cli_command *cmd, const struct scan_cli *a, co
 	}
 	vec_release(&diags);
 	if (rc == 0)
-		scan_with_tree(index.items, index.len, so, out, NULL);
+		scan_with_tree(index.items, index.len, files->items, files->len, so, out, NULL);
 	strvec_release(&index);
 	return rc;
 }
@@ -347,7 +347,8 @@ static int explain_tree(const struct cli_command *cmd, const char *root, const c
 			named = strcmp(index.items[i], file) == 0;
 		if (!named)
 			strvec_push(&index, file);
-		scan_with_tree(index.items, index.len, so, r, NULL);
+		char *one = (char *)file;
+		scan_with_tree(index.items, index.len, &one, 1, so, r, NULL);
 	}
 	strvec_release(&index);
 	return rc;

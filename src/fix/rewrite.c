@@ -35,6 +35,7 @@ struct site {
 	size_t start, end;
 	const char *node, *text;
 	unsigned line, col, end_line; /* in the text of the current run, 1-based */
+	unsigned orig_line;           /* in the file as planned: what messages name */
 	bool lost;                    /* could not be remapped */
 	char group[48];               /* sites of one group go to one spatch run */
 	VEC(size_t) owners;           /* indices into the job's findings */
@@ -263,6 +264,7 @@ static void build_sites(struct job *j, const bool *active, const struct lines *l
 				unsigned ec;
 				lines_pos(l, ns.start, &ns.line, &ns.col);
 				lines_pos(l, ns.end > ns.start ? ns.end - 1 : ns.end, &ns.end_line, &ec);
+				ns.orig_line = ns.line;
 				vec_push(out, ns);
 				s = &out->items[out->len - 1];
 			}
@@ -287,7 +289,7 @@ static void mark_failed(char **why, const struct site *s, const char *fmt)
 	for (size_t k = 0; k < s->owners.len; k++)
 		if (!why[s->owners.items[k]])
 			why[s->owners.items[k]] =
-				xasprintf(fmt, s->node ? s->node : "site", s->line);
+				xasprintf(fmt, s->node ? s->node : "site", s->orig_line);
 }
 
 /* The group of the first site of KIND/OP not yet done, or NULL. */

@@ -634,7 +634,7 @@ done:
  * miscounts), a debug print, or a macro that disables interrupts or takes a
  * lock itself (a debugging lock wrapper reads the CPU under its own lock).
  */
-static bool body_reads_cpu(const char *body)
+bool macro_reads_cpu(const char *body)
 {
 	static const char *const not_a_read[] = {"++", "--", "+=", "-=", "print", "lock", "_irq", "cli()",
 						 "save_flags", "preempt_disable", "get_cpu"};
@@ -656,15 +656,15 @@ const struct macro_def *cpu_macro_of(struct ctx *c, TSNode n)
 		for (size_t i = 0; i < c->src->defs.len; i++) {
 			const struct macro_def *d = &c->src->defs.items[i];
 			/* every definition of the name (#if arms) must read the CPU */
-			bool all = body_reads_cpu(d->body);
+			bool all = macro_reads_cpu(d->body);
 			for (size_t k = 0; k < c->src->defs.len && all; k++)
 				if (k != i && strcmp(c->src->defs.items[k].name, d->name) == 0)
-					all = k > i && body_reads_cpu(c->src->defs.items[k].body);
+					all = k > i && macro_reads_cpu(c->src->defs.items[k].body);
 			if (all)
 				vec_push(&c->cpu_macros, d);
 		}
 	}
-	if (!c->cpu_macros.len)
+	if (!c->cpu_macros.len && !(c->opts->macros && c->opts->macros->len))
 		return NULL;
 	TSNode p = ts_parent(n);
 	bool called = ts_type_is(p, "call_expression") && ts_node_eq(ts_field(p, "function"), n);
@@ -673,7 +673,13 @@ const struct macro_def *cpu_macro_of(struct ctx *c, TSNode n)
 		if (ts_text_is(n, c->text, d->name))
 			return d->function_like == called ? d : NULL;
 	}
-	return NULL;
+	/* a macro of one of the tree's headers, unless this file defines the name */
+	uint32_t s = ts_node_start_byte(n), e = ts_node_end_byte(n);
+	for (size_t i = 0; i < c->src->defs.len; i++)
+		if (strlen(c->src->defs.items[i].name) == e - s &&
+		    memcmp(c->src->defs.items[i].name, c->text + s, e - s) == 0)
+			return NULL;
+	return tree_macro_find(c, c->text + s, e - s, called, MACRO_CPU);
 }
 
 /*
@@ -687,22 +693,23 @@ static void check_cpu_macro(struct ctx *c, const struct fn *f, TSNode ident)
 	if (!d || version_guarded(c, ident))
 		return;
 	TSNode use = d->function_like ? ts_parent(ident) : ident;
-	unsigned def_line = source_pos(c->src, d->offset).line;
+	char *where = macro_location(c, d);
 	struct point_state ps = flow_state_at(f, ts_node_start_byte(use));
 	char *why = explain_state(f, &ps);
 	bool prot = point_protected(&ps), whole = false;
 	char *stable = prot ? NULL : cpu_stable(c, f, use, &whole);
 	if (prot || stable) {
 		add_protected(c, RULE_P003, ident, f,
-			      xasprintf("smp_processor_id() behind macro %s (line %u) read with preemption off",
-					d->name, def_line),
+			      xasprintf("smp_processor_id() behind macro %s (%s) read with preemption off",
+					d->name, where),
 			      stable ? stable : why);
 		if (stable)
 			free(why);
+		free(where);
 		return;
 	}
-	char *evidence = xasprintf("%s; %s%s is defined at line %u as `%s`", why, d->name,
-				   d->function_like ? "()" : "", def_line, d->body);
+	char *evidence = xasprintf("%s; %s%s is defined at %s as `%s`", why, d->name,
+				   d->function_like ? "()" : "", where, d->body);
 	free(why);
 	if (only_printed(c, use)) {
 		struct finding *fd = add_finding(c, RULE_P003, ident, f, SEV_NOTE, CONF_HIGH, FIX_NONE,
@@ -710,14 +717,16 @@ static void check_cpu_macro(struct ctx *c, const struct fn *f, TSNode ident)
 			evidence);
 		if (fd)
 			set_note(fd, xstrdup("not rewritten: the CPU number is only printed"));
+		free(where);
 		return;
 	}
 	struct finding *fd = add_finding(c, RULE_P003, ident, f, SEV_WARNING, CONF_MEDIUM, FIX_NONE,
 		xasprintf("smp_processor_id() behind macro %s used in preemptible code", d->name), evidence);
 	if (fd)
-		set_note(fd, xasprintf("not rewritten: the CPU read is inside the macro %s (line %u); hold "
+		set_note(fd, xasprintf("not rewritten: the CPU read is inside the macro %s (%s); hold "
 				       "get_cpu()/put_cpu() around this use, or change the macro, by hand",
-				       d->name, def_line));
+				       d->name, where));
+	free(where);
 }
 
 void check_cpu_read(struct ctx *c, const struct fn *f, TSNode call, const char *kind)

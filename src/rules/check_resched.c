@@ -1,8 +1,11 @@
-/* P004: 2.4 reschedule checks, SCHED_YIELD, and macros of the file that test need_resched. */
+/* P004: 2.4 reschedule checks, SCHED_YIELD, macros that test need_resched and #define bodies. */
+#define _GNU_SOURCE /* memmem */
 #include "rules/ctx.h"
 
 #include <stdlib.h>
 #include <string.h>
+
+static const struct macro_def *resched_macro(const struct ctx *c, TSNode ident, bool function_like);
 
 static bool is_schedule_stmt(const struct ctx *c, TSNode s)
 {
@@ -188,6 +191,16 @@ static void resched_test(struct ctx *c, const struct fn *f, TSNode test, bool is
 	char *testtext = orig_text(c, test);
 	if (!shape) {
 		char *ev = xasprintf("`if (%s) schedule();` is the 2.4 spelling of cond_resched()", testtext);
+		TSNode fn = ts_type_is(test, "call_expression") ? ts_field(test, "function") : ts_null();
+		const struct macro_def *d = ts_node_is_null(fn) || ts_text_is(fn, c->text, "need_resched") ? NULL
+			: resched_macro(c, fn, true);
+		if (d) {
+			char *where = macro_location(c, d), *more = xasprintf("%s; %s() is defined at %s as `%s`",
+									      ev, d->name, where, d->body);
+			free(where);
+			free(ev);
+			ev = more;
+		}
 		struct finding *fd = add_finding(c, RULE_P004, test, f, SEV_WARNING, CONF_HIGH, FIX_COND_RESCHED,
 			xstrdup("2.4 reschedule check: use cond_resched()"), ev);
 		if (fd && point_protected(&ps)) {
@@ -239,32 +252,239 @@ static void check_yield(struct ctx *c, const struct fn *f, TSNode stmt)
 	}
 }
 
-static bool macro_tests_resched(const struct ctx *c, const char *name, size_t len)
+/* Does a #define body test the current task's need_resched (not another task's)? */
+static bool body_tests_resched(const char *body)
+{
+	return strstr(body, "need_resched") != NULL;
+}
+
+/* ---- reschedule checks inside #define bodies ------------------------------ */
+
+/* A token of a #define body: [s, e) in the text it was cut from. */
+struct mtok {
+	size_t s, e;
+};
+
+#define BODY_MAX_TOKENS 64
+
+/*
+ * The tokens of T[s, e) (whitespace, backslash-newlines and comments
+ * skipped; identifiers and `->` whole, any other character alone). Returns how many,
+ * or BODY_MAX_TOKENS + 1 when there are more (no shape is that long).
+ */
+static size_t body_tokens(const char *t, size_t s, size_t e, struct mtok *out)
+{
+	size_t n = 0;
+	while (s < e) {
+		char ch = t[s];
+		if (ch == ' ' || ch == '\t' || ch == '\n' || ch == '\r' || ch == '\\') {
+			s++;
+		} else if (ch == '/' && s + 1 < e && t[s + 1] == '*') {
+			const char *end = memmem(t + s + 2, e - s - 2, "*/", 2);
+			s = end ? (size_t)(end - t) + 2 : e;
+		} else {
+			size_t b = s++;
+			if (ch == '-' && s < e && t[s] == '>')
+				s++;
+			else if (is_ident_char(ch))
+				while (s < e && is_ident_char(t[s]))
+					s++;
+			if (n == BODY_MAX_TOKENS)
+				return n + 1;
+			out[n++] = (struct mtok){b, s};
+		}
+	}
+	return n;
+}
+
+/* Do the tokens K[*i..n) start with WORDS (space-separated)? Advances *i past them if so. */
+static bool body_seq(const char *t, const struct mtok *k, size_t n, size_t *i, const char *words)
+{
+	size_t j = *i;
+	for (const char *w = words; *w;) {
+		size_t wl = strcspn(w, " ");
+		if (j >= n || k[j].e - k[j].s != wl || memcmp(t + k[j].s, w, wl) != 0)
+			return false;
+		j++;
+		w += wl;
+		w += *w == ' ';
+	}
+	*i = j;
+	return true;
+}
+
+/*
+ * Is the body K[0..n) the 2.4 reschedule check as one statement spatch can
+ * rewrite: `if (<test>) schedule();` (braces around schedule() allowed),
+ * alone or in `do { ... } while (0)`? Sets [*from, *to) to the if statement.
+ * `if (<test>) schedule()` without its `;` is not: spatch does not parse it
+ * as a statement (its uses are rewritten instead, check_macro_stmt).
+ */
+static bool body_is_resched_stmt(const char *t, const struct mtok *k, size_t n, size_t *from, size_t *to)
+{
+	size_t i = 0;
+	bool loop = body_seq(t, k, n, &i, "do {");
+	size_t at = i;
+	if (!body_seq(t, k, n, &i, "if ("))
+		return false;
+	if (!body_seq(t, k, n, &i, "current -> need_resched )") && !body_seq(t, k, n, &i, "need_resched ( ) )") &&
+	    !body_seq(t, k, n, &i, "unlikely ( current -> need_resched ) )") &&
+	    !body_seq(t, k, n, &i, "unlikely ( need_resched ( ) ) )"))
+		return false;
+	if (!body_seq(t, k, n, &i, "schedule ( ) ;") && !body_seq(t, k, n, &i, "{ schedule ( ) ; }"))
+		return false;
+	*from = k[at].s;
+	*to = k[i - 1].e;
+	if (loop && !body_seq(t, k, n, &i, "} while ( 0 )"))
+		return false;
+	return i == n;
+}
+
+/* Is the #define D a compatibility shim (the 2.6 API's own name, or defined in two #if arms)? */
+static bool define_is_shim(const struct ctx *c, const struct macro_def *d)
+{
+	if (strcmp(d->name, "need_resched") == 0 || strcmp(d->name, "cond_resched") == 0)
+		return true;
+	for (size_t k = 0; k < c->src->defs.len; k++)
+		if (&c->src->defs.items[k] != d && strcmp(c->src->defs.items[k].name, d->name) == 0)
+			return true;
+	TSNode root = ts_tree_root_node(c->fa->tree);
+	TSNode at = ts_node_descendant_for_byte_range(root, (uint32_t)d->offset, (uint32_t)d->offset);
+	return version_guarded(c, at) || in_dead_code(c, at);
+}
+
+/* The body of this file's #define D: tokens of its replacement text (after the name and parameters). */
+static size_t define_body(const struct ctx *c, const struct macro_def *d, struct mtok *k)
+{
+	size_t s = d->offset;
+	while (s < d->end && is_ident_char(c->text[s]))
+		s++;
+	if (d->function_like) {
+		const char *close = memchr(c->text + s, ')', d->end - s);
+		if (!close)
+			return 0;
+		s = (size_t)(close - c->text) + 1;
+	}
+	return body_tokens(c->text, s, d->end, k);
+}
+
+/* Is this file's #define D rewritten in its body (so its uses are not sites)? */
+static bool define_rewritten(const struct ctx *c, const struct macro_def *d)
+{
+	struct mtok k[BODY_MAX_TOKENS + 1];
+	size_t n = define_body(c, d, k), from, to;
+	return n <= BODY_MAX_TOKENS && body_is_resched_stmt(c->text, k, n, &from, &to) && !define_is_shim(c, d);
+}
+
+/* A macro of another file of the tree, rewritten there by the same rule (define_rewritten)? */
+static bool tree_define_rewritten(const struct macro_def *d)
+{
+	struct mtok k[BODY_MAX_TOKENS + 1];
+	size_t n = body_tokens(d->body, 0, strlen(d->body), k), from, to;
+	return n <= BODY_MAX_TOKENS && body_is_resched_stmt(d->body, k, n, &from, &to);
+}
+
+void check_resched_defines(struct ctx *c)
+{
+	struct mtok k[BODY_MAX_TOKENS + 1];
+	for (size_t i = 0; i < c->src->defs.len; i++) {
+		const struct macro_def *d = &c->src->defs.items[i];
+		if (!strstr(d->body, "need_resched"))
+			continue;
+		size_t n = define_body(c, d, k), from, to;
+		if (n > BODY_MAX_TOKENS || define_is_shim(c, d))
+			continue;
+		const char *paren = d->function_like ? "()" : "";
+		if (body_is_resched_stmt(c->text, k, n, &from, &to)) {
+			struct finding *fd = add_finding_at(c, RULE_P004, from, NULL, SEV_WARNING, CONF_HIGH,
+				FIX_COND_RESCHED,
+				xasprintf("2.4 reschedule check in the body of #define %s%s: use cond_resched()",
+					  d->name, paren),
+				xasprintf("#define %s%s expands to `%s`, the 2.4 spelling of cond_resched(); "
+					  "rewritten inside the macro (as 2.6 did), so every use gets it",
+					  d->name, paren, d->body));
+			add_define_edit(c, fd, from, to, "if_statement", "cond_resched();");
+			continue;
+		}
+		/* an expression testing the current task's flag: current->need_resched ->
+		 * need_resched(). A statement body spatch cannot parse (`if (...) schedule()`
+		 * without its `;`) is left to its uses (check_macro_stmt). */
+		bool expression = true;
+		for (size_t j = 0; j < n && expression; j++) {
+			static const char *const stmt_words[] = {"if", "do", "while", "for", "return", "schedule",
+								 "{", ";", NULL};
+			for (const char *const *w = stmt_words; *w && expression; w++)
+				expression = !body_seq(c->text, k, n, &(size_t){j}, *w);
+		}
+		for (size_t j = 0; expression && j + 2 < n; j++) {
+			if (!body_seq(c->text, k, n, &(size_t){j}, "current -> need_resched"))
+				continue;
+			bool written = j + 3 < n && strchr("=+-|&^", c->text[k[j + 3].s]) &&
+				       !(j + 4 < n && c->text[k[j + 3].s] == '=' && c->text[k[j + 4].s] == '=');
+			bool addressed = j > 0 && c->text[k[j - 1].s] == '&';
+			if (written || addressed)
+				break; /* the scheduler's own protocol: left alone, as in functions */
+			struct finding *fd = add_finding_at(c, RULE_P004, k[j].s, NULL, SEV_WARNING, CONF_HIGH,
+				FIX_NEED_RESCHED_CALL,
+				xasprintf("2.4 current->need_resched in the body of #define %s%s: use need_resched()",
+					  d->name, paren),
+				xasprintf("#define %s%s expands to `%s`; 2.6 has no need_resched field, need_resched() "
+					  "tests the current task's flag", d->name, paren, d->body));
+			add_define_edit(c, fd, k[j].s, k[j + 2].e, "field_expression", "need_resched()");
+			j += 2;
+		}
+	}
+}
+
+/* This file's macro NAME testing need_resched, else one of the tree's headers', or NULL. */
+static const struct macro_def *resched_macro_named(const struct ctx *c, const char *name, size_t len,
+						   bool function_like)
 {
 	for (size_t i = 0; i < c->src->defs.len; i++) {
 		const struct macro_def *d = &c->src->defs.items[i];
-		if (d->function_like && strlen(d->name) == len && memcmp(d->name, name, len) == 0)
-			return strstr(d->body, "need_resched") != NULL;
+		if (strlen(d->name) == len && memcmp(d->name, name, len) == 0)
+			return d->function_like == function_like && body_tests_resched(d->body) &&
+			       !define_rewritten(c, d) ? d : NULL;
 	}
+	const struct macro_def *d = tree_macro_find(c, name, len, function_like, MACRO_RESCHED);
+	return d && !tree_define_rewritten(d) ? d : NULL;
+}
+
+/*
+ * CALL, a use of function-like macro D testing need_resched: does it test
+ * the current task's flag? A body that names no task (`current->need_resched`,
+ * need_resched()) does; `((tsk)->need_resched)` only when called with current.
+ */
+static bool tests_current(const struct ctx *c, const struct macro_def *d, TSNode call)
+{
+	if (strstr(d->body, "current") || strstr(d->body, "need_resched()"))
+		return true;
+	TSNode args = ts_field(call, "arguments");
+	for (uint32_t i = 0; i < ts_node_named_child_count(args); i++)
+		if (ts_text_is(ts_node_named_child(args, i), c->text, "current"))
+			return true;
 	return false;
+}
+
+static bool macro_tests_resched(const struct ctx *c, TSNode fn_ident)
+{
+	uint32_t s = ts_node_start_byte(fn_ident), e = ts_node_end_byte(fn_ident);
+	const struct macro_def *d = resched_macro_named(c, c->text + s, e - s, true);
+	return d && tests_current(c, d, ts_parent(fn_ident));
 }
 
 /* The #define called NAME (function-like or not) whose body tests need_resched, or NULL. */
 static const struct macro_def *resched_macro(const struct ctx *c, TSNode ident, bool function_like)
 {
-	for (size_t i = 0; i < c->src->defs.len; i++) {
-		const struct macro_def *d = &c->src->defs.items[i];
-		if (d->function_like == function_like && ts_text_is(ident, c->text, d->name))
-			return strstr(d->body, "need_resched") ? d : NULL;
-	}
-	return NULL;
+	uint32_t s = ts_node_start_byte(ident), e = ts_node_end_byte(ident);
+	return resched_macro_named(c, c->text + s, e - s, function_like);
 }
 
 bool resched_host_pred(const struct ctx *c, const char *name, TSNode n)
 {
 	uint32_t s = ts_node_start_byte(n), e = ts_node_end_byte(n);
 	if (strcmp(name, "resched-test?") == 0)
-		return name_eq(c->text + s, e - s, "need_resched") || macro_tests_resched(c, c->text + s, e - s);
+		return name_eq(c->text + s, e - s, "need_resched") || macro_tests_resched(c, n);
 	if (strcmp(name, "resched-macro?") == 0) {
 		TSNode p = ts_parent(n);
 		if (ts_type_is(p, "call_expression") && ts_node_eq(ts_field(p, "function"), n))
@@ -283,9 +503,11 @@ static bool check_macro_stmt(struct ctx *c, const struct fn *f, TSNode call, con
 		return false;
 	if (version_guarded(c, call))
 		return true;
+	char *where = macro_location(c, d);
 	struct finding *fd = add_finding(c, RULE_P004, call, f, SEV_WARNING, CONF_HIGH, FIX_COND_RESCHED,
 		xasprintf("2.4 reschedule check in macro %s(): use cond_resched()", d->name),
-		xasprintf("%s() expands to `%s`, the 2.4 spelling of cond_resched()", d->name, d->body));
+		xasprintf("%s() (%s) expands to `%s`, the 2.4 spelling of cond_resched()", d->name, where, d->body));
+	free(where);
 	struct point_state ps = flow_state_at(f, ts_node_start_byte(call));
 	if (fd && point_protected(&ps))
 		unfixable(fd, xstrdup("not rewritten: preemption is off here, so the schedule() in the macro "

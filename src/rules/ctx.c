@@ -106,7 +106,14 @@ struct finding *add_finding(struct ctx *c, enum rule_id rule, TSNode at, const s
 				   enum severity sev, enum confidence conf, enum fix_kind fix,
 				   char *message, char *evidence)
 {
-	unsigned line = line_of(c, at);
+	return add_finding_at(c, rule, ts_node_start_byte(at), f, sev, conf, fix, message, evidence);
+}
+
+struct finding *add_finding_at(struct ctx *c, enum rule_id rule, size_t at, const struct fn *f,
+			       enum severity sev, enum confidence conf, enum fix_kind fix,
+			       char *message, char *evidence)
+{
+	unsigned line = source_pos(c->src, at).line;
 	if (!(c->opts->rules & (1u << rule)) || suppressed(c, line, rule)) {
 		free(message);
 		free(evidence);
@@ -116,7 +123,7 @@ struct finding *add_finding(struct ctx *c, enum rule_id rule, TSNode at, const s
 	memset(&fd, 0, sizeof fd);
 	fd.rule = rule;
 	fd.file = xstrdup(c->src->path);
-	fd.pos = source_pos(c->src, ts_node_start_byte(at));
+	fd.pos = source_pos(c->src, at);
 	fd.function = f ? xstrdup(f->name) : NULL;
 	fd.message = message;
 	fd.evidence = evidence;
@@ -166,6 +173,23 @@ void add_edit(const struct ctx *c, struct finding *fd, enum edit_op op, TSNode a
 	e.node = ts_node_type(anchor);
 	e.text = xstrdup(text);
 	e.wrap = op != EDIT_REPLACE && is_lone_body(anchor);
+	e.in_define = false;
+	vec_push(&fd->edits, e);
+}
+
+void add_define_edit(const struct ctx *c, struct finding *fd, size_t start, size_t end, const char *node,
+		     const char *text)
+{
+	if (!fd)
+		return;
+	struct edit e;
+	memset(&e, 0, sizeof e);
+	e.op = EDIT_REPLACE;
+	e.start = source_pos(c->src, start);
+	e.end = source_pos(c->src, end);
+	e.node = node;
+	e.text = xstrdup(text);
+	e.in_define = true;
 	vec_push(&fd->edits, e);
 }
 

@@ -92,6 +92,20 @@ bool version_guarded(const struct ctx *c, TSNode n);
  * count), or NULL. A function-like macro counts only where it is called.
  */
 const struct macro_def *cpu_macro_of(struct ctx *c, TSNode n);
+
+/* check_cpu_read.c: does a #define body read the CPU where the macro is used? */
+bool macro_reads_cpu(const char *body);
+
+/*
+ * rules.c: the tree's header macro NAME (LEN bytes) of KIND hiding a site
+ * (scan_options.macros), function-like or not, or NULL.
+ */
+const struct macro_def *tree_macro_find(const struct ctx *c, const char *name, size_t len,
+					bool function_like, enum tree_macro_kind kind);
+/* rules.c: where macro D is defined: "line 12" (this file) or "include/x.h:12"; owned. */
+char *macro_location(const struct ctx *c, const struct macro_def *d);
+/* rules.c: records this header's macros that hide a site into c->out->macros. */
+void header_macros_collect(struct ctx *c);
 /* The statement containing N that sits directly in a block, or a null node. */
 TSNode block_stmt(TSNode n);
 /* The statement after S in its block (skipping comments), or a null node. */
@@ -123,11 +137,18 @@ enum sleep_kind call_may_sleep(const struct ctx *c, TSNode call, enum sleep_kind
 struct finding *add_finding(struct ctx *c, enum rule_id rule, TSNode at, const struct fn *f,
 			    enum severity sev, enum confidence conf, enum fix_kind fix,
 			    char *message, char *evidence);
+/* add_finding() at byte offset AT (a site with no node of its own: a #define body). */
+struct finding *add_finding_at(struct ctx *c, enum rule_id rule, size_t at, const struct fn *f,
+			       enum severity sev, enum confidence conf, enum fix_kind fix,
+			       char *message, char *evidence);
 /* Records a considered-and-protected site (kept only with --verbose). */
 void add_protected(struct ctx *c, enum rule_id rule, TSNode at, const struct fn *f,
 		   char *message, char *evidence);
 /* Adds an edit anchored on ANCHOR to FD (NULL: nothing); the same edit twice is kept once. */
 void add_edit(const struct ctx *c, struct finding *fd, enum edit_op op, TSNode anchor, const char *text);
+/* Adds to FD a replacement of [START, END) inside a #define body (NODE: the construct, static). */
+void add_define_edit(const struct ctx *c, struct finding *fd, size_t start, size_t end, const char *node,
+		     const char *text);
 /* Sets FD's fix note (taking NOTE), replacing any earlier one. */
 void set_note(struct finding *fd, char *note);
 /* Makes FD report-only: drops its edits, FIX_NONE, NOTE (taken) says why. */
@@ -227,5 +248,7 @@ void resched_tests_stay(struct ctx *c, const struct fn *f);
 
 /* Answers #resched-test? and #resched-macro? of grammars/sites.scm. */
 bool resched_host_pred(const struct ctx *c, const char *name, TSNode n);
+/* P004 sites inside this file's #define bodies: rewritten in the body (check_resched.c). */
+void check_resched_defines(struct ctx *c);
 
 #endif

@@ -63,6 +63,7 @@ struct edit {
 	 * so the anchor and the new statement go in braces (as spatch writes it).
 	 */
 	bool wrap;
+	bool in_define; /* a replacement inside a #define body (spatch rewrites macro bodies it parses) */
 };
 
 struct finding {

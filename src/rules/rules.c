@@ -23,6 +23,64 @@ static bool site_host_pred(const char *name, TSNode n, void *ctx)
 	return resched_host_pred(c, name, n);
 }
 
+/* ---- macros of the tree's headers that hide a site ------------------------------- */
+
+const struct macro_def *tree_macro_find(const struct ctx *c, const char *name, size_t len,
+					bool function_like, enum tree_macro_kind kind)
+{
+	const tree_macro_vec *m = c->opts->macros;
+	for (size_t i = 0; m && i < m->len; i++) {
+		const struct tree_macro *t = &m->items[i];
+		if (t->kind == kind && t->def.function_like == function_like && t->def.name[0] == name[0] &&
+		    strlen(t->def.name) == len && memcmp(t->def.name, name, len) == 0 &&
+		    strcmp(t->file, c->src->path) != 0)
+			return &t->def;
+	}
+	return NULL;
+}
+
+char *macro_location(const struct ctx *c, const struct macro_def *d)
+{
+	const tree_macro_vec *m = c->opts->macros;
+	for (size_t i = 0; m && i < m->len; i++)
+		if (&m->items[i].def == d)
+			return xasprintf("%s:%u", m->items[i].file, m->items[i].line);
+	return xasprintf("line %u", source_pos(c->src, d->offset).line);
+}
+
+/* Is PATH under an include/ directory (the kernel's own API headers)? */
+static bool in_include_dir(const char *path)
+{
+	return strncmp(path, "include/", 8) == 0 || strstr(path, "/include/") != NULL;
+}
+
+void header_macros_collect(struct ctx *c)
+{
+	size_t n = strlen(c->src->path);
+	if (n < 2 || strcmp(c->src->path + n - 2, ".h") != 0)
+		return;
+	TSNode root = ts_tree_root_node(c->fa->tree);
+	for (size_t i = 0; i < c->src->defs.len; i++) {
+		const struct macro_def *d = &c->src->defs.items[i];
+		enum tree_macro_kind kind;
+		if (strstr(d->body, "need_resched"))
+			kind = MACRO_RESCHED;
+		else if (macro_reads_cpu(d->body) && !in_include_dir(c->src->path))
+			kind = MACRO_CPU; /* the kernel's own macros (in_interrupt()) are 2.6's to port */
+		else
+			continue;
+		bool twice = false; /* #if arms: the name means different things */
+		for (size_t k = 0; k < c->src->defs.len && !twice; k++)
+			twice = k != i && strcmp(c->src->defs.items[k].name, d->name) == 0;
+		TSNode at = ts_node_descendant_for_byte_range(root, (uint32_t)d->offset, (uint32_t)d->offset);
+		if (twice || version_guarded(c, at))
+			continue;
+		struct tree_macro t = {{xstrdup(d->name), d->function_like, xstrdup(d->body), d->offset, d->end},
+				       xstrdup(c->src->path), source_pos(c->src, d->offset).line, kind};
+		vec_push(&c->out->macros, t);
+	}
+}
+
 /* The rules with a checker, and the sites each decides (rules/rules.def). */
 #define RULE_MAX_SITES 5
 static const struct rule_entry {
@@ -108,9 +166,13 @@ int rules_run(const struct file_analysis *fa, const struct scan_options *opts, s
 		if (c.fn_resched_write)
 			resched_tests_stay(&c, f);
 	}
-	/* #define bodies are not sites: each use of a macro that tests need_resched is
-	 * reported and fixed where it is used (check_macro_stmt, check_resched). */
+	/* A #define whose body is the reschedule check as one statement is rewritten in its
+	 * body; the uses of other macros testing need_resched are fixed where they are used
+	 * (check_macro_stmt, check_resched). */
+	check_resched_defines(&c);
 	refuse_cross_function_slots(&c, first);
+	if (opts->want && opts->verify_depth == 0)
+		header_macros_collect(&c);
 	cpu_stable_release(&c);
 	percpu_arrays_free(&c);
 	vec_release(&c.covered);

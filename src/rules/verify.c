@@ -525,7 +525,7 @@ static char *edit_refusal(const struct edit *e, const struct lines *l)
 		return xstrdup("the edit's span lies outside the file");
 	lines_pos(l, e->start.offset, &sl, &sc);
 	lines_pos(l, e->end.offset, &el, &ec);
-	if (line_in_define(l, sl))
+	if (line_in_define(l, sl) && !e->in_define)
 		return xasprintf("line %u is inside a #define body; spatch would rewrite the "
 				 "macro, fix it by hand", sl);
 	char *why = directive_refusal(l, sl, el, what);

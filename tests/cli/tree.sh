@@ -5,7 +5,9 @@
 # called with a lock held, an IRQ handler's callee, a struct irqaction and a
 # struct inet_protocol registration, a two-level chain), and each way it
 # must not be (a caller through a macro, a call from assembly, a cycle, a
-# caller with preemption on) leaves the finding.
+# caller with preemption on) leaves the finding. Macros of the tree's
+# headers that hide a site are reported at each use with their location,
+# and a reschedule check that is a whole macro body is rewritten there.
 . "$(dirname "$0")/lib.sh"
 
 cp -r "$SRC/fixtures/trees/fastnet" fastnet
@@ -27,12 +29,21 @@ if printf '%s\n' "$err" | grep -q 'callers across files'; then bad "--no-tree bu
 
 # a subdirectory alone: callers outside it are unknown...
 run scan fastnet/drivers/net
-if [ "$(sites)" = "$(printf '%s\n' 'drivers/net/fastnet_lib.c:21:12 P003' 'drivers/net/fastnet_lib.c:29:12 P003')" ]; then ok
-else bad "drivers/net alone: the IRQ handler's callee is atomic (same directory), the core's callee unknown"; fi
-# ...unless --context-root names the whole tree
+if [ "$(sites)" = "$(printf '%s\n' 'drivers/net/fastnet.c:60:16 P003' 'drivers/net/fastnet_lib.c:21:12 P003' 'drivers/net/fastnet_lib.c:29:12 P003')" ]; then ok
+else bad "drivers/net alone: the IRQ handler's callee is atomic (same directory), the core's callee unknown, the driver's header macro seen, the core header's not"; fi
+# ...unless --context-root names the whole tree (callers and header macros)
 run scan --context-root fastnet fastnet/drivers/net
-if [ "$(sites)" = "drivers/net/fastnet_lib.c:29:12 P003" ]; then ok
-else bad "--context-root: the subdirectory gets the whole tree's verdicts"; fi
+if [ "$(sites)" = "$(printf '%s\n' 'drivers/net/fastnet.c:44:7 P004' 'drivers/net/fastnet.c:60:16 P003' 'drivers/net/fastnet_lib.c:29:12 P003')" ]; then ok
+else bad "--context-root: the subdirectory gets the whole tree's verdicts and header macros"; fi
+
+# macros of the tree's headers: a site at each use, with the macro's location...
+run explain --context-root fastnet fastnet/drivers/net/fastnet.c:44
+expect_out 'fastq_should_yield\(\) is defined at fastnet/include/net/fastq.h:48 as `\(\(tsk\)->need_resched\)`' "a test macro of a header: where it is defined"
+run explain --context-root fastnet fastnet/drivers/net/fastnet.c:60
+expect_out 'FASTNET_THIS_CPU\(\) is defined at fastnet/drivers/net/fastnet_hw.h:9' "a CPU read behind a header macro"
+expect_out 'fix: none' "a CPU read inside an expression macro is not rewritten at the use"
+# ...except the whole check as one statement, rewritten in the header, its uses left as they are
+if sites | grep -q '^drivers/net/fastnet.c:5[0-4]:'; then bad "FASTQ_RELAX() use reported: the macro body is the site"; else ok; fi
 
 # explain shows the chain across files, or says that it was not followed
 run explain --context-root fastnet fastnet/drivers/net/fastnet_lib.c:21; expect_rc 0 "protected site: exit 0"
@@ -55,7 +66,9 @@ if sites | grep -q 'time.c:18'; then bad "without entry.S, the locked C caller m
 # diff plans exactly the remaining sites, verified with the same contexts
 cp -r "$SRC/fixtures/trees/fastnet" again
 run diff again; expect_rc 1 "diff of the tree: changes to show (exit 1, as diff(1))"
-expect_err '5 sites fixed \(get-cpu: 5\), 0 not fixed' "one fix per remaining site, none refused"
+expect_err '7 sites fixed \(get-cpu: 5, cond-resched: 2\), 0 not fixed' "one fix per remaining site, none refused"
 if [ "$(printf '%s\n' "$out" | grep -c '^+.*put_cpu')" -eq 5 ]; then ok; else bad "five put_cpu() inserted"; fi
+expect_out '^\+		cond_resched\(\); \\$' "the header macro's body rewritten, its continuation kept"
+expect_out '^-		if \(fastq_should_yield\(current\)\)$' "the header test macro's use rewritten"
 
 finish
