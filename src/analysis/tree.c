@@ -933,6 +933,56 @@ static void reason_add(struct buf *b, const char *s)
  * Decides name N from its uses: 1 settled (atomic or failed), 0 open
  * (waits for callers being followed), with new names added.
  */
+/*
+ * i386 interrupt entry stubs: BUILD_SMP_INTERRUPT(x, vector) (and the timer
+ * variant) expands to assembly that calls smp_x() from an interrupt gate, in
+ * hard-IRQ context; no C file names smp_x. Where such a stub is built for
+ * NAME, a reason (owned), else NULL.
+ */
+static char *interrupt_stub(const struct tree_context *t, const struct tname *x)
+{
+	static const char *const builders[] = {"BUILD_SMP_INTERRUPT", "BUILD_SMP_TIMER_INTERRUPT"};
+	if (x->len <= 4 + TREE_MIN_NAME || memcmp(x->name, "smp_", 4) != 0)
+		return NULL;
+	const char *stub = x->name + 4;
+	size_t sn = x->len - 4;
+	uint32_t h = ident_hash(stub, sn);
+	for (size_t i = 0; i < t->nfiles; i++) {
+		const struct tfile *f = &t->files[i];
+		if (!f->ids_done || !file_has(f, h))
+			continue;
+		char *text;
+		size_t len;
+		if (read_file(f->path, &text, &len) < 0)
+			continue;
+		char *found = NULL;
+		for (size_t b = 0; b < ARRAY_SIZE(builders) && !found; b++) {
+			size_t bn = strlen(builders[b]);
+			for (const char *p = memmem(text, len, builders[b], bn); p && !found;
+			     p = memmem(p + 1, len - (size_t)(p + 1 - text), builders[b], bn)) {
+				const char *q = p + bn, *end = text + len;
+				while (q < end && (*q == ' ' || *q == '\t'))
+					q++;
+				if (q == end || *q++ != '(')
+					continue;
+				while (q < end && (*q == ' ' || *q == '\t'))
+					q++;
+				if ((size_t)(end - q) <= sn || memcmp(q, stub, sn) != 0 || is_ident_char(q[sn]))
+					continue;
+				unsigned line = 1;
+				for (const char *c = text; c < p; c++)
+					line += *c == '\n';
+				found = xasprintf("interrupt entry: %s(%.*s, ...) at %s:%u builds the stub that calls "
+						  "it from an interrupt gate", builders[b], (int)sn, stub, f->path, line);
+			}
+		}
+		free(text);
+		if (found)
+			return found;
+	}
+	return NULL;
+}
+
 static int decide(struct tree_context *t, uint32_t n, bool *added)
 {
 	struct tname *x = &t->names.items[n];
@@ -1026,8 +1076,12 @@ static int decide(struct tree_context *t, uint32_t n, bool *added)
 			    xasprintf("every call in the tree is made with preemption off: %s%s",
 				      buf_cstr(&why), ncalls > 3 ? "; ..." : ""));
 	} else {
-		name_settle(x, T_FAILED, CTX_PROCESS,
-			    xstrdup("no caller and no registration in the tree: its callers are unknown"));
+		char *stub = interrupt_stub(t, x);
+		if (stub)
+			name_settle(x, T_ATOMIC, CTX_HARDIRQ, stub);
+		else
+			name_settle(x, T_FAILED, CTX_PROCESS,
+				    xstrdup("no caller and no registration in the tree: its callers are unknown"));
 	}
 	buf_release(&why);
 	if (x->state == T_ATOMIC) {
