@@ -551,6 +551,57 @@ static void test_textdiff(void)
 	buf_release(&b);
 }
 
+/*
+ * spatch is given only the functions that hold the sites of each run (the
+ * others blanked, lines kept), and the result spliced back is exactly what
+ * whole files give.
+ */
+static void test_slice(void)
+{
+	char rec[] = "/tmp/preemptify-slice-XXXXXX";
+	int fd = mkstemp(rec);
+	if (!CHECK(fd >= 0, "mkstemp"))
+		return;
+	close(fd);
+	setenv("FAKE_SPATCH_MODE", "record", 1);
+	setenv("FAKE_SPATCH_RECORD", rec, 1);
+	struct scan_result sr = SCAN_RESULT_INIT;
+	struct rewrite_result rr = REWRITE_RESULT_INIT;
+	struct rewrite_options o = REWRITE_OPTIONS_INIT;
+	char *srcs[ARRAY_SIZE(fixtures)];
+	char *fake = data_path("fake-spatch");
+	o.spatch = fake;
+	build_all(&sr, srcs);
+	CHECK(rewrite_plan(&sr, &o, &rr) == 0, "sliced rewrite_plan");
+	for (size_t i = 0; i < ARRAY_SIZE(fixtures); i++) {
+		char *p = data_path(fixtures[i].name);
+		check_expected(change_for(&rr, p), fixtures[i].expected);
+		free(p);
+	}
+	char *seen = slurp(rec);
+	/* the yield run of multi.c: give_up() and the declarations; rx() and unlock_fast() blanked */
+	bool sliced = false;
+	for (char *in = seen, *end; in && *in; in = end + 8) {
+		end = strstr(in, "=== end\n");
+		if (!end)
+			break;
+		*end = '\0';
+		if (strstr(in, "SCHED_YIELD") && strstr(in, "void give_up(void)\n{"))
+			sliced = strstr(in, "pkts") && !strstr(in, "unlock_fast") && !strstr(in, "d->busy") &&
+				 strstr(in, "\n \n");
+	}
+	CHECK(sliced, "the yield run on multi.c saw give_up() and the declarations, the other functions blanked");
+	free(seen);
+	rewrite_result_release(&rr);
+	for (size_t i = 0; i < ARRAY_SIZE(fixtures); i++)
+		free(srcs[i]);
+	free_scan(&sr);
+	free(fake);
+	unlink(rec);
+	unsetenv("FAKE_SPATCH_MODE");
+	unsetenv("FAKE_SPATCH_RECORD");
+}
+
 int main(int argc, char **argv)
 {
 	const char *only = argc > 1 ? argv[1] : "all";
@@ -581,5 +632,7 @@ int main(int argc, char **argv)
 		test_hostile_name();
 	if (all || strcmp(only, "changed-after-scan") == 0)
 		test_changed_after_scan();
+	if (all || strcmp(only, "slice") == 0)
+		test_slice();
 	return check_summary();
 }

@@ -72,6 +72,7 @@ int rewrite_cli_run(const struct cli_command *cmd, struct rewrite_cmd *c)
 	ro.jobs = c->scan.jobs;
 	ro.timeout_sec = o->timeout;
 	ro.spatch = o->spatch;
+	ro.no_slice = o->no_slice;
 	int nfail = rewrite_plan(&c->sr, &ro, &c->rr);
 	if (interrupted())
 		return EXIT_FAILED; /* nothing of an interrupted plan is shown or written */

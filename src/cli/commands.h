@@ -90,10 +90,13 @@ struct rewrite_cli {
 	int timeout;        /* seconds per spatch process */
 	const char *target; /* "2.6" or "modern" */
 	const char *spatch; /* the Coccinelle program */
+	bool no_slice;      /* spatch gets whole files */
 };
-#define REWRITE_CLI_INIT {60, "2.6", "spatch"}
+#define REWRITE_CLI_INIT {60, "2.6", "spatch", false}
 #define REWRITE_CLI_OPTIONS(o) \
 	{"timeout", 0, OPT_INT, &(o)->timeout, "SEC", "time limit per spatch process (default 60)"}, \
+	{"no-slice", 0, OPT_FLAG, &(o)->no_slice, NULL, \
+	 "give spatch whole files, not only the functions that hold sites (slower; for comparison)"}, \
 	{"target", 0, OPT_STRING, &(o)->target, "2.6|modern", "API generation to port to (default 2.6)"}, \
 	{"spatch", 0, OPT_STRING, &(o)->spatch, "PROG", "the Coccinelle spatch program (default: spatch on PATH)"}
 

@@ -20,6 +20,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <tree_sitter/api.h>
+
+#include "parse/source.h"
+#include "parse/ts.h"
 #include "util/embedded.h"
 #include "util/parallel.h"
 #include "util/spawn.h"
@@ -27,6 +31,8 @@
 #include "fix/textdiff.h"
 #include "fix/validate.h"
 #include "rules/verify.h"
+
+const TSLanguage *tree_sitter_c(void);
 
 /* One distinct edit, shared by every finding that planned it. */
 struct site {
@@ -207,6 +213,161 @@ done:
 	return ret;
 }
 
+/* ---- giving spatch only the functions it changes ------------------------ */
+
+/* Bytes [s, e) of line L of LI (with its newline). */
+static void line_span(const struct lines *li, unsigned L, size_t *s, size_t *e)
+{
+	*s = L >= 1 && L <= li->start.len ? li->start.items[L - 1] : li->len;
+	*e = L < li->start.len ? li->start.items[L] : li->len;
+}
+
+/* Does [s, e) of TEXT hold a preprocessor directive line? */
+static bool has_directive(const char *text, size_t s, size_t e)
+{
+	bool line_start = true;
+	for (size_t i = s; i < e; i++) {
+		char ch = text[i];
+		if (ch == '\n')
+			line_start = true;
+		else if (ch == '#' && line_start)
+			return true;
+		else if (ch != ' ' && ch != '\t')
+			line_start = false;
+	}
+	return false;
+}
+
+/*
+ * CUR with every top-level function that holds no site of this run blanked
+ * (its bytes but newlines made spaces: lines and columns stay), or NULL
+ * when nothing would be blanked. spatch's time goes into parsing and
+ * matching every function of its input; on a large file with one site
+ * most of it is wasted. A function with a preprocessor directive or a
+ * parse error stays whole: blanking it could unbalance an #if around it.
+ */
+static char *sliced_input(const char *path, const char *cur, size_t cur_len, const site_vec *sites,
+			  enum fix_kind kind, enum edit_op op, const char *group)
+{
+	struct lines li;
+	lines_init(&li, cur, cur_len);
+	VEC(size_t) at = VEC_INIT; /* [start, end] offsets of this run's sites */
+	for (size_t i = 0; i < sites->len; i++) {
+		const struct site *st = &sites->items[i];
+		if (st->lost || st->kind != kind || st->op != op || strcmp(st->group, group) != 0)
+			continue;
+		size_t a, b, x, y;
+		line_span(&li, st->line, &a, &b);
+		line_span(&li, st->end_line, &x, &y);
+		vec_push(&at, a);
+		vec_push(&at, y);
+	}
+	struct source src;
+	source_init(&src, path, xstrndup(cur, cur_len), cur_len);
+	TSParser *parser = ts_parser_new();
+	ts_parser_set_language(parser, tree_sitter_c());
+	TSTree *tree = ts_parser_parse_string(parser, NULL, src.parse_text, (uint32_t)cur_len);
+	char *out = NULL;
+	TSNode root = tree ? ts_tree_root_node(tree) : (TSNode){0};
+	for (uint32_t i = 0; tree && i < ts_node_named_child_count(root); i++) {
+		TSNode fn = ts_node_named_child(root, i);
+		if (!ts_type_is(fn, "function_definition") || ts_node_has_error(fn))
+			continue;
+		size_t s = ts_node_start_byte(fn), e = ts_node_end_byte(fn);
+		bool holds = false;
+		for (size_t k = 0; k + 1 < at.len && !holds; k += 2)
+			holds = at.items[k] < e && at.items[k + 1] > s;
+		if (holds || has_directive(cur, s, e))
+			continue;
+		if (!out)
+			out = xstrndup(cur, cur_len);
+		for (size_t b = s; b < e; b++)
+			if (out[b] != '\n')
+				out[b] = ' ';
+	}
+	if (tree)
+		ts_tree_delete(tree);
+	ts_parser_delete(parser);
+	source_release(&src);
+	vec_release(&at);
+	lines_release(&li);
+	return out;
+}
+
+/*
+ * CUR with the changes spatch made to SIN (CUR sliced: same lines) giving
+ * SOUT, or NULL when a change touches a line where SIN and CUR differ (a
+ * blanked line: the slice was not enough, run on the whole text instead).
+ */
+static char *splice_back(const char *cur, size_t cur_len, const char *sin, const char *sout, size_t sout_len,
+			 size_t *out_len)
+{
+	textdiff_hunk_vec hunks = VEC_INIT;
+	if (textdiff_hunks(sin, cur_len, sout, sout_len, &hunks) < 0)
+		return NULL;
+	struct lines lc, lo;
+	lines_init(&lc, cur, cur_len);
+	lines_init(&lo, sout, sout_len);
+	struct buf b = BUF_INIT;
+	size_t copied = 0; /* bytes of CUR already in B */
+	bool ok = true;
+	for (size_t i = 0; i < hunks.len && ok; i++) {
+		const struct textdiff_hunk *h = &hunks.items[i];
+		size_t from, to, x, y;
+		/* the old side: lines old_start.. (a pure insertion goes after old_start) */
+		unsigned first = h->old_lines ? h->old_start : h->old_start + 1;
+		line_span(&lc, first, &from, &x);
+		to = from;
+		if (h->old_lines) {
+			line_span(&lc, h->old_start + h->old_lines - 1, &x, &to);
+			ok = memcmp(cur + from, sin + from, to - from) == 0;
+		}
+		buf_add(&b, cur + copied, from - copied);
+		if (h->new_lines) {
+			size_t ns, ne;
+			line_span(&lo, h->new_start, &ns, &y);
+			line_span(&lo, h->new_start + h->new_lines - 1, &y, &ne);
+			buf_add(&b, sout + ns, ne - ns);
+		}
+		copied = to;
+	}
+	buf_add(&b, cur + copied, cur_len - copied);
+	lines_release(&lc);
+	lines_release(&lo);
+	vec_release(&hunks);
+	if (!ok) {
+		buf_release(&b);
+		return NULL;
+	}
+	*out_len = b.len;
+	return buf_detach(&b);
+}
+
+/*
+ * run_spatch() on the functions that hold this run's sites only, the
+ * result spliced back into CUR; on the whole of CUR when slicing does not
+ * apply or its result cannot be spliced.
+ */
+static int run_spatch_sliced(struct job *j, const char *dir, enum fix_kind kind, enum edit_op op,
+			     const char *group, const site_vec *sites, const char *cur, size_t cur_len,
+			     char **out, size_t *out_len, char **err)
+{
+	char *sin = j->opts->no_slice ? NULL : sliced_input(j->out->path, cur, cur_len, sites, kind, op, group);
+	if (!sin)
+		return run_spatch(j, dir, kind, op, group, sites, cur, cur_len, out, out_len, err);
+	char *sout = NULL;
+	size_t sout_len = 0;
+	int rc = run_spatch(j, dir, kind, op, group, sites, sin, cur_len, &sout, &sout_len, err);
+	if (rc == 0) {
+		*out = splice_back(cur, cur_len, sin, sout, sout_len, out_len);
+		free(sout);
+	}
+	free(sin);
+	if (rc == 0 && !*out)
+		return run_spatch(j, dir, kind, op, group, sites, cur, cur_len, out, out_len, err);
+	return rc;
+}
+
 /* ---- one file ---------------------------------------------------------- */
 
 static void refuse(struct file_change *c, struct finding *f, char *reason)
@@ -376,8 +537,8 @@ static int attempt(struct job *j, const char *dir, const bool *active, char **wh
 			size_t next_len = 0;
 			char gkey[sizeof sites.items[0].group];
 			snprintf(gkey, sizeof gkey, "%s", group);
-			if (run_spatch(j, dir, (enum fix_kind)kind, op, gkey, &sites, cur,
-				       cur_len, &next, &next_len, err) < 0)
+			if (run_spatch_sliced(j, dir, (enum fix_kind)kind, op, gkey, &sites, cur,
+					      cur_len, &next, &next_len, err) < 0)
 				goto done;
 			if (after_run(&sites, (enum fix_kind)kind, op, gkey, cur, cur_len, next, next_len,
 				      why, err) < 0) {

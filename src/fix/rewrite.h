@@ -18,8 +18,10 @@ struct rewrite_options {
 	const char *spatch; /* program name or path; default "spatch" */
 	/* the options the findings were scanned with (re-analysis uses them); NULL: defaults */
 	const struct scan_options *scan;
+	/* give spatch whole files, not only the functions that hold sites (for comparison) */
+	bool no_slice;
 };
-#define REWRITE_OPTIONS_INIT {TARGET_26, 0, 60, "spatch", NULL}
+#define REWRITE_OPTIONS_INIT {TARGET_26, 0, 60, "spatch", NULL, false}
 
 /* A fixable finding that was not changed, and why. */
 struct refusal {
