@@ -7,6 +7,8 @@
 #   bench/bench.sh [TREE] [RUNS]      (default: fixtures/drivers, 5 runs)
 #   PREEMPTIFY=path/to/preemptify bench/bench.sh /path/to/linux-2.4
 #   BASE=path/to/older/preemptify bench/bench.sh TREE   (also: this scan / BASE's)
+#   DIFF=1 bench/bench.sh TREE [RUNS]   (also: diff against the plain-Coccinelle
+#                                        baseline of bench/plain/, spatch process counts)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 tree=${1:-fixtures/drivers}
@@ -64,3 +66,19 @@ printf 'prefilter saving (no-prefilter / default) %s\n' "$(ratio "$tall" "$tn")"
 printf 'callers across files (scan / --no-tree) %s\n' "$(ratio "$tn" "$tnt")"
 [ -n "$tb" ] && printf 'this version over BASE (scan / BASE scan) %s\n' "$(ratio "$tn" "$tb")"
 printf 'cost over grep (scan -j %s / grep)       %s\n' "$cpus" "$(ratio "$tn" "$tg")"
+
+if [ -n "${DIFF:-}" ]; then
+	command -v spatch >/dev/null || { echo "bench: DIFF=1 needs spatch (apt-get install coccinelle)" >&2; exit 2; }
+	read -r td md < <(measure "$bin" diff -j "$cpus" "$tree")
+	read -r tdn mdn < <(measure "$bin" diff -j "$cpus" --no-batch --no-slice "$tree")
+	read -r tp mp < <(measure bench/plain/run.sh "$tree" "$cpus")
+	procs=$("$bin" diff -v -j "$cpus" "$tree" 2>&1 >/dev/null | sed -nE 's/^preemptify: ([0-9]+) spatch process.*\(([0-9]+) file runs.*/\1 processes, \2 file runs in shared ones/p')
+	procs1=$("$bin" diff -v -j "$cpus" --no-batch --no-slice "$tree" 2>&1 >/dev/null | sed -nE 's/^preemptify: ([0-9]+) spatch process.*/\1 processes/p')
+	printf '\n%-36s %8s %12s\n' "rewrite" "seconds" "peak RSS KiB"
+	printf '%-36s %8s %12s\n' "diff -j $cpus" "$td" "$md"
+	printf '%-36s %8s %12s\n' "diff -j $cpus --no-batch --no-slice" "$tdn" "$mdn"
+	printf '%-36s %8s %12s\n' "plain spatch, 4 patches, -j $cpus" "$tp" "$mp"
+	printf 'spatch processes: %s (--no-batch --no-slice: %s)\n' "$procs" "$procs1"
+	printf 'diff speed-up over plain Coccinelle (plain / diff) %s\n' "$(ratio "$tp" "$td")"
+	printf 'batching and slicing (--no-batch --no-slice / diff) %s\n' "$(ratio "$tdn" "$td")"
+fi

@@ -17,9 +17,11 @@
 @initialize:python@
 @@
 # Sidecar mode: -D sites=FILE names a file written by preemptify, one site
-# per line, tab-separated: OP LINE COL END_LINE END_COL NODE TEXT
-# (OP: R replace, A insert after, B insert before; LINE/COL 1-based, COL in
-# bytes; TEXT with \n, \t, \\ escaped). Only listed sites change.
+# per line, tab-separated: PATH OP LINE COL END_LINE END_COL NODE TEXT
+# (PATH: the input file as named on spatch's command line, so one run can
+# take many files; OP: R replace, A insert after, B insert before; LINE/COL
+# 1-based, COL in bytes; TEXT with \n, \t, \\ escaped). Only listed
+# sites change.
 # Standalone mode (no -D sites): only the rules marked standalone run.
 SITES = None
 
@@ -31,12 +33,12 @@ def sites_load(path):
             ln = ln.rstrip('\n')
             if not ln or ln[0] == '#':
                 continue
-            op, line, col, _el, _ec, _node, text = ln.split('\t', 6)
+            name, op, line, col, _el, _ec, _node, text = ln.split('\t', 7)
             text = text.replace('\\\\', '\0').replace('\\n', '\n').replace('\\t', '\t').replace('\0', '\\')
-            SITES[(op, int(line), int(col))] = text
+            SITES[(name, op, int(line), int(col))] = text
 
 def site_key(p, op):
-    return (op, int(p[0].line), int(p[0].column) + 1)
+    return (p[0].file, op, int(p[0].line), int(p[0].column) + 1)
 
 def site(p, op, prefix=''):
     if SITES is None:
@@ -50,7 +52,7 @@ def site_line(p, op, prefix=''):
     if SITES is None:
         return False
     line = int(p[0].line)
-    return any(k[0] == op and k[1] == line and t.startswith(prefix)
+    return any(k[0] == p[0].file and k[1] == op and k[2] == line and t.startswith(prefix)
                for k, t in SITES.items())
 
 def site_text(p, op):

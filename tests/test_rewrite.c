@@ -553,8 +553,8 @@ static void test_textdiff(void)
 
 /*
  * spatch is given only the functions that hold the sites of each run (the
- * others blanked, lines kept), and the result spliced back is exactly what
- * whole files give.
+ * others blanked, lines kept), the runs of several files share a process,
+ * and the results are exactly what whole files, one process each, give.
  */
 static void test_slice(void)
 {
@@ -578,6 +578,19 @@ static void test_slice(void)
 		check_expected(change_for(&rr, p), fixtures[i].expected);
 		free(p);
 	}
+	/* these four files need different fix kinds: no run can share a process (tests/cli/tree.sh has files that do) */
+	CHECK(rr.spatch_processes > 0 && rr.spatch_batched == 0, "%u processes, %u runs shared one",
+	      rr.spatch_processes, rr.spatch_batched);
+	/* one process per run: the same results */
+	struct rewrite_result alone = REWRITE_RESULT_INIT;
+	o.no_batch = true;
+	CHECK(rewrite_plan(&sr, &o, &alone) == 0, "rewrite_plan without batches");
+	for (size_t i = 0; i < ARRAY_SIZE(fixtures); i++) {
+		char *p = data_path(fixtures[i].name);
+		check_expected(change_for(&alone, p), fixtures[i].expected);
+		free(p);
+	}
+	rewrite_result_release(&alone);
 	char *seen = slurp(rec);
 	/* the yield run of multi.c: give_up() and the declarations; rx() and unlock_fast() blanked */
 	bool sliced = false;

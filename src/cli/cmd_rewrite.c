@@ -73,6 +73,7 @@ int rewrite_cli_run(const struct cli_command *cmd, struct rewrite_cmd *c)
 	ro.timeout_sec = o->timeout;
 	ro.spatch = o->spatch;
 	ro.no_slice = o->no_slice;
+	ro.no_batch = o->no_batch;
 	int nfail = rewrite_plan(&c->sr, &ro, &c->rr);
 	if (interrupted())
 		return EXIT_FAILED; /* nothing of an interrupted plan is shown or written */
@@ -229,6 +230,9 @@ static int run(const char *name, bool apply, int argc, char **argv)
 	}
 	fputs(buf_cstr(&out), stdout);
 	print_totals(&t, &e);
+	if (rw.scan.verbose)
+		fprintf(stderr, "preemptify: %u spatch process%s (%u file runs shared a process)\n",
+			rw.rr.spatch_processes, rw.rr.spatch_processes == 1 ? "" : "es", rw.rr.spatch_batched);
 	code = t.failed ? EXIT_FAILED : t.changed ? EXIT_FOUND : EXIT_OK;
 done:
 	buf_release(&out);

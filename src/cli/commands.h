@@ -91,12 +91,15 @@ struct rewrite_cli {
 	const char *target; /* "2.6" or "modern" */
 	const char *spatch; /* the Coccinelle program */
 	bool no_slice;      /* spatch gets whole files */
+	bool no_batch;      /* one spatch process per file and run */
 };
-#define REWRITE_CLI_INIT {60, "2.6", "spatch", false}
+#define REWRITE_CLI_INIT {60, "2.6", "spatch", false, false}
 #define REWRITE_CLI_OPTIONS(o) \
 	{"timeout", 0, OPT_INT, &(o)->timeout, "SEC", "time limit per spatch process (default 60)"}, \
 	{"no-slice", 0, OPT_FLAG, &(o)->no_slice, NULL, \
 	 "give spatch whole files, not only the functions that hold sites (slower; for comparison)"}, \
+	{"no-batch", 0, OPT_FLAG, &(o)->no_batch, NULL, \
+	 "one spatch process per file and run, not one for the runs of many files (slower; for comparison)"}, \
 	{"target", 0, OPT_STRING, &(o)->target, "2.6|modern", "API generation to port to (default 2.6)"}, \
 	{"spatch", 0, OPT_STRING, &(o)->spatch, "PROG", "the Coccinelle spatch program (default: spatch on PATH)"}
 

@@ -14,6 +14,9 @@
 
 #include <errno.h>
 #include <ftw.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -48,12 +51,18 @@ struct site {
 };
 typedef VEC(struct site) site_vec;
 
+struct batcher;
+
+/* Files rewritten at once when batching: their spatch runs share processes. */
+#define REWRITE_THREADS 256
+
 struct job {
 	const struct rewrite_options *opts;
 	const char *tmpdir;
 	size_t index;
 	VEC(struct finding *) findings;
 	struct file_change *out;
+	struct batcher *batch; /* shared by every job of the plan */
 };
 
 /* ---- verification of one run ------------------------------------------ */
@@ -113,16 +122,15 @@ static void sidecar_escape(struct buf *b, const char *s)
 static const char op_letter[] = {
 	[EDIT_REPLACE] = 'R', [EDIT_INSERT_AFTER] = 'A', [EDIT_INSERT_BEFORE] = 'B'};
 
-/* The sidecar file of one run: the sites of KIND/OP/GROUP not yet done, one a line. */
-static void sidecar(struct buf *side, enum fix_kind kind, enum edit_op op, const char *group,
+/* The sidecar lines of one run on input NAME: the sites of KIND/OP/GROUP not yet done, one a line. */
+static void sidecar(struct buf *side, const char *name, enum fix_kind kind, enum edit_op op, const char *group,
 		    const site_vec *sites)
 {
-	buf_puts(side, "# op line col end_line end_col node text\n");
 	for (size_t i = 0; i < sites->len; i++) {
 		const struct site *s = &sites->items[i];
 		if (s->kind != kind || s->op != op || s->lost || strcmp(s->group, group) != 0)
 			continue;
-		buf_printf(side, "%c\t%u\t%u\t%u\t0\t%s\t", op_letter[op], s->line, s->col,
+		buf_printf(side, "%s\t%c\t%u\t%u\t%u\t0\t%s\t", name, op_letter[op], s->line, s->col,
 			   s->end_line, s->node ? s->node : "-");
 		sidecar_escape(side, s->text);
 		buf_putc(side, '\n');
@@ -150,6 +158,14 @@ static char *spatch_failure(enum fix_kind kind, const struct spawn_result *res)
  * Runs spatch for the sites of KIND/OP/GROUP not yet done, from CUR to *OUT.
  * Returns 0, or -1 with *ERR set (spatch failed: the file's error).
  */
+/* The spatch input of J in its work directory DIR, relative to TMPDIR: fN/in.c (in.h for a header). */
+static char *input_name(const struct job *j, const char *dir)
+{
+	size_t plen = strlen(j->out->path), tl = strlen(j->tmpdir);
+	const char *rel = strncmp(dir, j->tmpdir, tl) == 0 && dir[tl] == '/' ? dir + tl + 1 : dir;
+	return xasprintf("%s/in.%s", rel, plen > 2 && strcmp(j->out->path + plen - 2, ".h") == 0 ? "h" : "c");
+}
+
 static int run_spatch(struct job *j, const char *dir, enum fix_kind kind, enum edit_op op,
 		      const char *group, const site_vec *sites, const char *cur, size_t cur_len, char **out,
 		      size_t *out_len, char **err)
@@ -162,16 +178,18 @@ static int run_spatch(struct job *j, const char *dir, enum fix_kind kind, enum e
 	 * spatch 1.1.1 copies its output with `sh -c "cp ... <input name>"`,
 	 * unquoted: it must never see a user's file name (docs/spatch.md).
 	 */
-	size_t plen = strlen(j->out->path);
-	char *in = xasprintf("%s/in.%s", dir, plen > 2 && strcmp(j->out->path + plen - 2, ".h") == 0 ? "h" : "c");
+	/* the input as named to spatch (relative to TMPDIR, where it runs): the sidecar's key */
+	char *in = input_name(j, dir);
 	char *outp = xasprintf("%s/out.c", dir), *sidep = xasprintf("%s/sites.txt", dir);
 	char *cocci = xasprintf("%s/cocci/%s.cocci", j->tmpdir, fix_name(kind));
 	char *sites_arg = xasprintf("sites=%s", sidep);
 	char *timeout = xasprintf("%d", timeout_sec);
+	char *in_path = xasprintf("%s/%s", j->tmpdir, in);
 
-	sidecar(&side, kind, op, group, sites);
+	buf_puts(&side, "# path op line col end_line end_col node text\n");
+	sidecar(&side, in, kind, op, group, sites);
 	unlink(outp);
-	if (write_file(sidep, side.ptr, side.len) < 0 || write_file(in, cur, cur_len) < 0) {
+	if (write_file(sidep, side.ptr, side.len) < 0 || write_file(in_path, cur, cur_len) < 0) {
 		*err = xstrdup(error_last());
 		goto done;
 	}
@@ -205,12 +223,261 @@ done:
 	spawn_result_release(&res);
 	buf_release(&side);
 	free(in);
+	free(in_path);
 	free(outp);
 	free(sidep);
 	free(cocci);
 	free(sites_arg);
 	free(timeout);
 	return ret;
+}
+
+/* ---- one spatch process for the runs of many files ---------------------- */
+
+/*
+ * Most of a spatch run is its start-up (Python, the rules), so the files
+ * are rewritten in lockstep: every file's thread computes until it needs a
+ * spatch run, then waits; when no thread is computing, the waiting runs
+ * are started together, one spatch process per fix kind and edit
+ * operation (split over the jobs) on all their inputs, the sidecar keyed
+ * by input name. A process that fails is not blamed on any file: each of
+ * its inputs then runs alone, so failures stay per file as before.
+ * Computing is limited to `jobs` threads at a time by tokens.
+ */
+struct request {
+	struct job *j;
+	const char *dir;
+	enum fix_kind kind;
+	enum edit_op op;
+	const char *group;
+	const site_vec *sites;
+	const char *text;
+	size_t len;
+	char *out;
+	size_t out_len;
+	bool ran;  /* OUT is the result; else the caller runs it alone */
+	bool done;
+	struct request *next;
+};
+
+struct batcher {
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	int tokens, computing, wanting;
+	bool running;
+	struct request *queue;
+	atomic_uint chunks; /* names the batch directories */
+	atomic_uint processes, batched; /* statistics */
+};
+
+static void batcher_enter(struct batcher *b)
+{
+	pthread_mutex_lock(&b->mu);
+	b->wanting++;
+	while (b->tokens == 0)
+		pthread_cond_wait(&b->cv, &b->mu);
+	b->tokens--;
+	b->wanting--;
+	b->computing++;
+	pthread_mutex_unlock(&b->mu);
+}
+
+static void batcher_leave(struct batcher *b)
+{
+	pthread_mutex_lock(&b->mu);
+	b->tokens++;
+	b->computing--;
+	pthread_cond_broadcast(&b->cv);
+	pthread_mutex_unlock(&b->mu);
+}
+
+struct chunk {
+	struct request **reqs;
+	size_t n;
+};
+
+/* One spatch process on the inputs of C (one fix kind and operation). */
+static void run_chunk(size_t i, void *ctx)
+{
+	struct chunk *c = &((struct chunk *)ctx)[i];
+	struct job *j0 = c->reqs[0]->j;
+	struct batcher *b = j0->batch;
+	int timeout_sec = j0->opts->timeout_sec > 0 ? j0->opts->timeout_sec : 60;
+	unsigned id = atomic_fetch_add(&b->chunks, 1);
+	char *cdir = xasprintf("%s/b%u", j0->tmpdir, id);
+	char *sidep = xasprintf("%s/sites.txt", cdir);
+	char *sites_arg = xasprintf("sites=%s", sidep);
+	char *cocci = xasprintf("%s/cocci/%s.cocci", j0->tmpdir, fix_name(c->reqs[0]->kind));
+	char *timeout = xasprintf("%d", timeout_sec);
+	struct buf side = BUF_INIT;
+	char **names = xcalloc(c->n, sizeof *names);
+	char **argv = xcalloc(c->n + 16, sizeof *argv);
+	bool ok = mkdir(cdir, 0700) == 0;
+	buf_puts(&side, "# path op line col end_line end_col node text\n");
+	for (size_t k = 0; k < c->n && ok; k++) {
+		struct request *r = c->reqs[k];
+		names[k] = input_name(r->j, r->dir);
+		char *path = xasprintf("%s/%s", j0->tmpdir, names[k]);
+		ok = write_file(path, r->text, r->len) == 0;
+		free(path);
+		sidecar(&side, names[k], r->kind, r->op, r->group, r->sites);
+	}
+	ok = ok && write_file(sidep, side.ptr, side.len) == 0;
+	struct spawn_result res = SPAWN_RESULT_INIT;
+	if (ok) {
+		size_t a = 0;
+		char *head[] = {(char *)j0->opts->spatch, "--sp-file", cocci, "-D", sites_arg, "--very-quiet",
+				"--no-show-diff", "--no-includes", "--timeout", timeout, "--in-place"};
+		for (size_t k = 0; k < ARRAY_SIZE(head); k++)
+			argv[a++] = head[k];
+		for (size_t k = 0; k < c->n; k++)
+			argv[a++] = names[k];
+		argv[a] = NULL;
+		atomic_fetch_add(&b->processes, 1);
+		ok = spawn_run(argv, j0->tmpdir, timeout_sec * (int)(c->n < 4 ? c->n : 4) + 5, &res) == 0 &&
+		     !res.timed_out && !res.signal && res.exit_code == 0;
+	}
+	for (size_t k = 0; k < c->n && ok; k++) {
+		struct request *r = c->reqs[k];
+		char *path = xasprintf("%s/%s", j0->tmpdir, names[k]);
+		r->ran = read_file(path, &r->out, &r->out_len) == 0;
+		free(path);
+	}
+	if (ok && c->n > 1)
+		atomic_fetch_add(&b->batched, (unsigned)c->n);
+	spawn_result_release(&res);
+	for (size_t k = 0; k < c->n; k++)
+		free(names[k]);
+	free(names);
+	free(argv);
+	buf_release(&side);
+	free(cdir);
+	free(sidep);
+	free(sites_arg);
+	free(cocci);
+	free(timeout);
+}
+
+/* Runs the queued requests ALL: grouped by fix kind and operation, each group split over the jobs. */
+static void run_batch(struct request *all, int jobs)
+{
+	size_t n = 0;
+	for (struct request *r = all; r; r = r->next)
+		n++;
+	struct request **v = xcalloc(n, sizeof *v);
+	size_t k = 0;
+	for (struct request *r = all; r; r = r->next)
+		v[k++] = r;
+	VEC(struct chunk) chunks = VEC_INIT;
+	bool *taken = xcalloc(n, sizeof *taken);
+	if (jobs <= 0)
+		jobs = parallel_default_jobs();
+	for (size_t i = 0; i < n; i++) {
+		if (taken[i])
+			continue;
+		size_t m = 0;
+		struct request **same = xcalloc(n, sizeof *same);
+		for (size_t q = i; q < n; q++)
+			if (!taken[q] && v[q]->kind == v[i]->kind && v[q]->op == v[i]->op)
+				same[m++] = v[q], taken[q] = true;
+		size_t parts = m < (size_t)jobs ? m : (size_t)jobs;
+		for (size_t p = 0; p < parts; p++) {
+			struct chunk c = {xcalloc(m / parts + 1, sizeof *c.reqs), 0};
+			for (size_t q = p; q < m; q += parts)
+				c.reqs[c.n++] = same[q];
+			vec_push(&chunks, c);
+		}
+		free(same);
+	}
+	parallel_for(chunks.len, jobs, run_chunk, chunks.items);
+	for (size_t i = 0; i < chunks.len; i++)
+		free(chunks.items[i].reqs);
+	vec_release(&chunks);
+	free(taken);
+	free(v);
+}
+
+/* Where R's step comes in a file's attempt(): fix kinds in order, each replace, insert after, insert before. */
+static unsigned step_order(const struct request *r)
+{
+	unsigned op = r->op == EDIT_REPLACE ? 0 : r->op == EDIT_INSERT_AFTER ? 1 : 2;
+	return (unsigned)r->kind * 3 + op;
+}
+
+/*
+ * Queues R and waits, without a token, until a batch has run it; the
+ * thread whose wait finds nobody computing starts the batch.
+ */
+static void batcher_wait(struct batcher *b, struct request *r, int jobs)
+{
+	pthread_mutex_lock(&b->mu);
+	r->next = b->queue;
+	b->queue = r;
+	b->tokens++;
+	b->computing--;
+	pthread_cond_broadcast(&b->cv);
+	while (!r->done) {
+		if (!b->running && b->computing == 0 && b->wanting == 0 && b->queue) {
+			/* the earliest step only: the files at later ones wait for the others to
+			 * catch up (every file takes the steps in the same order), so each
+			 * step is one process for all the files that need it */
+			unsigned first = UINT_MAX;
+			for (struct request *q = b->queue; q; q = q->next)
+				if (step_order(q) < first)
+					first = step_order(q);
+			struct request *all = NULL, **keep = &b->queue;
+			while (*keep) {
+				struct request *q = *keep;
+				if (step_order(q) == first) {
+					*keep = q->next;
+					q->next = all;
+					all = q;
+				} else {
+					keep = &q->next;
+				}
+			}
+			b->running = true;
+			pthread_mutex_unlock(&b->mu);
+			run_batch(all, jobs);
+			pthread_mutex_lock(&b->mu);
+			for (struct request *q = all; q; q = q->next)
+				q->done = true;
+			b->running = false;
+			pthread_cond_broadcast(&b->cv);
+		} else {
+			pthread_cond_wait(&b->cv, &b->mu);
+		}
+	}
+	b->wanting++;
+	while (b->tokens == 0)
+		pthread_cond_wait(&b->cv, &b->mu);
+	b->tokens--;
+	b->wanting--;
+	b->computing++;
+	pthread_mutex_unlock(&b->mu);
+}
+
+/* run_spatch(), in a batch with other files' runs when there is a batcher. */
+static int spatch_one(struct job *j, const char *dir, enum fix_kind kind, enum edit_op op, const char *group,
+		      const site_vec *sites, const char *text, size_t len, char **out, size_t *out_len, char **err)
+{
+	if (j->batch && !interrupted()) {
+		struct request r = {j, dir, kind, op, group, sites, text, len, NULL, 0, false, false, NULL};
+		batcher_wait(j->batch, &r, j->opts->jobs);
+		if (r.ran) {
+			*out = r.out;
+			*out_len = r.out_len;
+			return 0;
+		}
+		free(r.out);
+	}
+	if (interrupted()) {
+		*err = xstrdup("interrupted");
+		return -1;
+	}
+	if (j->batch)
+		atomic_fetch_add(&j->batch->processes, 1);
+	return run_spatch(j, dir, kind, op, group, sites, text, len, out, out_len, err);
 }
 
 /* ---- giving spatch only the functions it changes ------------------------ */
@@ -354,10 +621,10 @@ static int run_spatch_sliced(struct job *j, const char *dir, enum fix_kind kind,
 {
 	char *sin = j->opts->no_slice ? NULL : sliced_input(j->out->path, cur, cur_len, sites, kind, op, group);
 	if (!sin)
-		return run_spatch(j, dir, kind, op, group, sites, cur, cur_len, out, out_len, err);
+		return spatch_one(j, dir, kind, op, group, sites, cur, cur_len, out, out_len, err);
 	char *sout = NULL;
 	size_t sout_len = 0;
-	int rc = run_spatch(j, dir, kind, op, group, sites, sin, cur_len, &sout, &sout_len, err);
+	int rc = spatch_one(j, dir, kind, op, group, sites, sin, cur_len, &sout, &sout_len, err);
 	if (rc == 0) {
 		*out = splice_back(cur, cur_len, sin, sout, sout_len, out_len);
 		free(sout);
@@ -680,6 +947,8 @@ static void process_file(size_t i, void *ctx)
 	char **why = xcalloc(n ? n : 1, sizeof *why);
 	char *dir = xasprintf("%s/f%zu", j->tmpdir, j->index);
 
+	if (j->batch)
+		batcher_enter(j->batch);
 	size_t n_active = 0;
 	if (interrupted()) {
 		c->error = xstrdup("interrupted before it was rewritten");
@@ -733,6 +1002,8 @@ static void process_file(size_t i, void *ctx)
 		c->new_text = xstrndup(c->old_text, c->old_len);
 		c->new_len = c->old_len;
 	}
+	if (j->batch)
+		batcher_leave(j->batch);
 	for (size_t f = 0; f < n; f++)
 		free(why[f]);
 	free(why);
@@ -848,11 +1119,24 @@ int rewrite_plan(const struct scan_result *scan, const struct rewrite_options *o
 	jobs = plan_jobs(scan, out, &njobs);
 	struct rewrite_options o = *opts;
 	o.spatch = spatch;
+	int cpus = opts->jobs > 0 ? opts->jobs : parallel_default_jobs();
+	struct batcher b = {.tokens = cpus};
+	pthread_mutex_init(&b.mu, NULL);
+	pthread_cond_init(&b.cv, NULL);
+	atomic_init(&b.chunks, 0);
+	atomic_init(&b.processes, 0);
+	atomic_init(&b.batched, 0);
 	for (size_t k = 0; k < njobs; k++) {
 		jobs[k].opts = &o;
 		jobs[k].tmpdir = tmpdir;
+		jobs[k].batch = opts->no_batch ? NULL : &b;
 	}
-	parallel_for(njobs, opts->jobs, process_file, jobs);
+	/* batched: a thread per file (up to REWRITE_THREADS), `cpus` of them computing at a time */
+	parallel_for(njobs, opts->no_batch ? opts->jobs : REWRITE_THREADS, process_file, jobs);
+	out->spatch_processes = atomic_load(&b.processes);
+	out->spatch_batched = atomic_load(&b.batched);
+	pthread_cond_destroy(&b.cv);
+	pthread_mutex_destroy(&b.mu);
 	ret = 0;
 	for (size_t k = 0; k < njobs; k++)
 		ret += jobs[k].out->error != NULL;

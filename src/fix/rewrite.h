@@ -20,8 +20,10 @@ struct rewrite_options {
 	const struct scan_options *scan;
 	/* give spatch whole files, not only the functions that hold sites (for comparison) */
 	bool no_slice;
+	/* one spatch process per file and run instead of one per run of many files (for comparison) */
+	bool no_batch;
 };
-#define REWRITE_OPTIONS_INIT {TARGET_26, 0, 60, "spatch", NULL, false}
+#define REWRITE_OPTIONS_INIT {TARGET_26, 0, 60, "spatch", NULL, false, false}
 
 /* A fixable finding that was not changed, and why. */
 struct refusal {
@@ -43,8 +45,10 @@ struct file_change {
 
 struct rewrite_result {
 	VEC(struct file_change) files; /* in scan order; only files with fixable findings */
+	unsigned spatch_processes;     /* spatch processes started */
+	unsigned spatch_batched;       /* file runs made by a process shared with other files */
 };
-#define REWRITE_RESULT_INIT {VEC_INIT}
+#define REWRITE_RESULT_INIT {VEC_INIT, 0, 0}
 
 /*
  * Plans the rewrite of every file with fixable findings in SCAN (which must

@@ -77,5 +77,11 @@ expect_err '9 sites fixed \(get-cpu: 6, define-per-cpu: 1, cond-resched: 2\), 0 
 if [ "$(printf '%s\n' "$out" | grep -c '^+.*put_cpu')" -eq 6 ]; then ok; else bad "six put_cpu() inserted"; fi
 expect_out '^\+		cond_resched\(\); \\$' "the header macro's body rewritten, its continuation kept"
 expect_out '^-		if \(fastq_should_yield\(current\)\)$' "the header test macro's use rewritten"
+# the files' runs share spatch processes; whole files, one process each, give the same diff
+run diff -v again; expect_err 'preemptify: [0-9]+ spatch processes \([1-9][0-9]* file runs shared a process\)' "runs of several files share a spatch process"
+shared=$out
+run diff --no-batch --no-slice -v again
+expect_err 'preemptify: [0-9]+ spatch processes \(0 file runs shared a process\)' "--no-batch: one process per file and run"
+if [ "$out" = "$shared" ]; then ok; else bad "batched and sliced runs give the diff whole files give"; fi
 
 finish
