@@ -592,6 +592,11 @@ static void test_slice(void)
 	}
 	rewrite_result_release(&alone);
 	char *seen = slurp(rec);
+	/* spatch is told which Python to start (the interpreter python3 resolves to), when there is one */
+	char *py = NULL;
+	if (spawn_find_program("python3", &py) == 0)
+		CHECK(strstr(seen, "=== args --python /") != NULL, "spatch runs get --python PATH");
+	free(py);
 	/* the yield run of multi.c: give_up() and the declarations; rx() and unlock_fast() blanked */
 	bool sliced = false;
 	for (char *in = seen, *end; in && *in; in = end + 8) {

@@ -63,6 +63,7 @@ struct job {
 	VEC(struct finding *) findings;
 	struct file_change *out;
 	struct batcher *batch; /* shared by every job of the plan */
+	const char *python;    /* spatch --python: the interpreter, resolved once; or NULL */
 };
 
 /* ---- verification of one run ------------------------------------------ */
@@ -193,9 +194,14 @@ static int run_spatch(struct job *j, const char *dir, enum fix_kind kind, enum e
 		*err = xstrdup(error_last());
 		goto done;
 	}
-	char *argv[] = {(char *)j->opts->spatch, "--sp-file", cocci, "-D", sites_arg,
-			"--very-quiet", "--no-show-diff", "--no-includes", "--timeout", timeout,
-			"-o", outp, in, NULL};
+	char *argv[16] = {(char *)j->opts->spatch, "--sp-file", cocci, "-D", sites_arg,
+			  "--very-quiet", "--no-show-diff", "--no-includes", "--timeout", timeout,
+			  "-o", outp, in, NULL};
+	if (j->python) {
+		memmove(argv + 3, argv + 1, 13 * sizeof *argv); /* with the NULL */
+		argv[1] = "--python";
+		argv[2] = (char *)j->python;
+	}
 	/* spatch's own --timeout covers matching; ours also covers parsing.
 	 * It runs in TMPDIR: it resolves #include "cocci/sidecar.cocci" there. */
 	if (spawn_run(argv, j->tmpdir, timeout_sec + 5, &res) < 0) {
@@ -330,6 +336,10 @@ static void run_chunk(size_t i, void *ctx)
 				"--no-show-diff", "--no-includes", "--timeout", timeout, "--in-place"};
 		for (size_t k = 0; k < ARRAY_SIZE(head); k++)
 			argv[a++] = head[k];
+		if (j0->python) {
+			argv[a++] = "--python";
+			argv[a++] = (char *)j0->python;
+		}
 		for (size_t k = 0; k < c->n; k++)
 			argv[a++] = names[k];
 		argv[a] = NULL;
@@ -1013,6 +1023,30 @@ static void process_file(size_t i, void *ctx)
 
 /* ---- the plan ----------------------------------------------------------- */
 
+/*
+ * The Python interpreter spatch would start, resolved once: spatch runs
+ * `python3` from PATH in every process to find it, and when that is a
+ * wrapper (a pyenv shim is a shell script) the wrapper's start-up is most
+ * of each spatch run (0.8 s against 0.16 s measured). The interpreter's own
+ * path, given with --python, is the same Python without the detour. NULL
+ * when python3 is not found or does not answer: spatch then finds its own.
+ */
+static char *resolve_python(void)
+{
+	char *py = NULL;
+	if (spawn_find_program("python3", &py) < 0)
+		return NULL;
+	char *argv[] = {py, "-c", "import sys; sys.stdout.write(sys.executable)", NULL};
+	struct spawn_result res = SPAWN_RESULT_INIT;
+	char *exe = NULL;
+	if (spawn_run(argv, NULL, 20, &res) == 0 && !res.timed_out && !res.signal && res.exit_code == 0 &&
+	    res.output && res.output[0] == '/' && !strchr(res.output, '\n') && access(res.output, X_OK) == 0)
+		exe = xstrdup(res.output);
+	spawn_result_release(&res);
+	free(py);
+	return exe;
+}
+
 static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
 {
 	(void)st;
@@ -1126,10 +1160,12 @@ int rewrite_plan(const struct scan_result *scan, const struct rewrite_options *o
 	atomic_init(&b.chunks, 0);
 	atomic_init(&b.processes, 0);
 	atomic_init(&b.batched, 0);
+	char *python = njobs ? resolve_python() : NULL;
 	for (size_t k = 0; k < njobs; k++) {
 		jobs[k].opts = &o;
 		jobs[k].tmpdir = tmpdir;
 		jobs[k].batch = opts->no_batch ? NULL : &b;
+		jobs[k].python = python;
 	}
 	/* batched: a thread per file (up to REWRITE_THREADS), `cpus` of them computing at a time */
 	parallel_for(njobs, opts->no_batch ? opts->jobs : REWRITE_THREADS, process_file, jobs);
@@ -1137,6 +1173,7 @@ int rewrite_plan(const struct scan_result *scan, const struct rewrite_options *o
 	out->spatch_batched = atomic_load(&b.batched);
 	pthread_cond_destroy(&b.cv);
 	pthread_mutex_destroy(&b.mu);
+	free(python);
 	ret = 0;
 	for (size_t k = 0; k < njobs; k++)
 		ret += jobs[k].out->error != NULL;
