@@ -12,6 +12,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -38,6 +39,45 @@ static const struct cli_option *find_long(const struct cli_option *opts, const c
 		if (strlen(o->name) == len && strncmp(o->name, name, len) == 0)
 			return o;
 	return NULL;
+}
+
+/* Edit distance (insertions, deletions, substitutions, swaps of neighbours) of A[0..n) and B. */
+static size_t edit_distance(const char *a, size_t n, const char *b)
+{
+	size_t m = strlen(b);
+	if (n > 64 || m > 64)
+		return SIZE_MAX;
+	size_t d[65][65];
+	for (size_t i = 0; i <= n; i++)
+		d[i][0] = i;
+	for (size_t k = 0; k <= m; k++)
+		d[0][k] = k;
+	for (size_t i = 1; i <= n; i++)
+		for (size_t k = 1; k <= m; k++) {
+			size_t best = d[i - 1][k - 1] + (a[i - 1] != b[k - 1]);
+			if (d[i - 1][k] + 1 < best)
+				best = d[i - 1][k] + 1;
+			if (d[i][k - 1] + 1 < best)
+				best = d[i][k - 1] + 1;
+			if (i > 1 && k > 1 && a[i - 1] == b[k - 2] && a[i - 2] == b[k - 1] && d[i - 2][k - 2] + 1 < best)
+				best = d[i - 2][k - 2] + 1;
+			d[i][k] = best;
+		}
+	return d[n][m];
+}
+
+/* The long option closest to the mistyped NAME[0..len), if close enough to be what was meant. */
+static const struct cli_option *nearest_long(const struct cli_option *opts, const char *name, size_t len)
+{
+	const struct cli_option *best = NULL;
+	size_t best_d = SIZE_MAX;
+	for (const struct cli_option *o = opts; o->name; o++) {
+		size_t dist = edit_distance(name, len, o->name);
+		if (dist < best_d)
+			best = o, best_d = dist;
+	}
+	/* a typo, not another word: at most 2 edits, and fewer than a third of the name */
+	return best && best_d <= 2 && best_d * 3 < strlen(best->name) ? best : NULL;
 }
 
 static const struct cli_option *find_short(const struct cli_option *opts, char c)
@@ -125,7 +165,12 @@ int cli_parse(const struct cli_command *cmd, const struct cli_option *opts,
 			const struct cli_option *o = find_long(opts, name, len);
 			char *spelled = xasprintf("--%.*s", (int)len, name);
 			int rc = 0;
-			if (!o) {
+			const struct cli_option *near = o ? NULL : nearest_long(opts, name, len);
+			if (!o && near) {
+				fprintf(stderr, "preemptify %s: unknown option '%s'; did you mean '--%s'? (see 'preemptify "
+					"%s --help')\n", cmd_name(cmd), spelled, near->name, cmd_name(cmd));
+				rc = -1;
+			} else if (!o) {
 				cli_error(cmd, "unknown option '%s'", spelled);
 				rc = -1;
 			} else if (!takes_arg(o) && eq) {

@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "cli/commands.h"
 #include "analysis/kernel_api.h"
@@ -376,8 +377,16 @@ int cmd_explain(int argc, char **argv)
 		rc = p > 0 ? EXIT_OK : EXIT_USAGE;
 		goto done;
 	}
-	if (args.len != 1 || parse_location(args.items[0], &file, &line, &col) < 0) {
-		fprintf(stderr, "preemptify explain: expected one FILE:LINE argument (see 'preemptify explain --help')\n");
+	struct stat st;
+	bool whole = false; /* FILE alone: every site of the file */
+	if (args.len == 1 && parse_location(args.items[0], &file, &line, &col) < 0 &&
+	    stat(args.items[0], &st) == 0 && S_ISREG(st.st_mode)) {
+		free(file);
+		file = xstrdup(args.items[0]);
+		line = col = 0;
+		whole = true;
+	} else if (args.len != 1 || !file) {
+		fprintf(stderr, "preemptify explain: expected one FILE or FILE:LINE argument (see 'preemptify explain --help')\n");
 		goto done;
 	}
 	struct scan_options so = SCAN_OPTIONS_INIT;
@@ -401,7 +410,7 @@ int cmd_explain(int argc, char **argv)
 	size_t shown = 0, flagged = 0;
 	for (size_t i = 0; i < r.findings.len; i++) {
 		const struct finding *f = &r.findings.items[i];
-		if (f->pos.line != line || (col && f->pos.column != col))
+		if (!whole && (f->pos.line != line || (col && f->pos.column != col)))
 			continue;
 		if (shown++)
 			putchar('\n');
@@ -410,11 +419,13 @@ int cmd_explain(int argc, char **argv)
 	}
 	for (size_t i = 0; i < r.diagnostics.len; i++) {
 		const struct diagnostic *d = &r.diagnostics.items[i];
-		if (d->line == line) {
+		if (whole ? d->line != 0 : d->line == line) {
 			printf("%s%s:%u:%u: %s\n", shown++ ? "\n" : "", d->file, d->line, d->column, d->message);
 		}
 	}
-	if (!shown) {
+	if (!shown && whole) {
+		printf("%s: no candidate site in this file\n", file);
+	} else if (!shown) {
 		printf("%s:%u: no candidate site on this line", file, line);
 		const char *sep = "; sites in this file are on lines ";
 		unsigned last = 0, listed = 0;

@@ -11,7 +11,7 @@
 /* One row per command: adding a command is adding a row (and its cmd_ function). */
 static const struct cli_command commands[] = {
 	{"scan", "[options] PATH...", "Report code that is not safe under 2.6 kernel preemption.", cmd_scan},
-	{"explain", "[options] FILE:LINE", "Show the reasoning and planned fix for the sites on one line.", cmd_explain},
+	{"explain", "[options] FILE[:LINE]", "Show the reasoning and planned fix for the sites on one line, or in a file.", cmd_explain},
 	{"rules", "[RULE...]", "Describe the rules and the fixes each may plan.", cmd_rules},
 	{"diff", "[options] PATH...", "Show the fixes as a unified diff; nothing is written.", cmd_diff},
 	{"apply", "[options] PATH...", "Write the fixes into the files, atomically.", cmd_apply},

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# explain FILE:LINE and rules.
+# explain FILE:LINE, explain FILE and rules.
 . "$(dirname "$0")/lib.sh"
 
 run rules; expect_rc 0 "rules"
@@ -19,5 +19,12 @@ run explain ok.c:2:1:; expect_rc 0 "explain accepts FILE:LINE:COL: as printed by
 run explain "$SRC/fixtures/drivers/port/slot_pair.c:25"; expect_rc 1 "explain a flagged slot-pair site"
 expect_out 'fix: none' "a slot pair is not fixed"
 expect_out 'stat_leave\(\) \(line 34\)' "the refusal names the other function and its line"
+# FILE alone: every site of the file, flagged and protected
+run explain "$SRC/fixtures/drivers/char/nvram_compat.c"; expect_rc 1 "explain FILE with a flagged site"
+if [ "$(printf '%s\n' "$out" | grep -c 'nvram_compat\.c:[0-9]*:[0-9]*: P004 resched: ')" -eq 3 ]; then ok
+else bad "explain FILE shows the file's three P004 sites"; fi
+expect_out 'nvram_compat\.c:117:7: P004 resched: flagged' "the flagged one among them"
+run explain ok.c; expect_rc 0 "explain FILE without sites"
+expect_out '^ok\.c: no candidate site in this file$' "explain FILE says there is nothing"
 run explain missing.c:3; expect_rc 3 "explain of a missing file"; expect_err 'missing\.c' "explain names it"
 finish

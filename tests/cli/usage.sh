@@ -41,7 +41,12 @@ run scan --verbose=1 ok.c; expect_rc 2 "flag with a value"; expect_err "option '
 run scan --ignore P009 ok.c; expect_rc 2 "unknown rule"; expect_err "option '--ignore': unknown rule 'P009'" "rule named"
 run scan; expect_rc 2 "scan without PATH"; expect_err "no PATH given" "no PATH"
 run explain; expect_rc 2 "explain without FILE:LINE"
-run explain ok.c; expect_rc 2 "explain without a line"; expect_err "expected one FILE:LINE" "explain usage"
+run explain ok.c:x; expect_rc 2 "explain of neither FILE nor FILE:LINE"; expect_err "expected one FILE or FILE:LINE" "explain usage"
+run scan --contxt-root . ok.c; expect_rc 2 "a mistyped option"
+expect_err "^preemptify scan: unknown option '--contxt-root'; did you mean '--context-root'\?" "did you mean the nearest option"
+run scan --frobnicate ok.c; expect_rc 2 "an option nothing like ours"
+expect_no_out "did you mean" "no guess for an unrelated word"
+if printf '%s\n' "$err" | grep -q "did you mean"; then bad "no guess for an unrelated word (stderr)"; else ok; fi
 run explain ok.c:0; expect_rc 2 "explain line 0"
 run rules P042; expect_rc 2 "rules with an unknown rule"; expect_err "unknown rule 'P042'" "rules names it"
 finish
