@@ -12,7 +12,6 @@
 #include <errno.h>
 #include <limits.h>
 #include <stdarg.h>
-#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -41,38 +40,32 @@ static const struct cli_option *find_long(const struct cli_option *opts, const c
 	return NULL;
 }
 
-/* Edit distance (insertions, deletions, substitutions, swaps of neighbours) of A[0..n) and B. */
-static size_t edit_distance(const char *a, size_t n, const char *b)
+size_t cli_edit_distance(const char *a, size_t la, const char *b)
 {
-	size_t m = strlen(b);
-	if (n > 64 || m > 64)
-		return SIZE_MAX;
-	size_t d[65][65];
-	for (size_t i = 0; i <= n; i++)
+	size_t lb = strlen(b);
+	if (la > 31 || lb > 31)
+		return 32;
+	size_t d[32][32];
+	for (size_t i = 0; i <= la; i++)
 		d[i][0] = i;
-	for (size_t k = 0; k <= m; k++)
-		d[0][k] = k;
-	for (size_t i = 1; i <= n; i++)
-		for (size_t k = 1; k <= m; k++) {
-			size_t best = d[i - 1][k - 1] + (a[i - 1] != b[k - 1]);
-			if (d[i - 1][k] + 1 < best)
-				best = d[i - 1][k] + 1;
-			if (d[i][k - 1] + 1 < best)
-				best = d[i][k - 1] + 1;
-			if (i > 1 && k > 1 && a[i - 1] == b[k - 2] && a[i - 2] == b[k - 1] && d[i - 2][k - 2] + 1 < best)
-				best = d[i - 2][k - 2] + 1;
-			d[i][k] = best;
+	for (size_t j = 0; j <= lb; j++)
+		d[0][j] = j;
+	for (size_t i = 1; i <= la; i++)
+		for (size_t j = 1; j <= lb; j++) {
+			size_t sub = d[i - 1][j - 1] + (a[i - 1] != b[j - 1]);
+			size_t del = d[i - 1][j] + 1, ins = d[i][j - 1] + 1;
+			d[i][j] = sub < del ? (sub < ins ? sub : ins) : (del < ins ? del : ins);
 		}
-	return d[n][m];
+	return d[la][lb];
 }
 
 /* The long option closest to the mistyped NAME[0..len), if close enough to be what was meant. */
 static const struct cli_option *nearest_long(const struct cli_option *opts, const char *name, size_t len)
 {
 	const struct cli_option *best = NULL;
-	size_t best_d = SIZE_MAX;
+	size_t best_d = 32;
 	for (const struct cli_option *o = opts; o->name; o++) {
-		size_t dist = edit_distance(name, len, o->name);
+		size_t dist = cli_edit_distance(name, len, o->name);
 		if (dist < best_d)
 			best = o, best_d = dist;
 	}

@@ -49,6 +49,10 @@ struct cli_command {
 int cli_parse(const struct cli_command *cmd, const struct cli_option *opts,
 	      int argc, char **argv, struct strvec *positional);
 
+/* Edit distance of A[0..LA) and B (insertions, deletions, substitutions), for "did you mean";
+ * 32 when either is longer than 31. */
+size_t cli_edit_distance(const char *a, size_t la, const char *b);
+
 /* Prints "usage: preemptify CMD SYNOPSIS", the summary and the options. */
 void cli_usage(FILE *out, const struct cli_command *cmd, const struct cli_option *opts);
 

@@ -38,32 +38,12 @@ static const struct cli_command *find_command(const char *name)
 	return cmd->run ? cmd : NULL;
 }
 
-/* Edit distance, for "did you mean"; names are short. */
-static size_t distance(const char *a, const char *b)
-{
-	size_t la = strlen(a), lb = strlen(b);
-	if (la > 31 || lb > 31)
-		return 32;
-	size_t d[32][32];
-	for (size_t i = 0; i <= la; i++)
-		d[i][0] = i;
-	for (size_t j = 0; j <= lb; j++)
-		d[0][j] = j;
-	for (size_t i = 1; i <= la; i++)
-		for (size_t j = 1; j <= lb; j++) {
-			size_t sub = d[i - 1][j - 1] + (a[i - 1] != b[j - 1]);
-			size_t del = d[i - 1][j] + 1, ins = d[i][j - 1] + 1;
-			d[i][j] = sub < del ? (sub < ins ? sub : ins) : (del < ins ? del : ins);
-		}
-	return d[la][lb];
-}
-
 static int unknown_command(const char *name)
 {
 	const char *best = NULL;
 	size_t best_d = 3; /* suggest only close misspellings */
 	for (size_t i = 0; i < ARRAY_SIZE(commands); i++) {
-		size_t d = distance(name, commands[i].name);
+		size_t d = cli_edit_distance(name, strlen(name), commands[i].name);
 		if (d < best_d) {
 			best_d = d;
 			best = commands[i].name;

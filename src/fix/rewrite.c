@@ -35,8 +35,6 @@
 #include "fix/validate.h"
 #include "rules/verify.h"
 
-const TSLanguage *tree_sitter_c(void);
-
 /* One distinct edit, shared by every finding that planned it. */
 struct site {
 	enum fix_kind kind;
@@ -276,15 +274,21 @@ struct batcher {
 	atomic_uint processes, batched; /* statistics */
 };
 
-static void batcher_enter(struct batcher *b)
+/* Waits for a token (B->mu held) and counts the thread as computing. */
+static void take_token(struct batcher *b)
 {
-	pthread_mutex_lock(&b->mu);
 	b->wanting++;
 	while (b->tokens == 0)
 		pthread_cond_wait(&b->cv, &b->mu);
 	b->tokens--;
 	b->wanting--;
 	b->computing++;
+}
+
+static void batcher_enter(struct batcher *b)
+{
+	pthread_mutex_lock(&b->mu);
+	take_token(b);
 	pthread_mutex_unlock(&b->mu);
 }
 
@@ -458,12 +462,7 @@ static void batcher_wait(struct batcher *b, struct request *r, int jobs)
 			pthread_cond_wait(&b->cv, &b->mu);
 		}
 	}
-	b->wanting++;
-	while (b->tokens == 0)
-		pthread_cond_wait(&b->cv, &b->mu);
-	b->tokens--;
-	b->wanting--;
-	b->computing++;
+	take_token(b);
 	pthread_mutex_unlock(&b->mu);
 }
 
@@ -541,9 +540,7 @@ static char *sliced_input(const char *path, const char *cur, size_t cur_len, con
 	}
 	struct source src;
 	source_init(&src, path, xstrndup(cur, cur_len), cur_len);
-	TSParser *parser = ts_parser_new();
-	ts_parser_set_language(parser, tree_sitter_c());
-	TSTree *tree = ts_parser_parse_string(parser, NULL, src.parse_text, (uint32_t)cur_len);
+	TSTree *tree = ts_parse_c(src.parse_text, cur_len);
 	char *out = NULL;
 	TSNode root = tree ? ts_tree_root_node(tree) : (TSNode){0};
 	for (uint32_t i = 0; tree && i < ts_node_named_child_count(root); i++) {
@@ -564,7 +561,6 @@ static char *sliced_input(const char *path, const char *cur, size_t cur_len, con
 	}
 	if (tree)
 		ts_tree_delete(tree);
-	ts_parser_delete(parser);
 	source_release(&src);
 	vec_release(&at);
 	lines_release(&li);

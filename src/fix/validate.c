@@ -14,8 +14,6 @@
 #include "parse/ts.h"
 #include "rules/verify.h"
 
-const TSLanguage *tree_sitter_c(void);
-
 /* ---- tokens -------------------------------------------------------------- */
 
 struct tok {
@@ -330,9 +328,7 @@ static char *function_at(const char *path, const char *text, size_t len, size_t 
 {
 	struct source src;
 	source_init(&src, path, xstrndup(text, len), len);
-	TSParser *p = ts_parser_new();
-	ts_parser_set_language(p, tree_sitter_c());
-	TSTree *tree = ts_parser_parse_string(p, NULL, src.parse_text, (uint32_t)len);
+	TSTree *tree = ts_parse_c(src.parse_text, len);
 	char *name = NULL;
 	TSNode n = tree ? ts_node_descendant_for_byte_range(ts_tree_root_node(tree), (uint32_t)offset,
 							     (uint32_t)offset) : ts_null();
@@ -346,7 +342,6 @@ static char *function_at(const char *path, const char *text, size_t len, size_t 
 				ts_node_end_byte(d) - ts_node_start_byte(d));
 	ts_parent_forget(tree);
 	ts_tree_delete(tree);
-	ts_parser_delete(p);
 	source_release(&src);
 	return name;
 }

@@ -24,6 +24,17 @@ static _Thread_local struct {
 	uint32_t n, cap;
 } top;
 
+const TSLanguage *tree_sitter_c(void);
+
+TSTree *ts_parse_c(const char *text, size_t len)
+{
+	TSParser *p = ts_parser_new();
+	ts_parser_set_language(p, tree_sitter_c());
+	TSTree *tree = ts_parser_parse_string(p, NULL, text, (uint32_t)len);
+	ts_parser_delete(p);
+	return tree;
+}
+
 void ts_parent_forget(const TSTree *tree)
 {
 	if (top.tree == tree) {

@@ -9,6 +9,13 @@
 #include <stddef.h>
 #include <tree_sitter/api.h>
 
+/*
+ * TEXT[0..LEN) parsed as C (the npm grammar), with a parser made and freed
+ * here; NULL when tree-sitter gives up. Free with ts_parent_forget() and
+ * ts_tree_delete().
+ */
+TSTree *ts_parse_c(const char *text, size_t len);
+
 /* The null node (ts_node_is_null() is true): "no such node". */
 TSNode ts_null(void);
 

@@ -345,12 +345,7 @@ static bool define_is_shim(const struct ctx *c, const struct macro_def *d)
 {
 	if (strcmp(d->name, "need_resched") == 0 || strcmp(d->name, "cond_resched") == 0)
 		return true;
-	for (size_t k = 0; k < c->src->defs.len; k++)
-		if (&c->src->defs.items[k] != d && strcmp(c->src->defs.items[k].name, d->name) == 0)
-			return true;
-	TSNode root = ts_tree_root_node(c->fa->tree);
-	TSNode at = ts_node_descendant_for_byte_range(root, (uint32_t)d->offset, (uint32_t)d->offset);
-	return version_guarded(c, at) || in_dead_code(c, at);
+	return define_conditional(c, d) || in_dead_code(c, define_node(c, d));
 }
 
 /* The body of this file's #define D: tokens of its replacement text (after the name and parameters). */

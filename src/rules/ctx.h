@@ -248,6 +248,10 @@ void resched_tests_stay(struct ctx *c, const struct fn *f);
 
 /* Answers #resched-test? and #resched-macro? of grammars/sites.scm. */
 bool resched_host_pred(const struct ctx *c, const char *name, TSNode n);
+/* The node at this file's #define D (for version_guarded(), in_dead_code()). */
+TSNode define_node(const struct ctx *c, const struct macro_def *d);
+/* Is D defined in two #if arms of the file, or version-guarded (a compatibility definition)? */
+bool define_conditional(const struct ctx *c, const struct macro_def *d);
 /* P004 sites inside this file's #define bodies: rewritten in the body (check_resched.c). */
 void check_resched_defines(struct ctx *c);
 

@@ -48,6 +48,20 @@ char *macro_location(const struct ctx *c, const struct macro_def *d)
 	return xasprintf("line %u", source_pos(c->src, d->offset).line);
 }
 
+TSNode define_node(const struct ctx *c, const struct macro_def *d)
+{
+	TSNode root = ts_tree_root_node(c->fa->tree);
+	return ts_node_descendant_for_byte_range(root, (uint32_t)d->offset, (uint32_t)d->offset);
+}
+
+bool define_conditional(const struct ctx *c, const struct macro_def *d)
+{
+	for (size_t k = 0; k < c->src->defs.len; k++)
+		if (&c->src->defs.items[k] != d && strcmp(c->src->defs.items[k].name, d->name) == 0)
+			return true; /* #if arms: the name means different things */
+	return version_guarded(c, define_node(c, d));
+}
+
 /* Is PATH under an include/ directory (the kernel's own API headers)? */
 static bool in_include_dir(const char *path)
 {
@@ -59,7 +73,6 @@ void header_macros_collect(struct ctx *c)
 	size_t n = strlen(c->src->path);
 	if (n < 2 || strcmp(c->src->path + n - 2, ".h") != 0)
 		return;
-	TSNode root = ts_tree_root_node(c->fa->tree);
 	for (size_t i = 0; i < c->src->defs.len; i++) {
 		const struct macro_def *d = &c->src->defs.items[i];
 		enum tree_macro_kind kind;
@@ -69,11 +82,7 @@ void header_macros_collect(struct ctx *c)
 			kind = MACRO_CPU; /* the kernel's own macros (in_interrupt()) are 2.6's to port */
 		else
 			continue;
-		bool twice = false; /* #if arms: the name means different things */
-		for (size_t k = 0; k < c->src->defs.len && !twice; k++)
-			twice = k != i && strcmp(c->src->defs.items[k].name, d->name) == 0;
-		TSNode at = ts_node_descendant_for_byte_range(root, (uint32_t)d->offset, (uint32_t)d->offset);
-		if (twice || version_guarded(c, at))
+		if (define_conditional(c, d))
 			continue;
 		struct tree_macro t = {{xstrdup(d->name), d->function_like, xstrdup(d->body), d->offset, d->end},
 				       xstrdup(c->src->path), source_pos(c->src, d->offset).line, kind};

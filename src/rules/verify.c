@@ -13,8 +13,6 @@
 #include "parse/ts.h"
 #include "rules/ctx.h"
 
-const TSLanguage *tree_sitter_c(void);
-
 /* Depth of nested verification: 0 the user's scan, 1 the text a plan makes, 2 plain scans. */
 enum { DEPTH_PLAN = 0, DEPTH_SECOND = 1, DEPTH_PLAIN = 2 };
 
@@ -166,7 +164,6 @@ static bool prose_line(const char *text, uint32_t at)
 	return prose(b, e);
 }
 
-
 /*
  * Parse errors spatch shares: prose in a preprocessor arm (`#ifdef LATER`
  * notes: spatch parses every arm). Errors it reads past (a type as a macro
@@ -194,7 +191,6 @@ static bool not_c_visit(TSNode n, void *ctx)
 	}
 	return true;
 }
-
 
 /* The facts of PARENT's children (file scope), into OUT; conditional blocks looked into. */
 static void add_facts(TSNode parent, const struct source *src, fact_vec *out, span_vec *errs)
@@ -237,16 +233,13 @@ static void parse_facts(const char *path, const char *text, size_t len, fact_vec
 {
 	struct source src;
 	source_init(&src, path, xstrndup(text, len), len);
-	TSParser *p = ts_parser_new();
-	ts_parser_set_language(p, tree_sitter_c());
-	TSTree *tree = ts_parser_parse_string(p, NULL, src.parse_text, (uint32_t)len);
+	TSTree *tree = ts_parse_c(src.parse_text, len);
 	if (tree)
 		add_facts(ts_tree_root_node(tree), &src, out, errs);
 	if (!tree)
 		fact_for(out, NULL)->errors++;
 	ts_parent_forget(tree);
 	ts_tree_delete(tree);
-	ts_parser_delete(p);
 	source_release(&src);
 }
 
