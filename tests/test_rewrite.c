@@ -646,6 +646,8 @@ int main(int argc, char **argv)
 		with_wrong_rewrite("comment", "the comment `/* count it */`");
 	if (all || strcmp(only, "fake-extra") == 0)
 		with_wrong_rewrite("extra", "not the planned change");
+	if (all || strcmp(only, "fake-lose") == 0)
+		with_wrong_rewrite("lose", "did not");
 	if (all || strcmp(only, "hostile-name") == 0)
 		test_hostile_name();
 	if (all || strcmp(only, "changed-after-scan") == 0)

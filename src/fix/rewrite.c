@@ -977,18 +977,18 @@ static void process_file(size_t i, void *ctx)
 			}
 			break;
 		}
-		if (!drop_failed(j, active, why, &n_active)) {
-			/* spatch moves a trailing comment onto a put_cpu() it adds after it */
-			size_t kept_len;
-			char *kept = lines_keep_trailing_comments(c->old_text, c->old_len, text, len,
-								  &kept_len);
+		/* TEXT holds the edits of every finding tried: with one dropped, try again without it */
+		if (drop_failed(j, active, why, &n_active)) {
 			free(text);
-			text = kept;
-			len = kept_len;
+			continue;
 		}
-		if (drop_failed(j, active, why, &n_active) ||
-		    (validate_active(j, active, why, text, len) &&
-		     drop_failed(j, active, why, &n_active))) {
+		/* spatch moves a trailing comment onto a put_cpu() it adds after it */
+		size_t kept_len;
+		char *kept = lines_keep_trailing_comments(c->old_text, c->old_len, text, len, &kept_len);
+		free(text);
+		text = kept;
+		len = kept_len;
+		if (validate_active(j, active, why, text, len) && drop_failed(j, active, why, &n_active)) {
 			free(text);
 			continue;
 		}
