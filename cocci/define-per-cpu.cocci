@@ -21,33 +21,112 @@
 
 #include "cocci/sidecar.cocci"
 
+// The declaration: the R site spans it; its TEXT gives the element type
+// (for a padding union, its member's) and the name. `__cacheline_aligned`
+// and an all-zero initialiser go with the old declaration.
+@decl_static@
+type T; identifier x; expression N; initializer I;
+position p : script:python () { decl_parts(p, "static DEFINE_PER_CPU(") is not None };
 @@
+(
+  static T x@p[N] = I;
+|
+  static T x@p[N];
+)
+
+@script:python decl_static_text@
+p << decl_static.p;
+ty; nm;
+@@
+m = decl_parts(p, "static DEFINE_PER_CPU(")
+coccinelle.ty = cocci.make_ident(m[0])
+coccinelle.nm = cocci.make_ident(m[1])
+
+@@
+type T; identifier x; expression N; initializer I;
+position decl_static.p; identifier decl_static_text.ty, decl_static_text.nm;
 declarer name DEFINE_PER_CPU;
-type T; identifier x; expression N;
-position p : script:python () { site_line(p, "R", "static DEFINE_PER_CPU") };
 @@
-- static T@p x[N];
-+ static DEFINE_PER_CPU(T, x);
+(
+- static T x@p[N] = I;
++ static DEFINE_PER_CPU(ty, nm);
+|
+- static T x@p[N];
++ static DEFINE_PER_CPU(ty, nm);
+)
+
+@decl_global@
+type T; identifier x; expression N; initializer I;
+position p : script:python () { decl_parts(p, "DEFINE_PER_CPU(") is not None };
+@@
+(
+  T x@p[N] = I;
+|
+  T x@p[N];
+)
+
+@script:python decl_global_text@
+p << decl_global.p;
+ty; nm;
+@@
+m = decl_parts(p, "DEFINE_PER_CPU(")
+coccinelle.ty = cocci.make_ident(m[0])
+coccinelle.nm = cocci.make_ident(m[1])
+
+@@
+type T; identifier x; expression N; initializer I;
+position decl_global.p; identifier decl_global_text.ty, decl_global_text.nm;
+declarer name DEFINE_PER_CPU;
+@@
+(
+- T x@p[N] = I;
++ DEFINE_PER_CPU(ty, nm);
+|
+- T x@p[N];
++ DEFINE_PER_CPU(ty, nm);
+)
 
 @@
 identifier x;
-position p : script:python () { site(p, "R", "get_cpu_var") };
+position p : script:python () { site(p, "R", "get_cpu_var", "subscript_expression") };
 @@
 - x@p[smp_processor_id()]
 + get_cpu_var(x)
 
 @@
 identifier x;
-position p : script:python () { site(p, "R", "__get_cpu_var") };
+position p : script:python () { site(p, "R", "__get_cpu_var", "subscript_expression") };
 @@
 - x@p[smp_processor_id()]
 + __get_cpu_var(x)
 
 @@
 identifier x; expression E;
-position p : script:python () { site(p, "R", "per_cpu") };
+position p : script:python () { site(p, "R", "per_cpu", "subscript_expression") };
 @@
 - x@p[E]
++ per_cpu(x, E)
+
+// A cache-line padding union: x[i].v is the per-CPU variable itself.
+@@
+identifier x, v;
+position p : script:python () { site(p, "R", "get_cpu_var", "field_expression") };
+@@
+- x@p[smp_processor_id()].v
++ get_cpu_var(x)
+
+@@
+identifier x, v;
+position p : script:python () { site(p, "R", "__get_cpu_var", "field_expression") };
+@@
+- x@p[smp_processor_id()].v
++ __get_cpu_var(x)
+
+@@
+identifier x, v; expression E;
+position p : script:python () { site(p, "R", "per_cpu", "field_expression") };
+@@
+- x@p[E].v
 + per_cpu(x, E)
 
 // Modern target: a single update of a this-CPU slot becomes one this_cpu_*

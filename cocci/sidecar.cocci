@@ -24,6 +24,7 @@
 # sites change.
 # Standalone mode (no -D sites): only the rules marked standalone run.
 SITES = None
+NODES = {}
 
 def sites_load(path):
     global SITES
@@ -33,18 +34,33 @@ def sites_load(path):
             ln = ln.rstrip('\n')
             if not ln or ln[0] == '#':
                 continue
-            name, op, line, col, _el, _ec, _node, text = ln.split('\t', 7)
+            name, op, line, col, el, _ec, node, text = ln.split('\t', 7)
             text = text.replace('\\\\', '\0').replace('\\n', '\n').replace('\\t', '\t').replace('\0', '\\')
             SITES[(name, op, int(line), int(col))] = text
+            NODES[(name, op, int(line), int(col))] = (node, int(el))
 
 def site_key(p, op):
     return (p[0].file, op, int(p[0].line), int(p[0].column) + 1)
 
-def site(p, op, prefix=''):
+def site(p, op, prefix='', node=None):
+    # node: the tree-sitter node type the site was planned on, when two
+    # patterns start at the same token (x[i] and x[i].v).
     if SITES is None:
         return False
-    t = SITES.get(site_key(p, op))
-    return t is not None and t.startswith(prefix)
+    k = site_key(p, op)
+    t = SITES.get(k)
+    return t is not None and t.startswith(prefix) and (node is None or NODES[k][0] == node)
+
+def site_span_key(p, op, prefix=''):
+    # For a name inside a multi-line anchor (the name of a declaration):
+    # the listed site whose lines hold p, or None.
+    if SITES is None:
+        return None
+    line = int(p[0].line)
+    for k, t in SITES.items():
+        if k[0] == p[0].file and k[1] == op and k[2] <= line <= NODES[k][1] and t.startswith(prefix):
+            return k
+    return None
 
 def site_line(p, op, prefix=''):
     # For anchors spatch cannot position at their first token (a
@@ -54,6 +70,13 @@ def site_line(p, op, prefix=''):
     line = int(p[0].line)
     return any(k[0] == p[0].file and k[1] == op and k[2] == line and t.startswith(prefix)
                for k, t in SITES.items())
+
+def decl_parts(p, prefix):
+    # (type, name) of the [static ]DEFINE_PER_CPU(T, x); site spanning p, or None.
+    import re
+    k = site_span_key(p, "R", prefix)
+    m = k and re.match(r'^(?:static )?DEFINE_PER_CPU\((.*), (\w+)\);$', SITES[k])
+    return (m.group(1), m.group(2)) if m else None
 
 def site_text(p, op):
     return SITES[site_key(p, op)].strip().rstrip(';').strip()

@@ -30,7 +30,7 @@ while IFS= read -r -d '' c; do
 			pl = 0; pc = 0; rc = 0
 		}
 		{
-			if ($0 !~ /^[1-9][0-9]*:[1-9][0-9]* P00[1-7] [a-z-]+$/) {
+			if ($0 !~ /^[1-9][0-9]*:[1-9][0-9]* P00[1-8] [a-z-]+$/) {
 				printf "%s:%d: malformed line: %s\n", ef, NR, $0; rc = 1; next
 			}
 			split($1, lc, ":")

@@ -12,7 +12,7 @@ usage: fixture-markers.py MARKED.c OUT.c      (writes OUT.expect beside OUT.c)
 import re
 import sys
 
-MARK = re.compile(rb'@\[(P00[1-7]) ([a-z-]+)\]')
+MARK = re.compile(rb'@\[(P00[1-8]) ([a-z-]+)\]')
 FIXES = {b'none', b'get-cpu', b'define-per-cpu', b'get-cpu-var', b'move-inside',
          b'cond-resched', b'need-resched-call', b'yield', b'check-resched'}
 

@@ -23,7 +23,7 @@ else:
     run = doc["runs"][0]
     rules = run["tool"]["driver"]["rules"]
     ids = [r["id"] for r in rules]
-    if ids != [f"P00{i}" for i in range(1, 8)]: fail(f"rules {ids}")
+    if ids != [f"P00{i}" for i in range(1, 9)]: fail(f"rules {ids}")
     for r in rules:
         for k in ("shortDescription", "fullDescription", "help"):
             if not r[k]["text"]: fail(f"rule {r['id']} lacks {k}")

@@ -185,7 +185,7 @@ static void test_emit_json(void)
 		"\"message\": \"missing.c: cannot access: No such file or directory\"}\n"
 		"  ],\n"
 		"  \"stats\": {\"files\": 3, \"bytes\": 1000, \"parsed\": 2, \"findings\": 3, \"diagnostics\": 2, "
-		"\"per_rule\": {\"P001\": 0, \"P002\": 0, \"P003\": 1, \"P004\": 1, \"P005\": 0, \"P006\": 1, \"P007\": 0}}\n"
+		"\"per_rule\": {\"P001\": 0, \"P002\": 0, \"P003\": 1, \"P004\": 1, \"P005\": 0, \"P006\": 1, \"P007\": 0, \"P008\": 0}}\n"
 		"}\n", PREEMPTIFY_VERSION);
 	check_str(s, want, "json output");
 	free(want);

@@ -270,9 +270,7 @@ static void read_indexes_static_array(struct ctx *c, const struct fn *f, struct 
 		return;
 	note_slot_use(c, pa, f, p, fd);
 	if (pa->eligible) {
-		plan_percpu_site(c, f, pa, p, false, fd);
-		if (fd->fix != FIX_NONE)
-			plan_define_per_cpu_rest(c, pa, fd);
+		plan_percpu_site(c, f, pa, p, false, fd); /* the rest of the conversion rides on P008 */
 		return;
 	}
 	set_note(fd, xasprintf("%s: it stays an NR_CPUS array; the index is read with get_cpu()", pa->why_not));
@@ -441,9 +439,8 @@ static void use_indexes_array(struct ctx *c, const struct fn *f, const struct cp
 	note_slot_use(c, pa, f, sub, fd);
 	if (fd->fix == FIX_DEFINE_PER_CPU) {
 		char *rep = xasprintf("per_cpu(%s, %s)", pa->name, name);
-		add_edit(c, fd, EDIT_REPLACE, sub, rep);
+		add_edit(c, fd, EDIT_REPLACE, percpu_slot(pa, sub), rep);
 		free(rep);
-		plan_define_per_cpu_rest(c, pa, fd);
 	} else {
 		set_note(fd, xasprintf("%s; the CPU number read at line %u is protected by its own fix (P003)",
 					 pa->why_not ? pa->why_not : "not a static array", r->line));

@@ -134,6 +134,11 @@ struct finding *add_finding_at(struct ctx *c, enum rule_id rule, size_t at, cons
 	return &c->out->findings.items[c->out->findings.len - 1];
 }
 
+bool rule_reported_at(const struct ctx *c, enum rule_id rule, size_t at)
+{
+	return (c->opts->rules & (1u << rule)) && !suppressed(c, source_pos(c->src, at).line, rule);
+}
+
 /* Records a considered-and-protected site (kept only with --verbose). */
 void add_protected(struct ctx *c, enum rule_id rule, TSNode at, const struct fn *f,
 			  char *message, char *evidence)

@@ -51,7 +51,11 @@ struct percpu_array {
 	bool is_static, eligible;
 	char *why_not;   /* why define-per-cpu does not apply */
 	char *type;      /* element type text for DEFINE_PER_CPU */
-	char *dropped;   /* attributes dropped, or NULL */
+	char *dropped;   /* attributes (and an all-zero initialiser) dropped, or NULL */
+	char *member;    /* a cache-line padding union: its one real member, or NULL */
+	TSNode name_node;
+	unsigned this_cpu;    /* uses indexed by the running CPU */
+	TSNode other_index;   /* the first use indexed otherwise, or a null node */
 	bool planned;    /* declaration edit already attached to a finding */
 	VEC(TSNode) uses;
 	VEC(struct slot_use) slot_uses; /* unprotected this-CPU accesses (slot_pairs.c) */
@@ -141,6 +145,8 @@ struct finding *add_finding(struct ctx *c, enum rule_id rule, TSNode at, const s
 struct finding *add_finding_at(struct ctx *c, enum rule_id rule, size_t at, const struct fn *f,
 			       enum severity sev, enum confidence conf, enum fix_kind fix,
 			       char *message, char *evidence);
+/* Would a finding of RULE at byte AT be kept (rule enabled, line not suppressed)? */
+bool rule_reported_at(const struct ctx *c, enum rule_id rule, size_t at);
 /* Records a considered-and-protected site (kept only with --verbose). */
 void add_protected(struct ctx *c, enum rule_id rule, TSNode at, const struct fn *f,
 		   char *message, char *evidence);
@@ -198,9 +204,13 @@ bool is_local(const struct ctx *c, const struct fn *f, const char *name);
 
 /* Finds the file's NR_CPUS arrays, their uses and whether define-per-cpu applies. */
 void percpu_arrays_find(struct ctx *c);
+/* After the functions are checked: one P008 per NR_CPUS array used as per-CPU data. */
+void percpu_arrays_report(struct ctx *c);
 void percpu_arrays_free(struct ctx *c);
 /* The array SUB (a subscript_expression) indexes, or NULL. */
 struct percpu_array *array_of_subscript(const struct ctx *c, TSNode sub);
+/* The node a conversion replaces for use SUB of PA: x[i], or x[i].v of a padding union. */
+TSNode percpu_slot(const struct percpu_array *pa, TSNode sub);
 /* Edits for one this-CPU subscript SUB of an eligible array. */
 void plan_percpu_site(struct ctx *c, const struct fn *f, struct percpu_array *pa, TSNode sub,
 		      bool is_protected, struct finding *fd);

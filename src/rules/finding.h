@@ -8,7 +8,7 @@
 
 #include "util/util.h"
 
-/* One per row of rules/rules.def: RULE_P001 ... RULE_P007. */
+/* One per row of rules/rules.def: RULE_P001 ... RULE_P008. */
 enum rule_id {
 #define RULE(id, code, name, sev, summary, help, check, sites, fixes) RULE_##id,
 #include "rules/rules.def"

@@ -18,10 +18,10 @@ static TSNode innermost_array(TSNode arr)
 
 /*
  * The declarator of declaration N whose outermost dimension is NR_CPUS, or a
- * null node. *NDECL gets the number of names N declares, *HAS_INIT whether
- * one has an initialiser.
+ * null node. *NDECL gets the number of names N declares, *INIT the value of
+ * an initialiser (left alone when none).
  */
-static TSNode nr_cpus_declarator(const struct ctx *c, TSNode n, uint32_t *ndecl, bool *has_init)
+static TSNode nr_cpus_declarator(const struct ctx *c, TSNode n, uint32_t *ndecl, TSNode *init)
 {
 	TSNode arr;
 	memset(&arr, 0, sizeof arr);
@@ -36,7 +36,7 @@ static TSNode nr_cpus_declarator(const struct ctx *c, TSNode n, uint32_t *ndecl,
 		(*ndecl)++;
 		TSNode a = d;
 		if (ts_type_is(a, "init_declarator")) {
-			*has_init = true;
+			*init = ts_field(a, "value");
 			a = ts_field(a, "declarator");
 		}
 		/* the outermost dimension is the last array_declarator wrapping the name */
@@ -100,9 +100,57 @@ static char *dropped_attributes(const struct ctx *c, TSNode n)
 	return out;
 }
 
+/*
+ * The one real member of a cache-line padding union `union { T v; char
+ * pad[...]; }` (every other member a char array), or a null node.
+ */
+static TSNode padding_member(const struct ctx *c, TSNode type)
+{
+	TSNode none, member;
+	memset(&none, 0, sizeof none);
+	member = none;
+	TSNode body = ts_field(type, "body");
+	if (!ts_type_is(type, "union_specifier") || ts_node_is_null(body))
+		return none;
+	for (uint32_t i = 0; i < ts_node_named_child_count(body); i++) {
+		TSNode fd = ts_node_named_child(body, i);
+		if (ts_type_is(fd, "comment"))
+			continue;
+		TSNode d = ts_field(fd, "declarator");
+		if (!ts_type_is(fd, "field_declaration") || ts_node_is_null(d))
+			return none;
+		TSNode t = ts_field(fd, "type");
+		bool is_char = ts_text_is(t, c->text, "char") ||
+			       (ts_type_is(t, "sized_type_specifier") && ts_text_is(t, c->text, "unsigned char"));
+		if (ts_type_is(d, "array_declarator") && is_char &&
+		    ts_type_is(ts_field(d, "declarator"), "field_identifier"))
+			continue; /* padding */
+		if (!ts_type_is(d, "field_identifier") || !ts_node_is_null(member))
+			return none;
+		member = fd;
+	}
+	return member;
+}
+
+/* Is initialiser V all zero ({0}, {{0}}, { NULL, }, ...)? DEFINE_PER_CPU data starts zeroed. */
+static bool all_zero(const struct ctx *c, TSNode v)
+{
+	uint32_t s = ts_node_start_byte(v), e = ts_node_end_byte(v);
+	for (uint32_t k = s; k < e; k++) {
+		char ch = c->text[k];
+		if (ch == '{' || ch == '}' || ch == ',' || ch == '0' || ch == ' ' || ch == '\t' || ch == '\n')
+			continue;
+		if (e - k >= 4 && memcmp(c->text + k, "NULL", 4) == 0 && (k + 4 == e || !is_ident_char(c->text[k + 4])))
+			k += 3;
+		else
+			return false;
+	}
+	return true;
+}
+
 /* Why declaration N of PA cannot become DEFINE_PER_CPU (owned), or NULL. */
 static char *declaration_why_not(const struct ctx *c, TSNode n, const struct percpu_array *pa,
-				 uint32_t ndecl, bool has_init)
+				 uint32_t ndecl, TSNode init)
 {
 	bool is_extern = false;
 	for (uint32_t i = 0; i < ts_node_named_child_count(n); i++) {
@@ -110,14 +158,20 @@ static char *declaration_why_not(const struct ctx *c, TSNode n, const struct per
 		if (ts_type_is(ch, "storage_class_specifier") && ts_text_is(ch, c->text, "extern"))
 			is_extern = true;
 	}
-	if (!ts_node_is_null(ts_field(ts_field(n, "type"), "body")))
+	if (!ts_node_is_null(ts_field(ts_field(n, "type"), "body")) && !pa->member)
 		return xstrdup("the declaration also defines its element type");
 	if (!pa->is_static)
 		return xstrdup(is_extern ? "the array is extern" : "the array is not static");
 	if (ndecl != 1)
 		return xstrdup("the declaration declares more than one name");
-	if (has_init)
-		return xstrdup("the array has an initialiser");
+	if (!ts_node_is_null(init) && !all_zero(c, init)) {
+		char *t = node_text(c, init);
+		char *why = xasprintf("the array has an initialiser that is not all zero (%s%s): DEFINE_PER_CPU "
+				      "gives every CPU the same initial value; set the slots at boot by hand",
+				      strlen(t) > 40 ? "" : t, strlen(t) > 40 ? "..." : "");
+		free(t);
+		return why;
+	}
 	if (!ts_node_eq(ts_parent(n), ts_tree_root_node(c->fa->tree)) &&
 	    !ts_type_is(ts_parent(n), "translation_unit"))
 		return xstrdup("the declaration is inside a preprocessor conditional");
@@ -133,8 +187,9 @@ static bool array_decl_visit(TSNode n, void *ctx)
 	if (!ts_type_is(n, "declaration"))
 		return true;
 	uint32_t ndecl = 0;
-	bool has_init = false;
-	TSNode arr = nr_cpus_declarator(c, n, &ndecl, &has_init);
+	TSNode init;
+	memset(&init, 0, sizeof init);
+	TSNode arr = nr_cpus_declarator(c, n, &ndecl, &init);
 	if (ts_node_is_null(arr))
 		return false;
 	TSNode inner = innermost_array(arr);
@@ -149,12 +204,87 @@ static bool array_decl_visit(TSNode n, void *ctx)
 		if (ts_type_is(ch, "storage_class_specifier") && ts_text_is(ch, c->text, "static"))
 			pa->is_static = true;
 	}
-	pa->type = element_type(c, n, arr, inner);
+	pa->name_node = name;
+	TSNode member = padding_member(c, ts_field(n, "type"));
+	if (!ts_node_is_null(member) && ts_node_eq(arr, inner)) {
+		pa->member = node_text(c, ts_field(member, "declarator"));
+		pa->type = node_text(c, ts_field(member, "type"));
+	} else {
+		pa->type = element_type(c, n, arr, inner);
+	}
 	pa->dropped = dropped_attributes(c, n);
-	pa->why_not = declaration_why_not(c, n, pa, ndecl, has_init);
+	if (!ts_node_is_null(init) && all_zero(c, init)) {
+		char *d = xasprintf("%s%sthe all-zero initialiser", pa->dropped ? pa->dropped : "",
+				    pa->dropped ? ", " : "");
+		free(pa->dropped);
+		pa->dropped = d;
+	}
+	if (pa->member) {
+		char *d = xasprintf("the padding union (per-CPU data has no false sharing)%s%s",
+				    pa->dropped ? ", " : "", pa->dropped ? pa->dropped : "");
+		free(pa->dropped);
+		pa->dropped = d;
+	}
+	pa->why_not = declaration_why_not(c, n, pa, ndecl, init);
+	pa->eligible = pa->why_not == NULL; /* array_use_visit() may still refuse it */
+	if (!pa->why_not && !rule_reported_at(c, RULE_P008, ts_node_start_byte(name)))
+		pa->why_not = xstrdup("rule P008 (percpu-array-convertible) is off or suppressed at the "
+				      "declaration");
 	pa->eligible = pa->why_not == NULL;
 	vec_push(&c->arrays, pa);
 	return false;
+}
+
+/* Is N a call of smp_processor_id() or get_cpu()? */
+static bool reads_this_cpu(const struct ctx *c, TSNode n)
+{
+	n = ts_strip_parens(n, c->text);
+	return call_is(c, n, "smp_processor_id") || call_is(c, n, "get_cpu");
+}
+
+struct cpu_var_scan {
+	const struct ctx *c;
+	const char *name;
+	bool found;
+};
+
+static bool cpu_var_visit(TSNode n, void *ctx)
+{
+	struct cpu_var_scan *v = ctx;
+	TSNode lhs, rhs;
+	if (ts_type_is(n, "init_declarator"))
+		lhs = ts_field(n, "declarator"), rhs = ts_field(n, "value");
+	else if (ts_type_is(n, "assignment_expression") && ts_text_is(ts_field(n, "operator"), v->c->text, "="))
+		lhs = ts_field(n, "left"), rhs = ts_field(n, "right");
+	else
+		return !v->found;
+	if (ts_type_is(lhs, "identifier") && ts_text_is(lhs, v->c->text, v->name) && reads_this_cpu(v->c, rhs))
+		v->found = true;
+	return !v->found;
+}
+
+/*
+ * Does subscript SUB index by the running CPU: smp_processor_id(),
+ * get_cpu(), or a local of its function given one of them?
+ */
+static bool indexes_this_cpu(const struct ctx *c, TSNode sub)
+{
+	TSNode idx = ts_strip_parens(ts_field(sub, "index"), c->text);
+	if (reads_this_cpu(c, idx))
+		return true;
+	const struct fn *g = analysis_fn_at(c->fa, ts_node_start_byte(sub));
+	if (!g || !ts_type_is(idx, "identifier"))
+		return false;
+	char *name = node_text(c, idx);
+	struct cpu_var_scan v = {c, name, false};
+	ts_walk(g->body, cpu_var_visit, &v);
+	free(name);
+	return v.found;
+}
+
+TSNode percpu_slot(const struct percpu_array *pa, TSNode sub)
+{
+	return pa->member ? ts_parent(sub) : sub;
 }
 
 /* Records the subscripts of each array; any other use makes it ineligible. */
@@ -172,6 +302,19 @@ static bool array_use_visit(TSNode n, void *ctx)
 		TSNode p = ts_parent(n);
 		if (ts_type_is(p, "subscript_expression") && ts_node_eq(ts_field(p, "argument"), n)) {
 			vec_push(&pa->uses, p);
+			if (indexes_this_cpu(c, p))
+				pa->this_cpu++;
+			else if (ts_node_is_null(pa->other_index))
+				pa->other_index = p;
+			TSNode fe = ts_parent(p);
+			if (pa->member && pa->eligible &&
+			    !(ts_type_is(fe, "field_expression") && ts_node_eq(ts_field(fe, "argument"), p) &&
+			      ts_text_is(ts_field(fe, "operator"), c->text, ".") &&
+			      ts_text_is(ts_field(fe, "field"), c->text, pa->member))) {
+				pa->eligible = false;
+				pa->why_not = xasprintf("%s is used other than as %s[i].%s at line %u", pa->name,
+							pa->name, pa->member, line_of(c, n));
+			}
 		} else if (pa->eligible) {
 			pa->eligible = false;
 			pa->why_not = xasprintf("%s is used other than by subscript at line %u", pa->name,
@@ -229,6 +372,7 @@ void percpu_arrays_free(struct ctx *c)
 		free(pa->why_not);
 		free(pa->type);
 		free(pa->dropped);
+		free(pa->member);
 		vec_release(&pa->uses);
 		vec_release(&pa->slot_uses);
 		free(pa);
@@ -323,15 +467,16 @@ bool plan_this_cpu(struct ctx *c, TSNode slot, const char *name, bool is_protect
 void plan_percpu_site(struct ctx *c, const struct fn *f, struct percpu_array *pa, TSNode sub,
 			     bool is_protected, struct finding *fd)
 {
-	if (c->opts->modern && plan_this_cpu(c, sub, pa->name, is_protected, fd))
+	TSNode slot = percpu_slot(pa, sub);
+	if (c->opts->modern && plan_this_cpu(c, slot, pa->name, is_protected, fd))
 		return;
 	char *rep;
 	if (is_protected) {
 		rep = xasprintf("__get_cpu_var(%s)", pa->name);
-		add_edit(c, fd, EDIT_REPLACE, sub, rep);
+		add_edit(c, fd, EDIT_REPLACE, slot, rep);
 	} else {
 		rep = xasprintf("get_cpu_var(%s)", pa->name);
-		add_edit(c, fd, EDIT_REPLACE, sub, rep);
+		add_edit(c, fd, EDIT_REPLACE, slot, rep);
 		char *put = xasprintf("put_cpu_var(%s)", pa->name);
 		char *why = plan_site_region(c, f, sub, put, fd);
 		free(put);
@@ -344,13 +489,13 @@ void plan_percpu_site(struct ctx *c, const struct fn *f, struct percpu_array *pa
 	free(rep);
 }
 
-/* Attaches the declaration edit and the edits of x's other uses to the first P001 finding. */
+/* Attaches the declaration edit and the edits of x's other uses to FD (the array's P008). */
 void plan_define_per_cpu_rest(struct ctx *c, struct percpu_array *pa, struct finding *fd)
 {
 	if (pa->planned)
 		return;
 	pa->planned = true;
-	char *decl = xasprintf("static DEFINE_PER_CPU(%s, %s);", pa->type, pa->name);
+	char *decl = xasprintf("%sDEFINE_PER_CPU(%s, %s);", pa->is_static ? "static " : "", pa->type, pa->name);
 	add_edit(c, fd, EDIT_REPLACE, pa->decl, decl);
 	free(decl);
 	if (pa->dropped) {
@@ -371,8 +516,87 @@ void plan_define_per_cpu_rest(struct ctx *c, struct percpu_array *pa, struct fin
 		}
 		char *it = orig_text(c, ts_field(sub, "index"));
 		char *rep = xasprintf("per_cpu(%s, %s)", pa->name, it);
-		add_edit(c, fd, EDIT_REPLACE, sub, rep);
+		add_edit(c, fd, EDIT_REPLACE, percpu_slot(pa, sub), rep);
 		free(rep);
 		free(it);
+	}
+}
+
+/* The evidence of PA's P008: where it is indexed by the running CPU, and how each use converts. */
+static char *conversion_evidence(const struct ctx *c, const struct percpu_array *pa)
+{
+	struct buf b = BUF_INIT;
+	unsigned prot = 0, unprot = 0, other = 0;
+	for (size_t i = 0; i < pa->uses.len; i++) {
+		TSNode sub = pa->uses.items[i];
+		TSNode idx = ts_strip_parens(ts_field(sub, "index"), c->text);
+		const struct fn *g = analysis_fn_at(c->fa, ts_node_start_byte(sub));
+		if (!call_is(c, idx, "smp_processor_id")) {
+			other++;
+			continue;
+		}
+		struct point_state ps = g ? flow_state_at(g, ts_node_start_byte(sub)) : (struct point_state){0};
+		if (g && point_protected(&ps))
+			prot++;
+		else
+			unprot++;
+	}
+	buf_printf(&b, "%s is indexed by the running CPU in %u of its %zu uses; as DEFINE_PER_CPU: ", pa->name,
+		   pa->this_cpu, pa->uses.len);
+	const char *sep = "";
+	if (prot)
+		buf_printf(&b, "%u with preemption off -> __get_cpu_var(%s)", prot, pa->name), sep = ", ";
+	if (unprot)
+		buf_printf(&b, "%s%u in preemptible code -> get_cpu_var(%s) ... put_cpu_var(%s) (P001)", sep, unprot,
+			   pa->name, pa->name), sep = ", ";
+	if (other)
+		buf_printf(&b, "%s%u by an explicit CPU -> per_cpu(%s, i)", sep, other, pa->name);
+	return buf_detach(&b);
+}
+
+/* An unprotected this-CPU use whose own finding could not be fixed keeps the array as it is. */
+static void check_uses_fixed(struct ctx *c, struct percpu_array *pa)
+{
+	for (size_t k = 0; k < pa->slot_uses.len && pa->eligible; k++) {
+		const struct slot_use *u = &pa->slot_uses.items[k];
+		if (u->finding == SIZE_MAX || c->out->findings.items[u->finding].fix != FIX_NONE)
+			continue;
+		pa->eligible = false;
+		pa->why_not = xasprintf("the use in %s() at line %u cannot be fixed: %s", u->f->name, u->line,
+					c->out->findings.items[u->finding].fix_note
+						? c->out->findings.items[u->finding].fix_note : "see its finding");
+	}
+}
+
+void percpu_arrays_report(struct ctx *c)
+{
+	for (size_t i = 0; i < c->arrays.len; i++) {
+		struct percpu_array *pa = c->arrays.items[i];
+		check_uses_fixed(c, pa);
+		if (!pa->this_cpu) {
+			char *why = ts_node_is_null(pa->other_index)
+				? xasprintf("%s has no use in this file", pa->name)
+				: xasprintf("%s is never indexed by the running CPU (first use: line %u): a table of "
+					    "the CPUs' data, left as it is", pa->name, line_of(c, pa->other_index));
+			add_protected(c, RULE_P008, pa->name_node, NULL,
+				      xasprintf("NR_CPUS array %s is not this CPU's data", pa->name), why);
+			continue;
+		}
+		const char *body = strchr(pa->type, '{');
+		char *type = pa->member ? xasprintf("union { %s %s; ... }", pa->type, pa->member)
+			     : body ? xasprintf("%.*s{ ... }", (int)(body - pa->type), pa->type)
+				    : xstrdup(pa->type);
+		struct finding *fd = add_finding(c, RULE_P008, pa->name_node, NULL, SEV_NOTE, CONF_HIGH,
+			pa->eligible ? FIX_DEFINE_PER_CPU : FIX_NONE,
+			xasprintf("2.4 per-CPU array %s %s[NR_CPUS]: %s in 2.6", type, pa->name,
+				  pa->eligible ? "DEFINE_PER_CPU" : "DEFINE_PER_CPU by hand"),
+			conversion_evidence(c, pa));
+		free(type);
+		if (!fd)
+			continue;
+		if (pa->eligible)
+			plan_define_per_cpu_rest(c, pa, fd);
+		else
+			set_note(fd, xasprintf("not converted: %s", pa->why_not));
 	}
 }

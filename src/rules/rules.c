@@ -180,6 +180,7 @@ int rules_run(const struct file_analysis *fa, const struct scan_options *opts, s
 	 * (check_macro_stmt, check_resched). */
 	check_resched_defines(&c);
 	refuse_cross_function_slots(&c, first);
+	percpu_arrays_report(&c);
 	if (opts->want && opts->verify_depth == 0)
 		header_macros_collect(&c);
 	cpu_stable_release(&c);
