@@ -52,14 +52,14 @@ static struct finding make_finding(const char *file, unsigned line, unsigned col
 static void add_edit(struct finding *f, enum edit_op op, unsigned l1, unsigned c1, unsigned l2, unsigned c2,
 		     const char *node, const char *text)
 {
-	struct edit e = {op, {l1, c1, 0}, {l2, c2, 0}, node, xstrdup(text), false, false};
+	struct edit e = {op, {l1, c1, 0}, {l2, c2, 0}, node, xstrdup(text), false, false, ""};
 	vec_push(&f->edits, e);
 }
 
 static void add_diag(struct scan_result *r, enum diag_kind kind, const char *file, unsigned line, unsigned col,
 		     const char *msg)
 {
-	struct diagnostic d = {kind, xstrdup(file), line, col, xstrdup(msg)};
+	struct diagnostic d = {kind, xstrdup(file), line, col, xstrdup(msg), 0};
 	vec_push(&r->diagnostics, d);
 }
 
@@ -68,8 +68,12 @@ static void fabricate(struct scan_result *r)
 	struct finding f = make_finding("drivers/net/a.c", 12, 9, RULE_P003, SEV_WARNING, FIX_GET_CPU,
 					"CPU number cpu used in preemptible code",
 					"no lock held on every path\nused at line 14");
+	f.end = (struct srcpos){12, 27, 218};
 	add_edit(&f, EDIT_REPLACE, 12, 9, 12, 27, "call_expression", "get_cpu()");
+	f.edits.items[0].start.offset = 200, f.edits.items[0].end.offset = 218;
 	add_edit(&f, EDIT_INSERT_AFTER, 14, 2, 14, 20, "expression_statement", "put_cpu();");
+	f.edits.items[1].start.offset = 242, f.edits.items[1].end.offset = 260;
+	strcpy(f.edits.items[1].indent, "\t");
 	vec_push(&r->findings, f);
 	f = make_finding("drivers/net/a.c", 30, 2, RULE_P004, SEV_WARNING, FIX_NONE, "2.4 \"reschedule\" check",
 			 "tab\there");
@@ -85,6 +89,7 @@ static void fabricate(struct scan_result *r)
 			 "irq handler");
 	vec_push(&r->findings, f);
 	add_diag(r, DIAG_UNPARSED, "drivers/net/a.c", 20, 3, "unparsed: `NR_CPUS` lies in code the C grammar could not parse");
+	r->diagnostics.items[r->diagnostics.len - 1].end_column = 10;
 	add_diag(r, DIAG_IO, "missing.c", 0, 0, "missing.c: cannot access: No such file or directory");
 	r->stats.files = 3;
 	r->stats.bytes = 1000;
@@ -221,8 +226,34 @@ static void test_emit_sarif(void)
 	CHECK(strstr(s, "\"defaultConfiguration\": {\"level\": \"error\"}") != NULL);
 	CHECK(strstr(s, "{\"ruleId\": \"P003\", \"ruleIndex\": 2, \"kind\": \"fail\", \"level\": \"warning\"") != NULL);
 	CHECK(strstr(s, "{\"ruleId\": \"P006\", \"ruleIndex\": 5, \"kind\": \"fail\", \"level\": \"error\"") != NULL);
+	/* an unknown end (line 0): the rest of the start line */
 	CHECK(strstr(s, "{\"uri\": \"drivers/net/a.c\", \"uriBaseId\": \"%SRCROOT%\"}, "
-			"\"region\": {\"startLine\": 30, \"startColumn\": 2}}") != NULL);
+			"\"region\": {\"startLine\": 30, \"startColumn\": 2, \"endLine\": 30}}") != NULL);
+	/* the site's node, end exclusive */
+	CHECK(strstr(s, "\"region\": {\"startLine\": 12, \"startColumn\": 9, \"endLine\": 12, \"endColumn\": 27}}") != NULL);
+	/* a diagnostic with its end on the line */
+	CHECK(strstr(s, "\"region\": {\"startLine\": 20, \"startColumn\": 3, \"endLine\": 20, \"endColumn\": 10}}") != NULL);
+	/* rules link to their section of the installed docs/rules.md; no made-up home page */
+	CHECK(strstr(s, "\"helpUri\": \"file://" PREEMPTIFY_DOCDIR "/rules.md#P003\"") != NULL);
+	CHECK(strstr(s, "\"informationUri\": \"file://" PREEMPTIFY_DOCDIR "/README.md\"") != NULL);
+	CHECK(strstr(s, ".invalid") == NULL);
+	/* the planned edits as a fix: a replacement and an insertion after the statement, indented like it */
+	CHECK(strstr(s, "\"fixes\": [{\"description\": {\"text\": ") != NULL);
+	CHECK(strstr(s, "\"replacements\": [{\"deletedRegion\": {\"startLine\": 12, \"startColumn\": 9, "
+			"\"endLine\": 12, \"endColumn\": 27, \"byteOffset\": 200, \"byteLength\": 18}, "
+			"\"insertedContent\": {\"text\": \"get_cpu()\"}}, "
+			"{\"deletedRegion\": {\"startLine\": 14, \"startColumn\": 20, \"endLine\": 14, \"endColumn\": 20, "
+			"\"byteOffset\": 260, \"byteLength\": 0}, \"insertedContent\": {\"text\": \"\\n\\tput_cpu();\"}}]") != NULL);
+	/* no fix for a finding without edits */
+	const char *p004 = strstr(s, "{\"ruleId\": \"P004\"");
+	CHECK(p004 && strstr(p004, "\"fixes\"") == NULL);
+	/* the reasoning's places as a code flow: "used at line 14", then the site */
+	CHECK(strstr(s, "\"codeFlows\": [{\"threadFlows\": [{\"locations\": [\n"
+			"          {\"location\": {\"physicalLocation\": {\"artifactLocation\": {\"uri\": \"drivers/net/a.c\", "
+			"\"uriBaseId\": \"%SRCROOT%\"}, \"region\": {\"startLine\": 14, \"endLine\": 14}}, "
+			"\"message\": {\"text\": \"used at line 14\"}}, \"nestingLevel\": 0},\n") != NULL);
+	/* without a run, no base is defined */
+	CHECK(strstr(s, "originalUriBaseIds") == NULL && strstr(s, "versionControlProvenance") == NULL);
 	CHECK(strstr(s, "{\"uri\": \"file:///abs/dir%20with%20space/b%231.c\"}") != NULL);
 	CHECK(strstr(s, "\"logicalLocations\": [{\"name\": \"drv_xmit\", \"kind\": \"function\"}]") != NULL);
 	CHECK(strstr(s, "\"properties\": {\"confidence\": \"high\", \"fix\": \"get-cpu\", "
@@ -245,6 +276,43 @@ static void test_emit_sarif(void)
 	CHECK(output_format_parse("json") == FORMAT_JSON);
 	CHECK(output_format_parse("text") == FORMAT_TEXT);
 	CHECK(output_format_parse("xml") == -1);
+}
+
+/* With a run: URIs relative to the root wherever the paths were given from, provenance, ends of lines. */
+static void test_emit_sarif_run(void)
+{
+	struct scan_result r = SCAN_RESULT_INIT;
+	fabricate(&r);
+	free(r.findings.items[1].file);
+	r.findings.items[1].file = xstrdup("../net/./a.c");  /* from /repo/drivers/scsi */
+	free(r.findings.items[3].file);
+	r.findings.items[3].file = xstrdup("/elsewhere/b.c"); /* outside the root */
+	free(r.findings.items[0].evidence);
+	r.findings.items[0].evidence = xstrdup("pm_idle() is called with preemption off: from cpu_idle() at "
+					       "arch/x/idle.c:51 (the idle loop (installed as pm_idle at line 92))");
+	struct sarif_run run = {"/repo/", "/repo/drivers/scsi", true, "https://example.org/r.git",
+				"0123456789012345678901234567890123456789", "main"};
+	char *s = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&s, &len);
+	emit_sarif(f, &r, false, &run);
+	fclose(f);
+	CHECK(strstr(s, "\"originalUriBaseIds\": {\"%SRCROOT%\": {\"uri\": \"file:///repo/\"") != NULL);
+	CHECK(strstr(s, "\"versionControlProvenance\": [{\"repositoryUri\": \"https://example.org/r.git\", "
+			"\"revisionId\": \"0123456789012345678901234567890123456789\", \"branch\": \"main\", "
+			"\"mappedTo\": {\"uriBaseId\": \"%SRCROOT%\"}}]") != NULL);
+	CHECK(strstr(s, "{\"uri\": \"drivers/scsi/drivers/net/a.c\", \"uriBaseId\": \"%SRCROOT%\"}") != NULL);
+	CHECK(strstr(s, "{\"uri\": \"drivers/net/a.c\", \"uriBaseId\": \"%SRCROOT%\"}") != NULL);
+	CHECK(strstr(s, "{\"uri\": \"file:///elsewhere/b.c\"}") != NULL);
+	/* the callers chain: another file's place, then a nested group of the same file */
+	CHECK(strstr(s, "{\"uri\": \"drivers/scsi/arch/x/idle.c\", \"uriBaseId\": \"%SRCROOT%\"}, "
+			"\"region\": {\"startLine\": 51, \"endLine\": 51}}, "
+			"\"message\": {\"text\": \"from cpu_idle() at arch/x/idle.c:51\"}}, \"nestingLevel\": 0}") != NULL);
+	CHECK(strstr(s, "\"region\": {\"startLine\": 92, \"endLine\": 92}}, "
+			"\"message\": {\"text\": \"the idle loop (installed as pm_idle at line 92)\"}}, "
+			"\"nestingLevel\": 2}") != NULL);
+	free(s);
+	scan_result_release(&r);
 }
 
 /* ---- cli_parse ----------------------------------------------------------- */
@@ -603,6 +671,7 @@ int main(void)
 	test_emit_text();
 	test_emit_json();
 	test_emit_sarif();
+	test_emit_sarif_run();
 	test_cli_parse();
 	test_walk();
 	test_parallel();

@@ -117,7 +117,8 @@ static void report_unparsed(const struct source *src, TSNode root, struct scan_r
 				continue;
 			last_line = pos.line;
 			struct diagnostic dg = {DIAG_UNPARSED, xstrdup(src->path), pos.line, pos.column,
-				xasprintf("unparsed: `%s` %s; not analysed", site_words[i], why)};
+				xasprintf("unparsed: `%s` %s; not analysed", site_words[i], why),
+				pos.column + (unsigned)n};
 			vec_push(&out->diagnostics, dg);
 		}
 	}
@@ -171,7 +172,7 @@ int scan_buffer(const char *path, const char *text, size_t len, const struct sca
 	if (!tree) {
 		ts_parser_delete(parser);
 		source_release(&src);
-		struct diagnostic dg = {DIAG_TOOL, xstrdup(path), 0, 0, xstrdup("the parser gave up on this file")};
+		struct diagnostic dg = {DIAG_TOOL, xstrdup(path), 0, 0, xstrdup("the parser gave up on this file"), 0};
 		vec_push(&out->diagnostics, dg);
 		return error_set("%s: the parser gave up on this file", path);
 	}
@@ -189,7 +190,7 @@ int scan_buffer(const char *path, const char *text, size_t len, const struct sca
 			out->findings.items[i].file_hash = h, out->findings.items[i].file_len = len;
 	}
 	if (rc < 0) {
-		struct diagnostic dg = {DIAG_TOOL, xstrdup(path), 0, 0, xstrdup(error_last())};
+		struct diagnostic dg = {DIAG_TOOL, xstrdup(path), 0, 0, xstrdup(error_last()), 0};
 		vec_push(&out->diagnostics, dg);
 	}
 	for (size_t i = before; i < out->findings.len; i++)
@@ -201,7 +202,8 @@ int scan_buffer(const char *path, const char *text, size_t len, const struct sca
 			struct diagnostic dg = {DIAG_UNPARSED, xstrdup(path), fa.fns.items[i].pos.line,
 				fa.fns.items[i].pos.column,
 				xasprintf("unparsed: %s() nests statements deeper than the analysis follows; "
-					  "its innermost code was not analysed", fa.fns.items[i].name)};
+					  "its innermost code was not analysed", fa.fns.items[i].name),
+				fa.fns.items[i].pos.column + (unsigned)strlen(fa.fns.items[i].name)};
 			vec_push(&out->diagnostics, dg);
 		}
 	analysis_release(&fa);
@@ -219,13 +221,13 @@ static int scan_path(const char *path, const struct scan_options *opts, struct s
 	char *text;
 	size_t len;
 	if (read_file(path, &text, &len) < 0) {
-		struct diagnostic dg = {DIAG_IO, xstrdup(path), 0, 0, xstrdup(error_last())};
+		struct diagnostic dg = {DIAG_IO, xstrdup(path), 0, 0, xstrdup(error_last()), 0};
 		vec_push(&out->diagnostics, dg);
 		return -1;
 	}
 	if (memchr(text, '\0', len)) {
 		free(text);
-		struct diagnostic dg = {DIAG_IO, xstrdup(path), 0, 0, xasprintf("%s: binary file (contains NUL bytes); skipped", path)};
+		struct diagnostic dg = {DIAG_IO, xstrdup(path), 0, 0, xasprintf("%s: binary file (contains NUL bytes); skipped", path), 0};
 		vec_push(&out->diagnostics, dg);
 		return error_set("%s: binary file", path);
 	}

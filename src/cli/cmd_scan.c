@@ -6,11 +6,14 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <limits.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "cli/commands.h"
 #include "analysis/kernel_api.h"
 #include "cli/emit.h"
+#include "git/repo.h"
 #include "util/interrupt.h"
 #include "parse/walk.h"
 
@@ -138,6 +141,47 @@ done:
 	return rc;
 }
 
+/* Where a SARIF run happened (struct sarif_run) and the strings it points to. */
+struct sarif_where {
+	struct sarif_run run;
+	char cwd[PATH_MAX];
+	char *root;
+	struct repo_provenance prov;
+};
+
+/*
+ * %SRCROOT% is the working tree of the git repository holding PATH (the
+ * first scanned), with its origin, HEAD and branch; outside git, the
+ * current directory.
+ */
+static void sarif_where_init(struct sarif_where *w, const char *path)
+{
+	struct repo *repo = NULL;
+	memset(w, 0, sizeof *w);
+	w->prov = (struct repo_provenance)REPO_PROVENANCE_INIT;
+	if (!getcwd(w->cwd, sizeof w->cwd))
+		return; /* no base: relative URIs against an undefined %SRCROOT% */
+	w->run.cwd = w->cwd;
+	if (repo_open(&repo, path) == 0 && repo_provenance_get(repo, &w->prov) == 0) {
+		w->root = xstrdup(repo_workdir(repo));
+		w->run.in_git = true;
+		w->run.repo_uri = w->prov.remote_uri;
+		w->run.revision = w->prov.head[0] ? w->prov.head : NULL;
+		w->run.branch = w->prov.branch;
+	} else {
+		error_clear();
+		w->root = strcmp(w->cwd, "/") == 0 ? xstrdup("/") : xasprintf("%s/", w->cwd);
+	}
+	repo_free(repo);
+	w->run.root = w->root;
+}
+
+static void sarif_where_release(struct sarif_where *w)
+{
+	free(w->root);
+	repo_provenance_release(&w->prov);
+}
+
 static size_t count_flagged(const struct scan_result *r)
 {
 	size_t n = 0;
@@ -189,7 +233,14 @@ int cmd_scan(int argc, char **argv)
 	rc = scan_cli_run(cmd, &a, &paths, &r);
 	if (rc == EXIT_USAGE || interrupted())
 		goto done; /* an interrupted scan is not shown: it would look complete */
-	emit_result(out, (enum output_format)fmt, &r, a.verbose);
+	if (fmt == FORMAT_SARIF) {
+		struct sarif_where w;
+		sarif_where_init(&w, paths.items[0]);
+		emit_sarif(out, &r, a.verbose, &w.run);
+		sarif_where_release(&w);
+	} else {
+		emit_result(out, (enum output_format)fmt, &r, a.verbose);
+	}
 	emit_summary(stderr, &r);
 	if (rc == EXIT_OK && count_flagged(&r))
 		rc = EXIT_FOUND;

@@ -1,8 +1,9 @@
 /*
  * Emit: a scan_result as compiler-style text, JSON (docs/json-schema.md) or
- * SARIF 2.1.0. Output is a pure function of the result: no clock, no
- * working directory, no absolute paths that were not given, so two runs on
- * the same tree give byte-identical output.
+ * SARIF 2.1.0. Output is a pure function of the result (and, for SARIF,
+ * of the struct sarif_run the caller passes): no clock, no working
+ * directory read here, so two runs on the same tree give byte-identical
+ * output.
  */
 #include "cli/emit.h"
 
@@ -11,9 +12,9 @@
 #ifndef PREEMPTIFY_VERSION
 #define PREEMPTIFY_VERSION "0"
 #endif
-/* SARIF tool.driver.informationUri; a placeholder until the project has a public home. */
-#ifndef PREEMPTIFY_INFO_URI
-#define PREEMPTIFY_INFO_URI "https://preemptify.invalid/"
+/* Where `cmake --install` puts README.md and rules.md (SARIF informationUri, helpUri). */
+#ifndef PREEMPTIFY_DOCDIR
+#define PREEMPTIFY_DOCDIR "/usr/local/share/doc/preemptify"
 #endif
 
 int output_format_parse(const char *s)
@@ -245,18 +246,9 @@ static const char *rule_default_level(enum rule_id r)
 	return sarif_level(rule_severity(r));
 }
 
-/*
- * A path as a URI reference: relative paths (without "./") are resolved
- * against %SRCROOT%; absolute ones become file:// URIs. Bytes outside the
- * RFC 3986 unreserved and sub-delim sets are percent-encoded.
- */
-static void sarif_uri(struct buf *b, const char *path, bool *out_relative)
+/* PATH with the bytes outside RFC 3986's unreserved and sub-delim sets percent-encoded. */
+static void uri_encode(struct buf *b, const char *path)
 {
-	while (path[0] == '.' && path[1] == '/')
-		path += 2;
-	*out_relative = path[0] != '/';
-	if (!*out_relative)
-		buf_puts(b, "file://");
 	for (const unsigned char *p = (const unsigned char *)path; *p; p++) {
 		if ((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
 		    strchr("-._~/!$&'()*+,;=:@", *p))
@@ -266,23 +258,102 @@ static void sarif_uri(struct buf *b, const char *path, bool *out_relative)
 	}
 }
 
-/* One location object; FUNCTION (may be NULL) adds a logical location. */
-static void sarif_location(struct buf *b, const char *file, unsigned line, unsigned column,
-			   const char *function)
+/* ABS (absolute) with "." and ".." resolved and repeated '/' dropped, lexically. Owned. */
+static char *path_normalize(const char *abs)
 {
+	struct buf b = BUF_INIT;
+	const char *p = abs;
+	while (*p) {
+		while (*p == '/')
+			p++;
+		const char *e = strchr(p, '/');
+		size_t n = e ? (size_t)(e - p) : strlen(p);
+		if (n == 0 || (n == 1 && p[0] == '.')) {
+			/* nothing */
+		} else if (n == 2 && p[0] == '.' && p[1] == '.') {
+			while (b.len && b.ptr[b.len - 1] != '/')
+				b.len--;
+			if (b.len)
+				b.len--;
+		} else {
+			buf_putc(&b, '/');
+			buf_add(&b, p, n);
+		}
+		p += n;
+	}
+	if (!b.len)
+		buf_putc(&b, '/');
+	return buf_detach(&b);
+}
+
+/*
+ * The artifactLocation of PATH. With RUN's root, a path under it becomes a
+ * URI relative to %SRCROOT% (RUN's originalUriBaseIds) and any other a
+ * file:// URI; without one, relative paths (less a leading "./") are taken
+ * as relative to %SRCROOT% and absolute ones become file:// URIs.
+ */
+static void sarif_artifact(struct buf *b, const char *path, const struct sarif_run *run)
+{
+	char *abs = NULL;
+	const char *rel = NULL;
+	if (run && run->root) {
+		char *joined = path[0] == '/' ? xstrdup(path) : xasprintf("%s/%s", run->cwd, path);
+		abs = path_normalize(joined);
+		free(joined);
+		size_t rl = strlen(run->root);
+		if (strncmp(abs, run->root, rl) == 0 && abs[rl])
+			rel = abs + rl;
+	} else {
+		while (path[0] == '.' && path[1] == '/')
+			path += 2;
+		if (path[0] != '/')
+			rel = path;
+	}
 	struct buf uri = BUF_INIT;
-	bool relative;
-	sarif_uri(&uri, file, &relative);
-	buf_puts(b, "{\"physicalLocation\": {\"artifactLocation\": {");
+	if (!rel)
+		buf_puts(&uri, "file://");
+	uri_encode(&uri, rel ? rel : abs ? abs : path);
+	buf_puts(b, "{");
 	json_kv(b, "uri", buf_cstr(&uri), true);
-	if (relative)
+	if (rel)
 		buf_puts(b, ", \"uriBaseId\": \"%SRCROOT%\"");
 	buf_putc(b, '}');
-	if (line) {
-		buf_printf(b, ", \"region\": {\"startLine\": %u", line);
-		if (column)
-			buf_printf(b, ", \"startColumn\": %u", column);
-		buf_putc(b, '}');
+	buf_release(&uri);
+	free(abs);
+}
+
+/*
+ * A region from START to END (exclusive; columns in bytes). END with line
+ * 0 is unknown: the region is then START's line from START's column on
+ * (no endColumn: SARIF reads that as the end of the line). A START column
+ * of 0 is the whole line.
+ */
+static void sarif_region(struct buf *b, struct srcpos start, struct srcpos end, bool offsets)
+{
+	buf_printf(b, "{\"startLine\": %u", start.line);
+	if (start.column)
+		buf_printf(b, ", \"startColumn\": %u", start.column);
+	buf_printf(b, ", \"endLine\": %u", end.line ? end.line : start.line);
+	if (end.line && end.column)
+		buf_printf(b, ", \"endColumn\": %u", end.column);
+	if (offsets)
+		buf_printf(b, ", \"byteOffset\": %zu, \"byteLength\": %zu", start.offset,
+			   end.offset > start.offset ? end.offset - start.offset : 0);
+	buf_putc(b, '}');
+}
+
+/*
+ * One location object; START line 0: the whole file. FUNCTION (may be
+ * NULL) adds a logical location, MESSAGE (may be NULL) a message.
+ */
+static void sarif_location(struct buf *b, const char *file, struct srcpos start, struct srcpos end,
+			   const char *function, const char *message, const struct sarif_run *run)
+{
+	buf_puts(b, "{\"physicalLocation\": {\"artifactLocation\": ");
+	sarif_artifact(b, file, run);
+	if (start.line) {
+		buf_puts(b, ", \"region\": ");
+		sarif_region(b, start, end, false);
 	}
 	buf_putc(b, '}');
 	if (function) {
@@ -290,7 +361,24 @@ static void sarif_location(struct buf *b, const char *file, unsigned line, unsig
 		json_kv(b, "name", function, true);
 		buf_puts(b, ", \"kind\": \"function\"}]");
 	}
+	if (message) {
+		buf_puts(b, ", \"message\": {");
+		json_kv(b, "text", message, true);
+		buf_putc(b, '}');
+	}
 	buf_putc(b, '}');
+}
+
+/* The URI of the installed document NAME (under PREEMPTIFY_DOCDIR), with FRAGMENT if not NULL. */
+static void doc_uri(struct buf *b, const char *name, const char *fragment)
+{
+	struct buf uri = BUF_INIT;
+	buf_puts(&uri, "file://");
+	uri_encode(&uri, PREEMPTIFY_DOCDIR "/");
+	uri_encode(&uri, name);
+	if (fragment)
+		buf_printf(&uri, "#%s", fragment);
+	json_str(b, buf_cstr(&uri));
 	buf_release(&uri);
 }
 
@@ -307,13 +395,234 @@ static void sarif_rules(struct buf *b)
 		json_kv(b, "text", rule_help(r), true);
 		buf_puts(b, "}, \"help\": {");
 		json_kv(b, "text", rule_help(r), true);
-		buf_puts(b, "}, \"defaultConfiguration\": {");
+		buf_puts(b, "}, \"helpUri\": ");
+		doc_uri(b, "rules.md", rule_code(r));
+		buf_puts(b, ", \"defaultConfiguration\": {");
 		json_kv(b, "level", rule_default_level(r), true);
 		buf_puts(b, "}}");
 	}
 }
 
-static void sarif_result(struct buf *b, const struct finding *f)
+/* ---- SARIF: fixes from the planned edits ---- */
+
+struct replacement {
+	struct srcpos start, end; /* deleted [start, end); start == end: an insertion */
+	char *text;               /* inserted, owned */
+};
+typedef VEC(struct replacement) replacement_vec;
+
+static void replacement_add(replacement_vec *v, struct srcpos start, struct srcpos end, char *text)
+{
+	struct replacement r = {start, end, text};
+	vec_push(v, r);
+}
+
+static int replacement_cmp(const void *a, const void *b)
+{
+	const struct replacement *x = a, *y = b;
+	return x->start.offset < y->start.offset ? -1 : x->start.offset > y->start.offset;
+}
+
+/*
+ * Edit E as replacements of the original text: a replacement as it is; an
+ * insertion as an empty region at the anchor's start (before) or end
+ * (after), the statement on a line of its own indented like the anchor;
+ * when the anchor is the lone body of an if/else/loop, anchor and
+ * statement in braces instead, on the anchor's lines.
+ */
+static void edit_replacements(const struct edit *e, replacement_vec *out)
+{
+	const char *t = e->text ? e->text : "";
+	if (e->op == EDIT_REPLACE) {
+		replacement_add(out, e->start, e->end, xstrdup(t));
+	} else if (e->wrap) {
+		bool before = e->op == EDIT_INSERT_BEFORE;
+		replacement_add(out, e->start, e->start, before ? xasprintf("{ %s ", t) : xstrdup("{ "));
+		replacement_add(out, e->end, e->end, before ? xstrdup(" }") : xasprintf(" %s }", t));
+	} else if (e->op == EDIT_INSERT_BEFORE) {
+		replacement_add(out, e->start, e->start, xasprintf("%s\n%s", t, e->indent));
+	} else {
+		replacement_add(out, e->end, e->end, xasprintf("\n%s%s", e->indent, t));
+	}
+}
+
+/* result.fixes: one fix, one artifactChange, the edits' replacements in file order. */
+static void sarif_fixes(struct buf *b, const struct finding *f, const struct sarif_run *run)
+{
+	replacement_vec reps = VEC_INIT;
+	for (size_t k = 0; k < f->edits.len; k++)
+		edit_replacements(&f->edits.items[k], &reps);
+	qsort(reps.items, reps.len, sizeof *reps.items, replacement_cmp);
+	buf_puts(b, ", \"fixes\": [{\"description\": {");
+	char *what = xasprintf("%s (preemptify fix %s)", fix_phrases(f->fix)->alone, fix_name(f->fix));
+	json_kv(b, "text", what, true);
+	free(what);
+	buf_puts(b, "}, \"artifactChanges\": [{\"artifactLocation\": ");
+	sarif_artifact(b, f->file, run);
+	buf_puts(b, ", \"replacements\": [");
+	for (size_t k = 0; k < reps.len; k++) {
+		buf_puts(b, k ? ", {\"deletedRegion\": " : "{\"deletedRegion\": ");
+		sarif_region(b, reps.items[k].start, reps.items[k].end, true);
+		buf_puts(b, ", \"insertedContent\": {");
+		json_kv(b, "text", reps.items[k].text, true);
+		buf_puts(b, "}}");
+		free(reps.items[k].text);
+	}
+	buf_puts(b, "]}]}]");
+	vec_release(&reps);
+}
+
+/* ---- SARIF: the reasoning as a code flow ---- */
+
+/* One place the evidence names: "line 12" (the finding's file) or "path/x.c:12". */
+struct evidence_ref {
+	const char *file; /* the finding's, or a pointer into the evidence (file_len bytes) */
+	size_t file_len;
+	unsigned line;
+	size_t at, len; /* the reference's bytes in the evidence */
+};
+
+static bool path_char(char c)
+{
+	return is_ident_char(c) || c == '.' || c == '/' || c == '-' || c == '+';
+}
+
+/* A reference starting at E[I], or false. */
+static bool evidence_ref_at(const char *e, size_t i, const struct finding *f, struct evidence_ref *out)
+{
+	const char *p = e + i;
+	size_t k = 0;
+	if (strncmp(p, "line ", 5) == 0 && (i == 0 || !is_ident_char(e[i - 1]))) {
+		k = 5;
+		out->file = f->file;
+		out->file_len = strlen(f->file);
+	} else if (path_char(*p) && (i == 0 || !path_char(e[i - 1]))) {
+		while (path_char(p[k]))
+			k++;
+		const char *dot = memchr(p, '.', k);
+		if (p[k] != ':' || !dot || p[k - 1] == '.')
+			return false;
+		out->file = p;
+		out->file_len = k;
+		k++;
+	} else {
+		return false;
+	}
+	if (p[k] < '0' || p[k] > '9')
+		return false;
+	unsigned long line = 0;
+	while (p[k] >= '0' && p[k] <= '9' && line < 100000000)
+		line = line * 10 + (unsigned)(p[k++] - '0');
+	if (line == 0 || is_ident_char(p[k]))
+		return false;
+	out->line = (unsigned)line;
+	out->at = i;
+	out->len = k;
+	return true;
+}
+
+/*
+ * The clause of evidence E around byte AT. Clauses end at "; ", ": ", a
+ * newline, and the parentheses of a group (one opened after a blank, not a
+ * call's): "from f() at line 3 (g() holds a lock taken at line 2)" is the
+ * clause "from f() at line 3" and, one group deeper, the clause "g() holds
+ * a lock taken at line 2". *DEPTH is the number of groups open at AT.
+ */
+static void evidence_clause(const char *e, size_t at, size_t *out_start, size_t *out_end, unsigned *depth)
+{
+	bool group[64]; /* per open parenthesis: a group, or a call's */
+	unsigned n = 0;
+	size_t start = 0;
+	*depth = 0;
+	for (size_t i = 0; i < at; i++) {
+		if (e[i] == '(' && n < ARRAY_SIZE(group)) {
+			group[n] = i == 0 || e[i - 1] == ' ';
+			if (group[n])
+				start = i + 1, (*depth)++;
+			n++;
+		} else if (e[i] == ')' && n) {
+			if (group[--n])
+				start = i + 1, (*depth)--; /* the clause goes on after the group */
+		} else if (e[i] == '\n' || ((e[i] == ';' || e[i] == ':') && e[i + 1] == ' ')) {
+			start = i + 1;
+		}
+	}
+	unsigned calls = 0;
+	size_t end = at;
+	for (; e[end]; end++) {
+		if (e[end] == '(' && e[end - 1] == ' ')
+			break;
+		if (e[end] == '(')
+			calls++;
+		else if (e[end] == ')' && !calls)
+			break;
+		else if (e[end] == ')')
+			calls--;
+		else if (!calls && (e[end] == '\n' || ((e[end] == ';' || e[end] == ':') && e[end + 1] == ' ')))
+			break;
+	}
+	/* a group opening the clause: "tasklet function (DECLARE_TASKLET at line 37)" keeps its head */
+	if (start > 1 && e[start - 1] == '(' && e[start - 2] == ' ') {
+		size_t h = start - 2;
+		for (unsigned closed = 0; h > 0; h--) {
+			char ch = e[h - 1];
+			if (ch == ')')
+				closed++;
+			else if (ch == '(' && closed)
+				closed--;
+			else if (ch == '(' || ch == '\n' || ((ch == ';' || ch == ':') && e[h] == ' '))
+				break;
+		}
+		if (end < strlen(e) && e[end] == ')')
+			end++;
+		start = h;
+	}
+	while (e[start] == ' ')
+		start++;
+	while (end > start && e[end - 1] == ' ')
+		end--;
+	if (end > start && e[end - 1] == ',')
+		end--;
+	*out_start = start;
+	*out_end = end;
+}
+
+/*
+ * result.codeFlows: the places the reasoning names (a lock taken at line N,
+ * a caller at FILE:N, a registration ...), each with the clause that names
+ * it and its nesting in the reasoning, then the site itself. Nothing when
+ * the reasoning names no place.
+ */
+static void sarif_code_flow(struct buf *b, const struct finding *f, const struct sarif_run *run)
+{
+	const char *e = f->evidence ? f->evidence : "";
+	bool any = false;
+	for (size_t i = 0; e[i]; i++) {
+		struct evidence_ref ref;
+		if (!evidence_ref_at(e, i, f, &ref))
+			continue;
+		size_t cs, ce;
+		unsigned depth;
+		evidence_clause(e, ref.at, &cs, &ce, &depth);
+		char *file = xstrndup(ref.file, ref.file_len), *text = xstrndup(e + cs, ce - cs);
+		struct srcpos line = {ref.line, 0, 0}, none = {0, 0, 0};
+		buf_puts(b, any ? ",\n          " : ", \"codeFlows\": [{\"threadFlows\": [{\"locations\": [\n          ");
+		any = true;
+		buf_puts(b, "{\"location\": ");
+		sarif_location(b, file, line, none, NULL, text, run);
+		buf_printf(b, ", \"nestingLevel\": %u}", depth);
+		free(file);
+		free(text);
+		i = ref.at + ref.len - 1;
+	}
+	if (!any)
+		return;
+	buf_puts(b, ",\n          {\"location\": ");
+	sarif_location(b, f->file, f->pos, f->end, f->function, f->message, run);
+	buf_puts(b, ", \"nestingLevel\": 0}]}]}]");
+}
+
+static void sarif_result(struct buf *b, const struct finding *f, const struct sarif_run *run)
 {
 	buf_puts(b, "{");
 	json_kv(b, "ruleId", rule_code(f->rule), true);
@@ -325,8 +634,12 @@ static void sarif_result(struct buf *b, const struct finding *f)
 	buf_puts(b, ", \"message\": {");
 	json_kv(b, "text", f->message, true);
 	buf_puts(b, "}, \"locations\": [");
-	sarif_location(b, f->file, f->pos.line, f->pos.column, f->function);
-	buf_puts(b, "], \"properties\": {");
+	sarif_location(b, f->file, f->pos, f->end, f->function, NULL, run);
+	buf_putc(b, ']');
+	sarif_code_flow(b, f, run);
+	if (!f->protected_site && f->fix != FIX_NONE && f->edits.len)
+		sarif_fixes(b, f, run);
+	buf_puts(b, ", \"properties\": {");
 	json_kv(b, "confidence", confidence_name(f->confidence), true);
 	json_kv(b, "fix", fix_name(f->fix), false);
 	json_kv(b, "evidence", f->evidence ? f->evidence : "", false);
@@ -335,7 +648,33 @@ static void sarif_result(struct buf *b, const struct finding *f)
 	buf_puts(b, "}}");
 }
 
-static void emit_sarif(FILE *out, const struct scan_result *r, bool verbose)
+/* run.originalUriBaseIds and run.versionControlProvenance, from RUN. */
+static void sarif_run_info(struct buf *b, const struct sarif_run *run)
+{
+	if (!run || !run->root)
+		return;
+	struct buf uri = BUF_INIT;
+	buf_puts(&uri, "file://");
+	uri_encode(&uri, run->root);
+	buf_puts(b, "      \"originalUriBaseIds\": {\"%SRCROOT%\": {");
+	json_kv(b, "uri", buf_cstr(&uri), true);
+	buf_puts(b, ", \"description\": {");
+	json_kv(b, "text", run->in_git ? "the root of the git working tree scanned" : "the directory preemptify ran in",
+		true);
+	buf_puts(b, "}}},\n");
+	if (run->in_git) {
+		buf_puts(b, "      \"versionControlProvenance\": [{");
+		json_kv(b, "repositoryUri", run->repo_uri ? run->repo_uri : buf_cstr(&uri), true);
+		if (run->revision)
+			json_kv(b, "revisionId", run->revision, false);
+		if (run->branch)
+			json_kv(b, "branch", run->branch, false);
+		buf_puts(b, ", \"mappedTo\": {\"uriBaseId\": \"%SRCROOT%\"}}],\n");
+	}
+	buf_release(&uri);
+}
+
+void emit_sarif(FILE *out, const struct scan_result *r, bool verbose, const struct sarif_run *run)
 {
 	struct buf b = BUF_INIT;
 	bool failed = false;
@@ -343,9 +682,13 @@ static void emit_sarif(FILE *out, const struct scan_result *r, bool verbose)
 		 "  \"version\": \"2.1.0\",\n  \"runs\": [\n    {\n"
 		 "      \"tool\": {\"driver\": {\"name\": \"preemptify\", \"version\": ");
 	json_str(&b, PREEMPTIFY_VERSION);
-	buf_puts(&b, ", \"informationUri\": \"" PREEMPTIFY_INFO_URI "\",\n        \"rules\": [");
+	buf_puts(&b, ", \"informationUri\": ");
+	doc_uri(&b, "README.md", NULL);
+	buf_puts(&b, ",\n        \"rules\": [");
 	sarif_rules(&b);
-	buf_puts(&b, "\n        ]}},\n      \"results\": [");
+	buf_puts(&b, "\n        ]}},\n");
+	sarif_run_info(&b, run);
+	buf_puts(&b, "      \"results\": [");
 	bool first = true;
 	for (size_t i = 0; i < r->findings.len; i++) {
 		const struct finding *f = &r->findings.items[i];
@@ -353,7 +696,7 @@ static void emit_sarif(FILE *out, const struct scan_result *r, bool verbose)
 			continue;
 		buf_puts(&b, first ? "\n        " : ",\n        ");
 		first = false;
-		sarif_result(&b, f);
+		sarif_result(&b, f, run);
 	}
 	buf_puts(&b, first ? "],\n" : "\n      ],\n");
 	/* Diagnostics are not results: they say what the tool could not do. */
@@ -369,7 +712,8 @@ static void emit_sarif(FILE *out, const struct scan_result *r, bool verbose)
 		buf_puts(&b, "}, \"message\": {");
 		json_kv(&b, "text", d->message, true);
 		buf_puts(&b, "}, \"locations\": [");
-		sarif_location(&b, d->file, d->line, d->column, NULL);
+		struct srcpos start = {d->line, d->column, 0}, end = {d->end_column ? d->line : 0, d->end_column, 0};
+		sarif_location(&b, d->file, start, end, NULL, NULL, run);
 		buf_puts(&b, "]}");
 	}
 	buf_printf(&b, "%s], \"executionSuccessful\": %s}]\n    }\n  ]\n}\n",
@@ -383,7 +727,7 @@ void emit_result(FILE *out, enum output_format fmt, const struct scan_result *r,
 	switch (fmt) {
 	case FORMAT_TEXT: emit_text(out, r, verbose); break;
 	case FORMAT_JSON: emit_json(out, r, verbose); break;
-	case FORMAT_SARIF: emit_sarif(out, r, verbose); break;
+	case FORMAT_SARIF: emit_sarif(out, r, verbose, NULL); break;
 	}
 }
 

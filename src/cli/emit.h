@@ -16,6 +16,28 @@ int output_format_parse(const char *s);
  */
 void emit_result(FILE *out, enum output_format fmt, const struct scan_result *r, bool verbose);
 
+/*
+ * Where a SARIF run happened: what %SRCROOT% stands for and the version
+ * control state (run.originalUriBaseIds, run.versionControlProvenance).
+ * The CLI fills it (emit reads neither the file system nor git).
+ */
+struct sarif_run {
+	const char *root;     /* absolute, resolved, with a trailing '/'; NULL: no base */
+	const char *cwd;      /* absolute current directory: relative paths are read from it */
+	bool in_git;          /* ROOT is the working tree of a git repository */
+	const char *repo_uri; /* the origin remote as a URI, or NULL (then ROOT's file:// URI) */
+	const char *revision; /* HEAD's commit id, or NULL (unborn) */
+	const char *branch;   /* HEAD's branch, or NULL (detached) */
+};
+
+/*
+ * Writes R to OUT as SARIF 2.1.0 (docs/json-schema.md). With RUN, paths
+ * under RUN->root are URIs relative to %SRCROOT%, others file:// URIs;
+ * RUN may be NULL (emit_result does that): relative paths are then
+ * relative to an undefined %SRCROOT%.
+ */
+void emit_sarif(FILE *out, const struct scan_result *r, bool verbose, const struct sarif_run *run);
+
 /* The one-line summary for stderr: "3 findings (P003: 2, P004: 1) in 12 files". */
 void emit_summary(FILE *out, const struct scan_result *r);
 

@@ -135,6 +135,58 @@ const char *repo_workdir(const struct repo *r)
 	return r->workdir;
 }
 
+/*
+ * URL as a URI without credentials, or NULL (a relative path, say). Owned.
+ * The user information of a URL goes (it may be a token: https://TOKEN@host),
+ * except a plain user name of ssh.
+ */
+static char *remote_uri(const char *url)
+{
+	const char *scheme_end = strstr(url, "://");
+	if (scheme_end) {
+		const char *host = scheme_end + 3;
+		const char *path = host + strcspn(host, "/");
+		const char *at = memchr(host, '@', (size_t)(path - host));
+		bool ssh = strncmp(url, "ssh://", 6) == 0 && at && !memchr(host, ':', (size_t)(at - host));
+		if (at && !ssh)
+			return xasprintf("%.*s%s", (int)(host - url), url, at + 1);
+		return xstrdup(url);
+	}
+	if (url[0] == '/')
+		return xasprintf("file://%s", url);
+	const char *colon = strchr(url, ':'), *slash = strchr(url, '/');
+	if (colon && colon != url && (!slash || colon < slash)) /* scp-like [user@]host:path */
+		return xasprintf("ssh://%.*s/%s", (int)(colon - url), url, colon[1] == '/' ? colon + 2 : colon + 1);
+	return NULL;
+}
+
+int repo_provenance_get(struct repo *r, struct repo_provenance *out)
+{
+	git_remote *remote = NULL;
+	git_reference *head = NULL;
+	git_oid id;
+	*out = (struct repo_provenance)REPO_PROVENANCE_INIT;
+	if (git_remote_lookup(&remote, r->git, "origin") == 0 && git_remote_url(remote))
+		out->remote_uri = remote_uri(git_remote_url(remote));
+	git_remote_free(remote);
+	if (git_reference_name_to_id(&id, r->git, "HEAD") == 0)
+		git_oid_tostr(out->head, sizeof out->head, &id);
+	if (git_reference_lookup(&head, r->git, "HEAD") == 0 && git_reference_type(head) == GIT_REFERENCE_SYMBOLIC) {
+		const char *target = git_reference_symbolic_target(head);
+		if (strncmp(target, "refs/heads/", 11) == 0)
+			out->branch = xstrdup(target + 11);
+	}
+	git_reference_free(head);
+	return 0;
+}
+
+void repo_provenance_release(struct repo_provenance *p)
+{
+	free(p->remote_uri);
+	free(p->branch);
+	p->remote_uri = p->branch = NULL;
+}
+
 int repo_group_parse(const char *s)
 {
 	if (strcmp(s, "file") == 0)

@@ -42,6 +42,25 @@ void repo_free(struct repo *r);
 /* The working tree root, with a trailing '/'. Owned by R. */
 const char *repo_workdir(const struct repo *r);
 
+/* Where a scan ran, for SARIF's versionControlProvenance. */
+struct repo_provenance {
+	char *remote_uri; /* the "origin" remote as a URI, credentials removed; NULL if none or not a URI */
+	char head[41];    /* HEAD's commit id; "" while HEAD is unborn */
+	char *branch;     /* HEAD's branch ("refs/heads/" stripped); NULL when detached */
+};
+#define REPO_PROVENANCE_INIT {NULL, "", NULL}
+
+/*
+ * Fills *OUT for R. An scp-like remote ("git@host:path") becomes
+ * "ssh://git@host/path", an absolute path a file:// URI; the user
+ * information of a URL (a password, a token) is never copied, except an
+ * ssh user name. What git cannot tell is left empty. Returns 0; OUT is
+ * released with repo_provenance_release().
+ */
+int repo_provenance_get(struct repo *r, struct repo_provenance *out);
+
+void repo_provenance_release(struct repo_provenance *p);
+
 enum repo_group {
 	REPO_GROUP_FILE, /* one commit per file */
 	REPO_GROUP_DIR,  /* one commit per directory */

@@ -46,7 +46,7 @@ static int cmp_names(const void *a, const void *b)
 
 static void add_io_diag(diagnostic_vec *diags, const char *path, const char *what, int err)
 {
-	struct diagnostic d = {DIAG_IO, xstrdup(path), 0, 0, xasprintf("%s: %s: %s", path, what, strerror(err))};
+	struct diagnostic d = {DIAG_IO, xstrdup(path), 0, 0, xasprintf("%s: %s: %s", path, what, strerror(err)), 0};
 	vec_push(diags, d);
 }
 
@@ -71,7 +71,7 @@ static bool refuse_control_name(diagnostic_vec *diags, const char *path)
 			buf_add(&shown, (const char *)p, 1);
 	}
 	struct diagnostic d = {DIAG_IO, buf_detach(&shown), 0, 0,
-			       xstrdup("the file name contains control characters; skipped (rename the file)")};
+			       xstrdup("the file name contains control characters; skipped (rename the file)"), 0};
 	vec_push(diags, d);
 	return true;
 }

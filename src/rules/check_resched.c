@@ -391,7 +391,7 @@ void check_resched_defines(struct ctx *c)
 			continue;
 		const char *paren = d->function_like ? "()" : "";
 		if (body_is_resched_stmt(c->text, k, n, &from, &to)) {
-			struct finding *fd = add_finding_at(c, RULE_P004, from, NULL, SEV_WARNING, CONF_HIGH,
+			struct finding *fd = add_finding_at(c, RULE_P004, from, to, NULL, SEV_WARNING, CONF_HIGH,
 				FIX_COND_RESCHED,
 				xasprintf("2.4 reschedule check in the body of #define %s%s: use cond_resched()",
 					  d->name, paren),
@@ -419,7 +419,7 @@ void check_resched_defines(struct ctx *c)
 			bool addressed = j > 0 && c->text[k[j - 1].s] == '&';
 			if (written || addressed)
 				break; /* the scheduler's own protocol: left alone, as in functions */
-			struct finding *fd = add_finding_at(c, RULE_P004, k[j].s, NULL, SEV_WARNING, CONF_HIGH,
+			struct finding *fd = add_finding_at(c, RULE_P004, k[j].s, k[j + 2].e, NULL, SEV_WARNING, CONF_HIGH,
 				FIX_NEED_RESCHED_CALL,
 				xasprintf("2.4 current->need_resched in the body of #define %s%s: use need_resched()",
 					  d->name, paren),

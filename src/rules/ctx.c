@@ -106,10 +106,11 @@ struct finding *add_finding(struct ctx *c, enum rule_id rule, TSNode at, const s
 				   enum severity sev, enum confidence conf, enum fix_kind fix,
 				   char *message, char *evidence)
 {
-	return add_finding_at(c, rule, ts_node_start_byte(at), f, sev, conf, fix, message, evidence);
+	return add_finding_at(c, rule, ts_node_start_byte(at), ts_node_end_byte(at), f, sev, conf, fix, message,
+			      evidence);
 }
 
-struct finding *add_finding_at(struct ctx *c, enum rule_id rule, size_t at, const struct fn *f,
+struct finding *add_finding_at(struct ctx *c, enum rule_id rule, size_t at, size_t end, const struct fn *f,
 			       enum severity sev, enum confidence conf, enum fix_kind fix,
 			       char *message, char *evidence)
 {
@@ -124,6 +125,7 @@ struct finding *add_finding_at(struct ctx *c, enum rule_id rule, size_t at, cons
 	fd.rule = rule;
 	fd.file = xstrdup(c->src->path);
 	fd.pos = source_pos(c->src, at);
+	fd.end = source_pos(c->src, end);
 	fd.function = f ? xstrdup(f->name) : NULL;
 	fd.message = message;
 	fd.evidence = evidence;
@@ -179,6 +181,10 @@ void add_edit(const struct ctx *c, struct finding *fd, enum edit_op op, TSNode a
 	e.text = xstrdup(text);
 	e.wrap = op != EDIT_REPLACE && is_lone_body(anchor);
 	e.in_define = false;
+	size_t ls = c->src->line_starts.items[e.start.line - 1], k = 0;
+	while (k + 1 < sizeof e.indent && (c->src->text[ls + k] == ' ' || c->src->text[ls + k] == '\t'))
+		e.indent[k] = c->src->text[ls + k], k++;
+	e.indent[k] = '\0';
 	vec_push(&fd->edits, e);
 }
 

@@ -141,8 +141,8 @@ enum sleep_kind call_may_sleep(const struct ctx *c, TSNode call, enum sleep_kind
 struct finding *add_finding(struct ctx *c, enum rule_id rule, TSNode at, const struct fn *f,
 			    enum severity sev, enum confidence conf, enum fix_kind fix,
 			    char *message, char *evidence);
-/* add_finding() at byte offset AT (a site with no node of its own: a #define body). */
-struct finding *add_finding_at(struct ctx *c, enum rule_id rule, size_t at, const struct fn *f,
+/* add_finding() at bytes [AT, END) (a site with no node of its own: a #define body). */
+struct finding *add_finding_at(struct ctx *c, enum rule_id rule, size_t at, size_t end, const struct fn *f,
 			       enum severity sev, enum confidence conf, enum fix_kind fix,
 			       char *message, char *evidence);
 /* Would a finding of RULE at byte AT be kept (rule enabled, line not suppressed)? */

@@ -64,12 +64,15 @@ struct edit {
 	 */
 	bool wrap;
 	bool in_define; /* a replacement inside a #define body (spatch rewrites macro bodies it parses) */
+	/* Insertions: the blanks before the anchor on its first line (cut at 31 bytes), for SARIF fixes. */
+	char indent[32];
 };
 
 struct finding {
 	enum rule_id rule;
 	char *file;     /* as given on the command line / walked, owned */
 	struct srcpos pos;
+	struct srcpos end; /* end of the site's node, exclusive; line 0 when unknown */
 	char *function; /* enclosing function, or NULL at file scope; owned */
 	char *message;  /* one line, owned */
 	enum severity severity;
@@ -91,6 +94,7 @@ struct diagnostic {
 	char *file;
 	unsigned line, column; /* 0 when not about a position */
 	char *message;
+	unsigned end_column; /* the end on LINE (exclusive), 0 when unknown */
 };
 
 typedef VEC(struct finding) finding_vec;

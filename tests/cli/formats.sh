@@ -51,6 +51,67 @@ if python3 "$SRC/scripts/validate-sarif.py" "$SCHEMA" out.sarif out-v.sarif; the
 if grep -q '"kind": "pass"' out-v.sarif && ! grep -q '"kind": "pass"' out.sarif; then ok; else
 	bad "protected sites are kind pass only with --verbose"; fi
 
+# SARIF: every region has its end; %SRCROOT% is defined (here: the current directory, no git);
+# every rule has a helpUri into docs/rules.md
+check_sarif() {
+	python3 - "$1" "$PWD" <<'PY'
+import json, sys
+doc = json.load(open(sys.argv[1])); run = doc["runs"][0]
+assert run["originalUriBaseIds"]["%SRCROOT%"]["uri"] == "file://" + sys.argv[2] + "/", run.get("originalUriBaseIds")
+assert "versionControlProvenance" not in run
+assert all(r["helpUri"].endswith("/rules.md#" + r["id"]) for r in run["tool"]["driver"]["rules"])
+def regions(o):
+    if isinstance(o, dict):
+        for k, v in o.items():
+            if k in ("region", "deletedRegion"):
+                yield v
+            yield from regions(v)
+    elif isinstance(o, list):
+        for v in o:
+            yield from regions(v)
+rs = list(regions(run))
+assert rs and all("endLine" in r for r in rs), [r for r in rs if "endLine" not in r][:3]
+res = run["results"]
+assert any(r.get("fixes") for r in res) and any(r.get("codeFlows") for r in res)
+for r in res:
+    assert bool(r.get("fixes")) == (r["properties"]["fix"] != "none" and r.get("kind") == "fail"), r["ruleId"]
+PY
+}
+if check_sarif out.sarif; then ok; else bad "SARIF regions, base, helpUri, fixes, codeFlows"; fi
+
+# SARIF fixes are the planned change: applied to the files (where the replacements of a file's
+# results do not overlap), they give what `apply` writes, whitespace aside
+rm -rf fixed && cp -r src fixed && (cd fixed && "$BIN" apply -j 1 . >/dev/null 2>&1)
+python3 - out.sarif src fixed <<'PY'
+import json, os, re, sys
+doc = json.load(open(sys.argv[1])); run = doc["runs"][0]
+per_file = {}
+for r in run["results"]:
+    for fx in r.get("fixes", []):
+        for ch in fx["artifactChanges"]:
+            per_file.setdefault(ch["artifactLocation"]["uri"], []).extend(ch["replacements"])
+same = differ = 0
+for uri, reps in per_file.items():
+    reps.sort(key=lambda x: (x["deletedRegion"]["byteOffset"], x["deletedRegion"]["byteLength"]))
+    if any(a["deletedRegion"]["byteOffset"] + a["deletedRegion"]["byteLength"] > b["deletedRegion"]["byteOffset"]
+           for a, b in zip(reps, reps[1:])):
+        continue  # two findings fix the same code: no single textual answer
+    path = uri.replace("%20", " ")
+    text = open(path, "rb").read().decode("latin-1")
+    for x in reversed(reps):
+        o, n = x["deletedRegion"]["byteOffset"], x["deletedRegion"]["byteLength"]
+        text = text[:o] + x["insertedContent"]["text"] + text[o + n:]
+    fixed = open(os.path.join(sys.argv[3], os.path.relpath(path, sys.argv[2])), "rb").read().decode("latin-1")
+    if re.sub(r"\s+", "", text) == re.sub(r"\s+", "", fixed):
+        same += 1
+    else:
+        differ += 1
+        print("differs from apply:", uri)
+print(f"SARIF fixes: {same} files as apply writes them, {differ} not", file=sys.stderr)
+sys.exit(0 if same and not differ else 1)
+PY
+if [ $? -eq 0 ]; then ok; else bad "SARIF fixes applied equal 'apply'"; fi
+
 # Same tree, different thread counts: byte-identical output
 for j in 1 2 8; do "$BIN" scan -j $j --format json -v src >"j$j.json" 2>/dev/null; done
 if cmp -s j1.json j2.json && cmp -s j1.json j8.json; then ok; else bad "JSON identical for -j 1, 2, 8"; fi
