@@ -77,6 +77,7 @@ static void add_edit(struct finding *f, const char *src, enum edit_op op, const 
 		}
 	}
 	struct edit e;
+	memset(&e, 0, sizeof e); /* wrap, in_define, indent: off unless a test sets them */
 	e.op = op;
 	e.start = pos_of(src, (size_t)(p - src));
 	e.end = pos_of(src, (size_t)(p - src) + strlen(needle));

@@ -442,7 +442,8 @@ static void edit_replacements(const struct edit *e, replacement_vec *out)
 	} else if (e->op == EDIT_INSERT_BEFORE) {
 		replacement_add(out, e->start, e->start, xasprintf("%s\n%s", t, e->indent));
 	} else {
-		replacement_add(out, e->end, e->end, xasprintf("\n%s%s", e->indent, t));
+		struct srcpos at = e->tail.line ? e->tail : e->end; /* after a trailing comment */
+		replacement_add(out, at, at, xasprintf("\n%s%s", e->indent, t));
 	}
 }
 

@@ -185,6 +185,26 @@ void add_edit(const struct ctx *c, struct finding *fd, enum edit_op op, TSNode a
 	while (k + 1 < sizeof e.indent && (c->src->text[ls + k] == ' ' || c->src->text[ls + k] == '\t'))
 		e.indent[k] = c->src->text[ls + k], k++;
 	e.indent[k] = '\0';
+	memset(&e.tail, 0, sizeof e.tail);
+	if (op == EDIT_INSERT_AFTER) {
+		const char *t = c->src->text, *end = t + c->src->len;
+		const char *q = t + ts_node_end_byte(anchor);
+		while (q < end && (*q == ' ' || *q == '\t'))
+			q++;
+		if (q + 1 < end && q[0] == '/' && q[1] == '*') {
+			const char *close = q + 2;
+			while (close + 1 < end && *close != '\n' && !(close[0] == '*' && close[1] == '/'))
+				close++;
+			q = close + 1 < end && close[0] == '*' ? close + 2 : q;
+			while (q < end && (*q == ' ' || *q == '\t'))
+				q++;
+			if (q == end || *q == '\n')
+				e.tail = source_pos(c->src, (size_t)(q - t));
+		} else if (q + 1 < end && q[0] == '/' && q[1] == '/') {
+			const char *nl = memchr(q, '\n', (size_t)(end - q));
+			e.tail = source_pos(c->src, nl ? (size_t)(nl - t) : c->src->len);
+		}
+	}
 	vec_push(&fd->edits, e);
 }
 

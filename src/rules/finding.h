@@ -66,6 +66,9 @@ struct edit {
 	bool in_define; /* a replacement inside a #define body (spatch rewrites macro bodies it parses) */
 	/* Insertions: the blanks before the anchor on its first line (cut at 31 bytes), for SARIF fixes. */
 	char indent[32];
+	/* Insert-after: the end of the anchor's last line when only a comment follows it
+	 * there (the statement goes after the comment, as spatch puts it); line 0 otherwise. */
+	struct srcpos tail;
 };
 
 struct finding {
