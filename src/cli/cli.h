@@ -9,12 +9,17 @@
 #include <stdio.h>
 #include "util/util.h"
 
-/* Exit codes, documented in README and the man page. */
+/*
+ * Exit codes, documented in README and the man page. The status answers the
+ * question the command asks: scan and explain "any findings?", diff "any
+ * changes?" (as diff(1)); apply, commit, series, rules "did it work?" (0 also
+ * when there was nothing to do). 128+N after signal N (main.c).
+ */
 enum exit_code {
-	EXIT_OK = 0,       /* nothing found / nothing to change */
-	EXIT_FOUND = 1,    /* findings (scan) or changes (diff, apply) */
-	EXIT_USAGE = 2,    /* bad command line */
-	EXIT_FAILED = 3,   /* a file or tool failed (others were still processed) */
+	EXIT_OK = 0,       /* no findings / no changes / succeeded */
+	EXIT_FOUND = 1,    /* findings (scan, explain) or changes (diff) */
+	EXIT_USAGE = 2,    /* bad command line, or a request that cannot be answered */
+	EXIT_FAILED = 3,   /* a file or tool failed (others were still processed); before 1 */
 };
 
 enum opt_type {

@@ -87,7 +87,8 @@ int cmd_commit(int argc, char **argv)
 		goto done;
 	}
 	print_summary(&co, &rep, &rw.rr);
-	rc = failed ? EXIT_FAILED : rep.commits.len ? EXIT_FOUND : EXIT_OK;
+	/* success, commits or none: the sites left unfixed are in the summary, not the status */
+	rc = failed ? EXIT_FAILED : EXIT_OK;
 done:
 	repo_commit_report_release(&rep);
 	repo_free(repo);
@@ -124,9 +125,14 @@ int cmd_series(int argc, char **argv)
 	}
 	so.cover_letter = !no_cover;
 	rc = EXIT_FAILED;
-	if (repo_open(&repo, repo_path) < 0 ||
-	    repo_series(repo, &so, args.len ? args.items[0] : NULL, outdir, &rep) < 0) {
+	int e = repo_open(&repo, repo_path);
+	if (e == 0)
+		e = repo_series(repo, &so, args.len ? args.items[0] : NULL, outdir, &rep);
+	if (e < 0) {
 		fprintf(stderr, "preemptify series: %s\n", error_last());
+		/* asked for something that does not exist (no run, no RANGE): a usage error, not a failure */
+		if (e == REPO_EUSAGE)
+			rc = EXIT_USAGE;
 		goto done;
 	}
 	for (size_t i = 0; i < rep.files.len; i++)

@@ -233,7 +233,8 @@ static int run(const char *name, bool apply, int argc, char **argv)
 	if (rw.scan.verbose)
 		fprintf(stderr, "preemptify: %u spatch process%s (%u file runs shared a process)\n",
 			rw.rr.spatch_processes, rw.rr.spatch_processes == 1 ? "" : "es", rw.rr.spatch_batched);
-	code = t.failed ? EXIT_FAILED : t.changed ? EXIT_FOUND : EXIT_OK;
+	/* diff answers "are there changes?" (as diff(1)); apply answers "did it work?" */
+	code = t.failed ? EXIT_FAILED : !apply && t.changed ? EXIT_FOUND : EXIT_OK;
 done:
 	buf_release(&out);
 	rewrite_cmd_release(&rw);
