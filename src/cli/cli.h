@@ -38,6 +38,13 @@ struct cli_option {
 	const char *help;  /* one line */
 };
 
+/*
+ * -q/--quiet, the same for every command: standard error carries only
+ * errors (no summary, notes or progress); standard output is unchanged.
+ */
+#define CLI_QUIET_OPTION(flag) \
+	{"quiet", 'q', OPT_FLAG, (flag), NULL, "only errors on stderr: no summary, notes or progress"}
+
 struct cli_command {
 	const char *name;
 	const char *synopsis; /* "[options] PATH..." */

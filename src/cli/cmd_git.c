@@ -86,7 +86,8 @@ int cmd_commit(int argc, char **argv)
 		fprintf(stderr, "preemptify commit: %s\n", error_last());
 		goto done;
 	}
-	print_summary(&co, &rep, &rw.rr);
+	if (!rw.scan.quiet)
+		print_summary(&co, &rep, &rw.rr);
 	/* success, commits or none: the sites left unfixed are in the summary, not the status */
 	rc = failed ? EXIT_FAILED : EXIT_OK;
 done:
@@ -100,7 +101,7 @@ int cmd_series(int argc, char **argv)
 {
 	struct repo_series_options so = REPO_SERIES_OPTIONS_INIT;
 	const char *outdir = ".", *repo_path = ".";
-	bool no_cover = false;
+	bool no_cover = false, quiet = false; /* series writes nothing but errors on stderr anyway */
 	struct strvec args = STRVEC_INIT;
 	const struct cli_option opts[] = {
 		{"output-directory", 'o', OPT_STRING, &outdir, "DIR", "write the patches in DIR (default: .)"},
@@ -109,6 +110,7 @@ int cmd_series(int argc, char **argv)
 		{"no-cover-letter", 0, OPT_FLAG, &no_cover, NULL, "do not write 0000-cover-letter.patch"},
 		{"force", 'f', OPT_FLAG, &so.force, NULL, "replace patch files that exist (never through a symbolic link)"},
 		{"repo", 'C', OPT_STRING, &repo_path, "PATH", "the repository (default: the current directory)"},
+		CLI_QUIET_OPTION(&quiet),
 		{NULL, 0, 0, NULL, NULL, NULL},
 	};
 	int rc = EXIT_USAGE;

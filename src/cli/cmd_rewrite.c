@@ -19,12 +19,12 @@ static bool want_color(const char *mode)
 	return strcmp(mode, "always") == 0;
 }
 
-/* Prints what rewrite_plan() left: sites not fixed and per-file failures. */
-static void print_refusals(const struct rewrite_result *rr)
+/* Prints what rewrite_plan() left: sites not fixed (unless QUIET) and per-file failures. */
+static void print_refusals(const struct rewrite_result *rr, bool quiet)
 {
 	for (size_t i = 0; i < rr->files.len; i++) {
 		const struct file_change *c = &rr->files.items[i];
-		for (size_t k = 0; k < c->refused.len; k++)
+		for (size_t k = 0; k < c->refused.len && !quiet; k++)
 			fprintf(stderr, "%s:%u:%u: not fixed (%s): %s\n", c->path,
 				c->refused.items[k].finding->pos.line,
 				c->refused.items[k].finding->pos.column,
@@ -58,9 +58,10 @@ int rewrite_cli_run(const struct cli_command *cmd, struct rewrite_cmd *c)
 		return rc == EXIT_USAGE ? rc : EXIT_FAILED;
 	for (size_t i = 0; i < c->sr.diagnostics.len; i++) {
 		const struct diagnostic *d = &c->sr.diagnostics.items[i];
-		if (d->line)
-			fprintf(stderr, "%s:%u:%u: note: %s\n", d->file, d->line, d->column, d->message);
-		else
+		if (d->line) {
+			if (!c->scan.quiet)
+				fprintf(stderr, "%s:%u:%u: note: %s\n", d->file, d->line, d->column, d->message);
+		} else
 			fprintf(stderr, "%s: error: %s\n", d->file, after_path(d->message, d->file));
 	}
 	struct scan_options so;
@@ -87,7 +88,7 @@ int rewrite_cli_run(const struct cli_command *cmd, struct rewrite_cmd *c)
 		c->no_rewrite = true;
 		return EXIT_FAILED;
 	}
-	print_refusals(&c->rr);
+	print_refusals(&c->rr, c->scan.quiet);
 	return nfail > 0 || rc == EXIT_FAILED ? EXIT_FAILED : EXIT_OK;
 }
 
@@ -165,10 +166,12 @@ static void print_unwritten(const struct rewrite_result *rr, size_t from)
 		"unchanged or completely rewritten\n", n, n == 1 ? "" : "s");
 }
 
-static void print_totals(const struct totals *t, const struct emit_opts *e)
+static void print_totals(const struct totals *t, const struct emit_opts *e, bool quiet)
 {
 	if (e->stat)
 		printf(" %zu file%s changed\n", t->changed, t->changed == 1 ? "" : "s");
+	if (quiet)
+		return;
 	fprintf(stderr, "preemptify: %zu file%s %s, %zu site%s fixed", t->changed, t->changed == 1 ? "" : "s",
 		e->apply ? "changed" : "to change", t->fixed, t->fixed == 1 ? "" : "s");
 	const char *sep = " (";
@@ -229,8 +232,8 @@ static int run(const char *name, bool apply, int argc, char **argv)
 		emit_change(c, &e, &out, &t);
 	}
 	fputs(buf_cstr(&out), stdout);
-	print_totals(&t, &e);
-	if (rw.scan.verbose)
+	print_totals(&t, &e, rw.scan.quiet);
+	if (rw.scan.verbose && !rw.scan.quiet)
 		fprintf(stderr, "preemptify: %u spatch process%s (%u file runs shared a process)\n",
 			rw.rr.spatch_processes, rw.rr.spatch_processes == 1 ? "" : "es", rw.rr.spatch_batched);
 	/* diff answers "are there changes?" (as diff(1)); apply answers "did it work?" */

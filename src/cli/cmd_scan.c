@@ -190,7 +190,8 @@ int cmd_scan(int argc, char **argv)
 	if (rc == EXIT_USAGE || interrupted())
 		goto done; /* an interrupted scan is not shown: it would look complete */
 	emit_result(out, (enum output_format)fmt, &r, a.verbose);
-	emit_summary(stderr, &r);
+	if (!a.quiet)
+		emit_summary(stderr, &r);
 	if (rc == EXIT_OK && count_flagged(&r))
 		rc = EXIT_FOUND;
 done:
@@ -360,10 +361,12 @@ int cmd_explain(int argc, char **argv)
 	const struct cli_command *cmd = cli_command_find("explain");
 	struct strvec ignore = {0};
 	const char *context_root = NULL;
+	bool quiet = false; /* explain writes nothing but errors on stderr anyway */
 	const struct cli_option opts[] = {
 		{"ignore", 0, OPT_LIST, &ignore, "RULES", "skip rules, by code or name"},
 		{"context-root", 0, OPT_STRING, &context_root, "DIR",
 		 "follow the callers of the file's functions through the tree DIR"},
+		CLI_QUIET_OPTION(&quiet),
 		{NULL, 0, 0, NULL, NULL, NULL},
 	};
 	struct strvec args = {0};
@@ -488,7 +491,8 @@ static void print_wrapped(const char *text, const char *indent, size_t width)
 int cmd_rules(int argc, char **argv)
 {
 	const struct cli_command *cmd = cli_command_find("rules");
-	const struct cli_option opts[] = {{NULL, 0, 0, NULL, NULL, NULL}};
+	bool quiet = false; /* rules writes nothing but errors on stderr anyway */
+	const struct cli_option opts[] = {CLI_QUIET_OPTION(&quiet), {NULL, 0, 0, NULL, NULL, NULL}};
 	struct strvec args = {0};
 	unsigned want = 0;
 	int rc = EXIT_USAGE;

@@ -36,7 +36,7 @@ const struct cli_command *cli_command_find(const char *name);
 
 /*
  * The options every command that scans shares (scan, diff, apply, commit,
- * series): -j N, --exclude GLOB, --ignore RULES, --verbose. Put
+ * series): -j N, --exclude GLOB, --ignore RULES, --verbose, --quiet. Put
  * SCAN_CLI_OPTIONS(&a) in the command's option table, then call
  * scan_cli_run() with the positional PATH arguments.
  */
@@ -52,8 +52,9 @@ struct scan_cli {
 	bool strict_stats;          /* fix statistics counters too */
 	const char *context_root;   /* the tree whose callers count; NULL: the PATHs */
 	bool no_tree;               /* each file alone: callers in other files unknown */
+	bool quiet;                 /* stderr: errors only (no summary, notes, progress) */
 };
-#define SCAN_CLI_INIT {0, false, false, {NULL, 0, 0}, {NULL, 0, 0}, false, {NULL, 0, 0}, false, false, NULL, false}
+#define SCAN_CLI_INIT {0, false, false, {NULL, 0, 0}, {NULL, 0, 0}, false, {NULL, 0, 0}, false, false, NULL, false, false}
 #define SCAN_CLI_OPTIONS(a) \
 	{"jobs", 'j', OPT_INT, &(a)->jobs, "N", "files analysed in parallel (default: online CPUs)"}, \
 	{"exclude", 0, OPT_LIST, &(a)->exclude, "GLOB", "skip paths matching GLOB"}, \
@@ -66,6 +67,7 @@ struct scan_cli {
 	{"no-tree", 0, OPT_FLAG, &(a)->no_tree, NULL, \
 	 "analyse each file alone (callers in other files unknown; faster)"}, \
 	{"verbose", 'v', OPT_FLAG, &(a)->verbose, NULL, "also report protected sites, with the reasoning"}, \
+	CLI_QUIET_OPTION(&(a)->quiet), \
 	{"no-prefilter", 0, OPT_FLAG, &(a)->no_prefilter, NULL, \
 	 "analyse files without preemption tokens too (P006/P007 everywhere; slower)"}
 
