@@ -82,6 +82,7 @@ int cmd_commit(int argc, char **argv)
 	rc = EXIT_FAILED;
 	int e = repo_commit_changes(repo, &co, rw.rr.files.items, rw.rr.files.len, &rep);
 	print_commits(&co, &rep);
+	fflush(stdout); /* messages and summary after the commit lines when both streams go to one file */
 	if (e < 0) {
 		fprintf(stderr, "preemptify commit: %s\n", error_last());
 		goto done;

@@ -170,6 +170,7 @@ static void print_totals(const struct totals *t, const struct emit_opts *e, bool
 {
 	if (e->stat)
 		printf(" %zu file%s changed\n", t->changed, t->changed == 1 ? "" : "s");
+	fflush(stdout); /* the summary after the diff when both streams go to one file */
 	if (quiet)
 		return;
 	fprintf(stderr, "preemptify: %zu file%s %s, %zu site%s fixed", t->changed, t->changed == 1 ? "" : "s",

@@ -190,6 +190,8 @@ int cmd_scan(int argc, char **argv)
 	if (rc == EXIT_USAGE || interrupted())
 		goto done; /* an interrupted scan is not shown: it would look complete */
 	emit_result(out, (enum output_format)fmt, &r, a.verbose);
+	/* stdout and stderr piped into one file: the summary comes after the findings */
+	fflush(out);
 	if (!a.quiet)
 		emit_summary(stderr, &r);
 	if (rc == EXIT_OK && count_flagged(&r))
