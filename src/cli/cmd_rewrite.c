@@ -53,6 +53,7 @@ int rewrite_cli_run(const struct cli_command *cmd, struct rewrite_cmd *c)
 		fprintf(stderr, "preemptify %s: option '--timeout' must be > 0\n", cmd->name);
 		return EXIT_USAGE;
 	}
+	c->scan.progress = sa.progress = cli_progress(c->scan.quiet);
 	int rc = scan_cli_run(cmd, &sa, &c->paths, &c->sr);
 	if (rc == EXIT_USAGE || interrupted())
 		return rc == EXIT_USAGE ? rc : EXIT_FAILED;
@@ -75,7 +76,9 @@ int rewrite_cli_run(const struct cli_command *cmd, struct rewrite_cmd *c)
 	ro.spatch = o->spatch;
 	ro.no_slice = o->no_slice;
 	ro.no_batch = o->no_batch;
+	ro.progress = sa.progress;
 	int nfail = rewrite_plan(&c->sr, &ro, &c->rr);
+	progress_clear(sa.progress);
 	if (interrupted())
 		return EXIT_FAILED; /* nothing of an interrupted plan is shown or written */
 	if (nfail < 0) {
@@ -97,6 +100,8 @@ void rewrite_cmd_release(struct rewrite_cmd *c)
 	rewrite_result_release(&c->rr);
 	scan_result_release(&c->sr);
 	strvec_release(&c->paths);
+	progress_free(c->scan.progress);
+	c->scan.progress = NULL;
 	scan_cli_release(&c->scan);
 }
 

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "cli/commands.h"
 #include "analysis/kernel_api.h"
@@ -85,6 +86,8 @@ static int scan_tree(const struct cli_command *cmd, const struct scan_cli *a, co
 	diagnostic_vec diags = VEC_INIT;
 	char *root = (char *)a->context_root;
 	int rc = walk_paths(&root, 1, &wo, &index, &diags);
+	if (diags.len)
+		progress_clear(a->progress);
 	for (size_t i = 0; i < diags.len; i++) {
 		fprintf(stderr, "preemptify %s: option '--context-root': %s\n", cmd->name, diags.items[i].message);
 		diagnostic_release(&diags.items[i]);
@@ -94,6 +97,11 @@ static int scan_tree(const struct cli_command *cmd, const struct scan_cli *a, co
 		scan_with_tree(index.items, index.len, files->items, files->len, so, out, NULL);
 	strvec_release(&index);
 	return rc;
+}
+
+struct progress *cli_progress(bool quiet)
+{
+	return !quiet && isatty(STDERR_FILENO) ? progress_new(STDERR_FILENO) : NULL;
 }
 
 int scan_cli_run(const struct cli_command *cmd, const struct scan_cli *a,
@@ -121,10 +129,16 @@ int scan_cli_run(const struct cli_command *cmd, const struct scan_cli *a,
 	bool failed = walk_paths(paths->items, paths->len, &wo, &files, &out->diagnostics) < 0;
 	if (so.want && !a->context_root) /* the scan reads every file: hash its identifiers then */
 		ids = so.ids = xcalloc(files.len ? files.len : 1, sizeof *so.ids);
+	progress_phase(a->progress, "scanning", files.len, false);
+	so.progress = a->progress;
 	if (scan_files(files.items, files.len, &so, out) > 0)
 		failed = true;
-	if (so.want && !interrupted())
+	so.progress = NULL; /* the tree's files are not the ones counted */
+	if (so.want && !interrupted()) {
+		progress_phase(a->progress, "following callers across files", 0, false);
 		failed |= scan_tree(cmd, a, &files, &asm_files, &so, out) < 0;
+	}
+	progress_clear(a->progress);
 	for (size_t i = 0; i < out->diagnostics.len; i++)
 		if (out->diagnostics.items[i].kind != DIAG_UNPARSED)
 			failed = true;
@@ -186,6 +200,7 @@ int cmd_scan(int argc, char **argv)
 			goto done;
 		}
 	}
+	a.progress = cli_progress(a.quiet);
 	rc = scan_cli_run(cmd, &a, &paths, &r);
 	if (rc == EXIT_USAGE || interrupted())
 		goto done; /* an interrupted scan is not shown: it would look complete */
@@ -202,6 +217,7 @@ done:
 		rc = EXIT_FAILED;
 	}
 	strvec_release(&paths);
+	progress_free(a.progress);
 	scan_cli_release(&a);
 	scan_result_release(&r);
 	return rc;

@@ -53,8 +53,9 @@ struct scan_cli {
 	const char *context_root;   /* the tree whose callers count; NULL: the PATHs */
 	bool no_tree;               /* each file alone: callers in other files unknown */
 	bool quiet;                 /* stderr: errors only (no summary, notes, progress) */
+	struct progress *progress;  /* not an option: from cli_progress(), or NULL */
 };
-#define SCAN_CLI_INIT {0, false, false, {NULL, 0, 0}, {NULL, 0, 0}, false, {NULL, 0, 0}, false, false, NULL, false, false}
+#define SCAN_CLI_INIT {0, false, false, {NULL, 0, 0}, {NULL, 0, 0}, false, {NULL, 0, 0}, false, false, NULL, false, false, NULL}
 #define SCAN_CLI_OPTIONS(a) \
 	{"jobs", 'j', OPT_INT, &(a)->jobs, "N", "files analysed in parallel (default: online CPUs)"}, \
 	{"exclude", 0, OPT_LIST, &(a)->exclude, "GLOB", "skip paths matching GLOB"}, \
@@ -70,6 +71,12 @@ struct scan_cli {
 	CLI_QUIET_OPTION(&(a)->quiet), \
 	{"no-prefilter", 0, OPT_FLAG, &(a)->no_prefilter, NULL, \
 	 "analyse files without preemption tokens too (P006/P007 everywhere; slower)"}
+
+/*
+ * The progress line for a command (util/progress.h): one on stderr when it
+ * is a terminal and QUIET is not set, else NULL. Free with progress_free().
+ */
+struct progress *cli_progress(bool quiet);
 
 /*
  * Walks PATHS and scans the files found into OUT (diagnostics included).
@@ -122,7 +129,8 @@ struct rewrite_cmd {
 
 /*
  * Scans c->paths (scan_cli_run) and plans the rewrite (rewrite_plan) into
- * c->sr and c->rr; prints diagnostics, sites not fixed and per-file
+ * c->sr and c->rr, with a progress line (cli_progress(), in c->scan.progress,
+ * cleared on return); prints diagnostics, sites not fixed and per-file
  * failures on stderr. Returns EXIT_USAGE (one line printed), EXIT_FAILED
  * when a file, the scan or spatch failed for some file (the others are
  * still planned), else EXIT_OK. Free C with rewrite_cmd_release().
