@@ -61,6 +61,15 @@ struct cli_command {
 int cli_parse(const struct cli_command *cmd, const struct cli_option *opts,
 	      int argc, char **argv, struct strvec *positional);
 
+/*
+ * While FN is set (not NULL), cli_parse() does not parse: it calls FN with
+ * the command and its option table and returns 1, as for --help, so the
+ * command returns at once having done nothing. `preemptify completion`
+ * reads every command's table this way. Not thread-safe; call from main.
+ */
+typedef void (*cli_options_fn)(const struct cli_command *cmd, const struct cli_option *opts, void *ctx);
+void cli_capture_options(cli_options_fn fn, void *ctx);
+
 /* Edit distance of A[0..LA) and B (insertions, deletions, substitutions), for "did you mean";
  * 32 when either is longer than 31. */
 size_t cli_edit_distance(const char *a, size_t la, const char *b);

@@ -42,7 +42,7 @@ int cmd_commit(int argc, char **argv)
 	const struct cli_option opts[] = {
 		{"branch", 'b', OPT_STRING, &co.branch, "NAME", "create branch NAME from HEAD and commit there"},
 		{"force", 0, OPT_FLAG, &co.force, NULL, "with --branch: reset an existing branch to HEAD"},
-		{"group", 0, OPT_STRING, &group, "HOW", "one commit per 'file' (default) or per 'dir'"},
+		{"group", 0, OPT_STRING, &group, "file|dir", "one commit per file (default) or per directory"},
 		{"prefix", 0, OPT_STRING, &co.prefix, "TEXT", "subject prefix instead of the path-derived one"},
 		{"signoff", 's', OPT_FLAG, &co.signoff, NULL, "add a Signed-off-by trailer"},
 		{"dry-run", 'n', OPT_FLAG, &co.dry_run, NULL, "show the commits that would be made; write nothing"},

@@ -202,7 +202,7 @@ static int run(const char *name, bool apply, int argc, char **argv)
 	const struct cli_option opts[] = {
 		REWRITE_CLI_OPTIONS(&rw.rewrite),
 		apply ? (struct cli_option){"backup", 0, OPT_STRING, &e.backup, "SUFFIX", "keep each original as FILE+SUFFIX"}
-		      : (struct cli_option){"color", 0, OPT_STRING, &color, "WHEN", "auto, always or never (NO_COLOR honoured)"},
+		      : (struct cli_option){"color", 0, OPT_STRING, &color, "auto|always|never", "colour the diff (default auto: on a terminal, unless NO_COLOR)"},
 		{"stat", 0, OPT_FLAG, &e.stat, NULL,
 		 apply ? "show changed-line counts per file" : "show changed-line counts per file, not the diff"},
 		SCAN_CLI_OPTIONS(&rw.scan),

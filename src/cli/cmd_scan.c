@@ -166,7 +166,7 @@ int cmd_scan(int argc, char **argv)
 	struct scan_cli a = SCAN_CLI_INIT;
 	const char *format = "text", *output = NULL;
 	const struct cli_option opts[] = {
-		{"format", 'f', OPT_STRING, &format, "FMT", "output format: text (default), json or sarif"},
+		{"format", 'f', OPT_STRING, &format, "text|json|sarif", "output format (default text)"},
 		{"output", 'o', OPT_STRING, &output, "FILE", "write the report to FILE instead of stdout"},
 		SCAN_CLI_OPTIONS(&a),
 		{NULL, 0, 0, NULL, NULL, NULL},

@@ -19,6 +19,7 @@ int cmd_diff(int argc, char **argv);
 int cmd_apply(int argc, char **argv);
 int cmd_commit(int argc, char **argv);
 int cmd_series(int argc, char **argv);
+int cmd_completion(int argc, char **argv); /* cmd_completion.c */
 
 /*
  * main() registers its table here so that a command finds its own row
@@ -26,6 +27,9 @@ int cmd_series(int argc, char **argv);
  * every later call.
  */
 void cli_commands_set(const struct cli_command *table, size_t n);
+/* The registered table (N rows), for `preemptify completion`. */
+const struct cli_command *cli_commands(size_t *n);
+
 /*
  * The registered command called NAME; when there is none (unit tests), a
  * row with only the name set, so cli_parse() and cli_usage() still work.

@@ -19,6 +19,7 @@ static const struct cli_command commands[] = {
 	 "Write the fixes and commit each file (or directory) on its own, kernel style.", cmd_commit},
 	{"series", "[options] [RANGE]",
 	 "Export the commits of the last commit run (or RANGE) as a numbered mbox series.", cmd_series},
+	{"completion", "bash|zsh", "Print a shell completion script (source it, or install it).", cmd_completion},
 };
 
 static void usage(FILE *out)
