@@ -126,18 +126,18 @@ static void test_emit_text(void)
 	s = emit_to_string(FORMAT_TEXT, &r, true, false);
 	check_str(s,
 		  "drivers/net/a.c:12:9: warning: CPU number cpu used in preemptible code [P003]\n"
-		  "    why: no lock held on every path\n"
-		  "         used at line 14\n"
-		  "    fix: get-cpu\n"
+		  "drivers/net/a.c:12:9: note: why: no lock held on every path\n"
+		  "drivers/net/a.c:12:9: note:      used at line 14\n"
+		  "drivers/net/a.c:12:9: note: fix: get-cpu\n"
 		  "drivers/net/a.c:20:3: note: unparsed: `NR_CPUS` lies in code the C grammar could not parse\n"
 		  "drivers/net/a.c:30:2: warning: 2.4 \"reschedule\" check [P004]\n"
-		  "    why: tab\there\n"
-		  "    fix: none - use need_resched() by hand\n"
+		  "drivers/net/a.c:30:2: note: why: tab\there\n"
+		  "drivers/net/a.c:30:2: note: fix: none - use need_resched() by hand\n"
 		  "drivers/net/a.c:40:5: note: protected: CPU number read under a lock [P003]\n"
-		  "    why: spin_lock(&lp->lock) held on every path\n"
+		  "drivers/net/a.c:40:5: note: why: spin_lock(&lp->lock) held on every path\n"
 		  "drivers/scsi/b.c:7:1: error: kmalloc(GFP_KERNEL) may sleep [P006]\n"
-		  "    why: irq handler\n"
-		  "    fix: none\n"
+		  "drivers/scsi/b.c:7:1: note: why: irq handler\n"
+		  "drivers/scsi/b.c:7:1: note: fix: none\n"
 		  "missing.c: error: cannot access: No such file or directory\n",
 		  "verbose text output");
 	free(s);

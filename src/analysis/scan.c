@@ -256,6 +256,12 @@ static void scan_one(size_t i, void *ctx)
 	if (interrupted())
 		return; /* the command stops; nothing of this run is shown */
 	j->rcs[i] = scan_path(j->paths[i], j->opts, &j->results[i], j->opts->ids ? &j->opts->ids[i] : NULL);
+	if (j->opts->progress) {
+		size_t sites = 0;
+		for (size_t k = 0; k < j->results[i].findings.len; k++)
+			sites += !j->results[i].findings.items[k].protected_site;
+		progress_add(j->opts->progress, 1, sites, 0);
+	}
 }
 
 static int diag_cmp(const void *a, const void *b)

@@ -8,6 +8,7 @@
 #include "rules/finding.h"
 #include "analysis/tree.h"
 #include "parse/source.h"
+#include "util/progress.h"
 
 /*
  * A macro of one of the tree's headers that hides a site: a reschedule
@@ -54,8 +55,10 @@ struct scan_options {
 	struct tree_ids *ids;
 	/* The tree's header macros that hide sites (scan_with_tree()), or NULL. */
 	const tree_macro_vec *macros;
+	/* scan_files(): told of each file done and its sites (util/progress.h), or NULL. */
+	struct progress *progress;
 };
-#define SCAN_OPTIONS_INIT {((1u << RULE_COUNT) - 1), false, 0, false, false, false, 0, false, NULL, false, NULL, NULL}
+#define SCAN_OPTIONS_INIT {((1u << RULE_COUNT) - 1), false, 0, false, false, false, 0, false, NULL, false, NULL, NULL, NULL}
 
 struct scan_stats {
 	size_t files;      /* files walked */

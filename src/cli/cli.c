@@ -133,9 +133,22 @@ static bool takes_arg(const struct cli_option *o)
 	return o->type != OPT_FLAG;
 }
 
+static cli_options_fn capture;
+static void *capture_ctx;
+
+void cli_capture_options(cli_options_fn fn, void *ctx)
+{
+	capture = fn;
+	capture_ctx = ctx;
+}
+
 int cli_parse(const struct cli_command *cmd, const struct cli_option *opts,
 	      int argc, char **argv, struct strvec *positional)
 {
+	if (capture) {
+		capture(cmd, opts, capture_ctx);
+		return 1;
+	}
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
 		if (strcmp(a, "--") == 0) {
@@ -245,6 +258,12 @@ void cli_commands_set(const struct cli_command *table, size_t n)
 {
 	registered = table;
 	n_registered = n;
+}
+
+const struct cli_command *cli_commands(size_t *n)
+{
+	*n = n_registered;
+	return registered;
 }
 
 const struct cli_command *cli_command_find(const char *name)

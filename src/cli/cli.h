@@ -9,12 +9,17 @@
 #include <stdio.h>
 #include "util/util.h"
 
-/* Exit codes, documented in README and the man page. */
+/*
+ * Exit codes, documented in README and the man page. The status answers the
+ * question the command asks: scan and explain "any findings?", diff "any
+ * changes?" (as diff(1)); apply, commit, series, rules "did it work?" (0 also
+ * when there was nothing to do). 128+N after signal N (main.c).
+ */
 enum exit_code {
-	EXIT_OK = 0,       /* nothing found / nothing to change */
-	EXIT_FOUND = 1,    /* findings (scan) or changes (diff, apply) */
-	EXIT_USAGE = 2,    /* bad command line */
-	EXIT_FAILED = 3,   /* a file or tool failed (others were still processed) */
+	EXIT_OK = 0,       /* no findings / no changes / succeeded */
+	EXIT_FOUND = 1,    /* findings (scan, explain) or changes (diff) */
+	EXIT_USAGE = 2,    /* bad command line, or a request that cannot be answered */
+	EXIT_FAILED = 3,   /* a file or tool failed (others were still processed); before 1 */
 };
 
 enum opt_type {
@@ -33,6 +38,13 @@ struct cli_option {
 	const char *help;  /* one line */
 };
 
+/*
+ * -q/--quiet, the same for every command: standard error carries only
+ * errors (no summary, notes or progress); standard output is unchanged.
+ */
+#define CLI_QUIET_OPTION(flag) \
+	{"quiet", 'q', OPT_FLAG, (flag), NULL, "only errors on stderr: no summary, notes or progress"}
+
 struct cli_command {
 	const char *name;
 	const char *synopsis; /* "[options] PATH..." */
@@ -48,6 +60,15 @@ struct cli_command {
  */
 int cli_parse(const struct cli_command *cmd, const struct cli_option *opts,
 	      int argc, char **argv, struct strvec *positional);
+
+/*
+ * While FN is set (not NULL), cli_parse() does not parse: it calls FN with
+ * the command and its option table and returns 1, as for --help, so the
+ * command returns at once having done nothing. `preemptify completion`
+ * reads every command's table this way. Not thread-safe; call from main.
+ */
+typedef void (*cli_options_fn)(const struct cli_command *cmd, const struct cli_option *opts, void *ctx);
+void cli_capture_options(cli_options_fn fn, void *ctx);
 
 /* Edit distance of A[0..LA) and B (insertions, deletions, substitutions), for "did you mean";
  * 32 when either is longer than 31. */

@@ -42,7 +42,7 @@ int cmd_commit(int argc, char **argv)
 	const struct cli_option opts[] = {
 		{"branch", 'b', OPT_STRING, &co.branch, "NAME", "create branch NAME from HEAD and commit there"},
 		{"force", 0, OPT_FLAG, &co.force, NULL, "with --branch: reset an existing branch to HEAD"},
-		{"group", 0, OPT_STRING, &group, "HOW", "one commit per 'file' (default) or per 'dir'"},
+		{"group", 0, OPT_STRING, &group, "file|dir", "one commit per file (default) or per directory"},
 		{"prefix", 0, OPT_STRING, &co.prefix, "TEXT", "subject prefix instead of the path-derived one"},
 		{"signoff", 's', OPT_FLAG, &co.signoff, NULL, "add a Signed-off-by trailer"},
 		{"dry-run", 'n', OPT_FLAG, &co.dry_run, NULL, "show the commits that would be made; write nothing"},
@@ -82,12 +82,15 @@ int cmd_commit(int argc, char **argv)
 	rc = EXIT_FAILED;
 	int e = repo_commit_changes(repo, &co, rw.rr.files.items, rw.rr.files.len, &rep);
 	print_commits(&co, &rep);
+	fflush(stdout); /* messages and summary after the commit lines when both streams go to one file */
 	if (e < 0) {
 		fprintf(stderr, "preemptify commit: %s\n", error_last());
 		goto done;
 	}
-	print_summary(&co, &rep, &rw.rr);
-	rc = failed ? EXIT_FAILED : rep.commits.len ? EXIT_FOUND : EXIT_OK;
+	if (!rw.scan.quiet)
+		print_summary(&co, &rep, &rw.rr);
+	/* success, commits or none: the sites left unfixed are in the summary, not the status */
+	rc = failed ? EXIT_FAILED : EXIT_OK;
 done:
 	repo_commit_report_release(&rep);
 	repo_free(repo);
@@ -99,7 +102,7 @@ int cmd_series(int argc, char **argv)
 {
 	struct repo_series_options so = REPO_SERIES_OPTIONS_INIT;
 	const char *outdir = ".", *repo_path = ".";
-	bool no_cover = false;
+	bool no_cover = false, quiet = false; /* series writes nothing but errors on stderr anyway */
 	struct strvec args = STRVEC_INIT;
 	const struct cli_option opts[] = {
 		{"output-directory", 'o', OPT_STRING, &outdir, "DIR", "write the patches in DIR (default: .)"},
@@ -108,6 +111,7 @@ int cmd_series(int argc, char **argv)
 		{"no-cover-letter", 0, OPT_FLAG, &no_cover, NULL, "do not write 0000-cover-letter.patch"},
 		{"force", 'f', OPT_FLAG, &so.force, NULL, "replace patch files that exist (never through a symbolic link)"},
 		{"repo", 'C', OPT_STRING, &repo_path, "PATH", "the repository (default: the current directory)"},
+		CLI_QUIET_OPTION(&quiet),
 		{NULL, 0, 0, NULL, NULL, NULL},
 	};
 	int rc = EXIT_USAGE;
@@ -124,9 +128,14 @@ int cmd_series(int argc, char **argv)
 	}
 	so.cover_letter = !no_cover;
 	rc = EXIT_FAILED;
-	if (repo_open(&repo, repo_path) < 0 ||
-	    repo_series(repo, &so, args.len ? args.items[0] : NULL, outdir, &rep) < 0) {
+	int e = repo_open(&repo, repo_path);
+	if (e == 0)
+		e = repo_series(repo, &so, args.len ? args.items[0] : NULL, outdir, &rep);
+	if (e < 0) {
 		fprintf(stderr, "preemptify series: %s\n", error_last());
+		/* asked for something that does not exist (no run, no RANGE): a usage error, not a failure */
+		if (e == REPO_EUSAGE)
+			rc = EXIT_USAGE;
 		goto done;
 	}
 	for (size_t i = 0; i < rep.files.len; i++)

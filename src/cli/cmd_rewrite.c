@@ -19,12 +19,12 @@ static bool want_color(const char *mode)
 	return strcmp(mode, "always") == 0;
 }
 
-/* Prints what rewrite_plan() left: sites not fixed and per-file failures. */
-static void print_refusals(const struct rewrite_result *rr)
+/* Prints what rewrite_plan() left: sites not fixed (unless QUIET) and per-file failures. */
+static void print_refusals(const struct rewrite_result *rr, bool quiet)
 {
 	for (size_t i = 0; i < rr->files.len; i++) {
 		const struct file_change *c = &rr->files.items[i];
-		for (size_t k = 0; k < c->refused.len; k++)
+		for (size_t k = 0; k < c->refused.len && !quiet; k++)
 			fprintf(stderr, "%s:%u:%u: not fixed (%s): %s\n", c->path,
 				c->refused.items[k].finding->pos.line,
 				c->refused.items[k].finding->pos.column,
@@ -53,14 +53,16 @@ int rewrite_cli_run(const struct cli_command *cmd, struct rewrite_cmd *c)
 		fprintf(stderr, "preemptify %s: option '--timeout' must be > 0\n", cmd->name);
 		return EXIT_USAGE;
 	}
+	c->scan.progress = sa.progress = cli_progress(c->scan.quiet);
 	int rc = scan_cli_run(cmd, &sa, &c->paths, &c->sr);
 	if (rc == EXIT_USAGE || interrupted())
 		return rc == EXIT_USAGE ? rc : EXIT_FAILED;
 	for (size_t i = 0; i < c->sr.diagnostics.len; i++) {
 		const struct diagnostic *d = &c->sr.diagnostics.items[i];
-		if (d->line)
-			fprintf(stderr, "%s:%u:%u: note: %s\n", d->file, d->line, d->column, d->message);
-		else
+		if (d->line) {
+			if (!c->scan.quiet)
+				fprintf(stderr, "%s:%u:%u: note: %s\n", d->file, d->line, d->column, d->message);
+		} else
 			fprintf(stderr, "%s: error: %s\n", d->file, after_path(d->message, d->file));
 	}
 	struct scan_options so;
@@ -74,7 +76,9 @@ int rewrite_cli_run(const struct cli_command *cmd, struct rewrite_cmd *c)
 	ro.spatch = o->spatch;
 	ro.no_slice = o->no_slice;
 	ro.no_batch = o->no_batch;
+	ro.progress = sa.progress;
 	int nfail = rewrite_plan(&c->sr, &ro, &c->rr);
+	progress_clear(sa.progress);
 	if (interrupted())
 		return EXIT_FAILED; /* nothing of an interrupted plan is shown or written */
 	if (nfail < 0) {
@@ -87,7 +91,7 @@ int rewrite_cli_run(const struct cli_command *cmd, struct rewrite_cmd *c)
 		c->no_rewrite = true;
 		return EXIT_FAILED;
 	}
-	print_refusals(&c->rr);
+	print_refusals(&c->rr, c->scan.quiet);
 	return nfail > 0 || rc == EXIT_FAILED ? EXIT_FAILED : EXIT_OK;
 }
 
@@ -96,6 +100,8 @@ void rewrite_cmd_release(struct rewrite_cmd *c)
 	rewrite_result_release(&c->rr);
 	scan_result_release(&c->sr);
 	strvec_release(&c->paths);
+	progress_free(c->scan.progress);
+	c->scan.progress = NULL;
 	scan_cli_release(&c->scan);
 }
 
@@ -165,10 +171,13 @@ static void print_unwritten(const struct rewrite_result *rr, size_t from)
 		"unchanged or completely rewritten\n", n, n == 1 ? "" : "s");
 }
 
-static void print_totals(const struct totals *t, const struct emit_opts *e)
+static void print_totals(const struct totals *t, const struct emit_opts *e, bool quiet)
 {
 	if (e->stat)
 		printf(" %zu file%s changed\n", t->changed, t->changed == 1 ? "" : "s");
+	fflush(stdout); /* the summary after the diff when both streams go to one file */
+	if (quiet)
+		return;
 	fprintf(stderr, "preemptify: %zu file%s %s, %zu site%s fixed", t->changed, t->changed == 1 ? "" : "s",
 		e->apply ? "changed" : "to change", t->fixed, t->fixed == 1 ? "" : "s");
 	const char *sep = " (";
@@ -193,7 +202,7 @@ static int run(const char *name, bool apply, int argc, char **argv)
 	const struct cli_option opts[] = {
 		REWRITE_CLI_OPTIONS(&rw.rewrite),
 		apply ? (struct cli_option){"backup", 0, OPT_STRING, &e.backup, "SUFFIX", "keep each original as FILE+SUFFIX"}
-		      : (struct cli_option){"color", 0, OPT_STRING, &color, "WHEN", "auto, always or never (NO_COLOR honoured)"},
+		      : (struct cli_option){"color", 0, OPT_STRING, &color, "auto|always|never", "colour the diff (default auto: on a terminal, unless NO_COLOR)"},
 		{"stat", 0, OPT_FLAG, &e.stat, NULL,
 		 apply ? "show changed-line counts per file" : "show changed-line counts per file, not the diff"},
 		SCAN_CLI_OPTIONS(&rw.scan),
@@ -229,11 +238,12 @@ static int run(const char *name, bool apply, int argc, char **argv)
 		emit_change(c, &e, &out, &t);
 	}
 	fputs(buf_cstr(&out), stdout);
-	print_totals(&t, &e);
-	if (rw.scan.verbose)
+	print_totals(&t, &e, rw.scan.quiet);
+	if (rw.scan.verbose && !rw.scan.quiet)
 		fprintf(stderr, "preemptify: %u spatch process%s (%u file runs shared a process)\n",
 			rw.rr.spatch_processes, rw.rr.spatch_processes == 1 ? "" : "es", rw.rr.spatch_batched);
-	code = t.failed ? EXIT_FAILED : t.changed ? EXIT_FOUND : EXIT_OK;
+	/* diff answers "are there changes?" (as diff(1)); apply answers "did it work?" */
+	code = t.failed ? EXIT_FAILED : !apply && t.changed ? EXIT_FOUND : EXIT_OK;
 done:
 	buf_release(&out);
 	rewrite_cmd_release(&rw);

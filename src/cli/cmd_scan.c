@@ -88,6 +88,8 @@ static int scan_tree(const struct cli_command *cmd, const struct scan_cli *a, co
 	diagnostic_vec diags = VEC_INIT;
 	char *root = (char *)a->context_root;
 	int rc = walk_paths(&root, 1, &wo, &index, &diags);
+	if (diags.len)
+		progress_clear(a->progress);
 	for (size_t i = 0; i < diags.len; i++) {
 		fprintf(stderr, "preemptify %s: option '--context-root': %s\n", cmd->name, diags.items[i].message);
 		diagnostic_release(&diags.items[i]);
@@ -97,6 +99,11 @@ static int scan_tree(const struct cli_command *cmd, const struct scan_cli *a, co
 		scan_with_tree(index.items, index.len, files->items, files->len, so, out, NULL);
 	strvec_release(&index);
 	return rc;
+}
+
+struct progress *cli_progress(bool quiet)
+{
+	return !quiet && isatty(STDERR_FILENO) ? progress_new(STDERR_FILENO) : NULL;
 }
 
 int scan_cli_run(const struct cli_command *cmd, const struct scan_cli *a,
@@ -124,10 +131,16 @@ int scan_cli_run(const struct cli_command *cmd, const struct scan_cli *a,
 	bool failed = walk_paths(paths->items, paths->len, &wo, &files, &out->diagnostics) < 0;
 	if (so.want && !a->context_root) /* the scan reads every file: hash its identifiers then */
 		ids = so.ids = xcalloc(files.len ? files.len : 1, sizeof *so.ids);
+	progress_phase(a->progress, "scanning", files.len, false);
+	so.progress = a->progress;
 	if (scan_files(files.items, files.len, &so, out) > 0)
 		failed = true;
-	if (so.want && !interrupted())
+	so.progress = NULL; /* the tree's files are not the ones counted */
+	if (so.want && !interrupted()) {
+		progress_phase(a->progress, "following callers across files", 0, false);
 		failed |= scan_tree(cmd, a, &files, &asm_files, &so, out) < 0;
+	}
+	progress_clear(a->progress);
 	for (size_t i = 0; i < out->diagnostics.len; i++)
 		if (out->diagnostics.items[i].kind != DIAG_UNPARSED)
 			failed = true;
@@ -196,7 +209,7 @@ int cmd_scan(int argc, char **argv)
 	struct scan_cli a = SCAN_CLI_INIT;
 	const char *format = "text", *output = NULL;
 	const struct cli_option opts[] = {
-		{"format", 'f', OPT_STRING, &format, "FMT", "output format: text (default), json or sarif"},
+		{"format", 'f', OPT_STRING, &format, "text|json|sarif", "output format (default text)"},
 		{"output", 'o', OPT_STRING, &output, "FILE", "write the report to FILE instead of stdout"},
 		SCAN_CLI_OPTIONS(&a),
 		{NULL, 0, 0, NULL, NULL, NULL},
@@ -230,6 +243,7 @@ int cmd_scan(int argc, char **argv)
 			goto done;
 		}
 	}
+	a.progress = cli_progress(a.quiet);
 	rc = scan_cli_run(cmd, &a, &paths, &r);
 	if (rc == EXIT_USAGE || interrupted())
 		goto done; /* an interrupted scan is not shown: it would look complete */
@@ -241,7 +255,10 @@ int cmd_scan(int argc, char **argv)
 	} else {
 		emit_result(out, (enum output_format)fmt, &r, a.verbose);
 	}
-	emit_summary(stderr, &r);
+	/* stdout and stderr piped into one file: the summary comes after the findings */
+	fflush(out);
+	if (!a.quiet)
+		emit_summary(stderr, &r);
 	if (rc == EXIT_OK && count_flagged(&r))
 		rc = EXIT_FOUND;
 done:
@@ -250,6 +267,7 @@ done:
 		rc = EXIT_FAILED;
 	}
 	strvec_release(&paths);
+	progress_free(a.progress);
 	scan_cli_release(&a);
 	scan_result_release(&r);
 	return rc;
@@ -411,10 +429,12 @@ int cmd_explain(int argc, char **argv)
 	const struct cli_command *cmd = cli_command_find("explain");
 	struct strvec ignore = {0};
 	const char *context_root = NULL;
+	bool quiet = false; /* explain writes nothing but errors on stderr anyway */
 	const struct cli_option opts[] = {
 		{"ignore", 0, OPT_LIST, &ignore, "RULES", "skip rules, by code or name"},
 		{"context-root", 0, OPT_STRING, &context_root, "DIR",
 		 "follow the callers of the file's functions through the tree DIR"},
+		CLI_QUIET_OPTION(&quiet),
 		{NULL, 0, 0, NULL, NULL, NULL},
 	};
 	struct strvec args = {0};
@@ -539,7 +559,8 @@ static void print_wrapped(const char *text, const char *indent, size_t width)
 int cmd_rules(int argc, char **argv)
 {
 	const struct cli_command *cmd = cli_command_find("rules");
-	const struct cli_option opts[] = {{NULL, 0, 0, NULL, NULL, NULL}};
+	bool quiet = false; /* rules writes nothing but errors on stderr anyway */
+	const struct cli_option opts[] = {CLI_QUIET_OPTION(&quiet), {NULL, 0, 0, NULL, NULL, NULL}};
 	struct strvec args = {0};
 	unsigned want = 0;
 	int rc = EXIT_USAGE;

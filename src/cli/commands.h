@@ -19,6 +19,7 @@ int cmd_diff(int argc, char **argv);
 int cmd_apply(int argc, char **argv);
 int cmd_commit(int argc, char **argv);
 int cmd_series(int argc, char **argv);
+int cmd_completion(int argc, char **argv); /* cmd_completion.c */
 
 /*
  * main() registers its table here so that a command finds its own row
@@ -26,6 +27,9 @@ int cmd_series(int argc, char **argv);
  * every later call.
  */
 void cli_commands_set(const struct cli_command *table, size_t n);
+/* The registered table (N rows), for `preemptify completion`. */
+const struct cli_command *cli_commands(size_t *n);
+
 /*
  * The registered command called NAME; when there is none (unit tests), a
  * row with only the name set, so cli_parse() and cli_usage() still work.
@@ -36,7 +40,7 @@ const struct cli_command *cli_command_find(const char *name);
 
 /*
  * The options every command that scans shares (scan, diff, apply, commit,
- * series): -j N, --exclude GLOB, --ignore RULES, --verbose. Put
+ * series): -j N, --exclude GLOB, --ignore RULES, --verbose, --quiet. Put
  * SCAN_CLI_OPTIONS(&a) in the command's option table, then call
  * scan_cli_run() with the positional PATH arguments.
  */
@@ -52,8 +56,10 @@ struct scan_cli {
 	bool strict_stats;          /* fix statistics counters too */
 	const char *context_root;   /* the tree whose callers count; NULL: the PATHs */
 	bool no_tree;               /* each file alone: callers in other files unknown */
+	bool quiet;                 /* stderr: errors only (no summary, notes, progress) */
+	struct progress *progress;  /* not an option: from cli_progress(), or NULL */
 };
-#define SCAN_CLI_INIT {0, false, false, {NULL, 0, 0}, {NULL, 0, 0}, false, {NULL, 0, 0}, false, false, NULL, false}
+#define SCAN_CLI_INIT {0, false, false, {NULL, 0, 0}, {NULL, 0, 0}, false, {NULL, 0, 0}, false, false, NULL, false, false, NULL}
 #define SCAN_CLI_OPTIONS(a) \
 	{"jobs", 'j', OPT_INT, &(a)->jobs, "N", "files analysed in parallel (default: online CPUs)"}, \
 	{"exclude", 0, OPT_LIST, &(a)->exclude, "GLOB", "skip paths matching GLOB"}, \
@@ -66,8 +72,15 @@ struct scan_cli {
 	{"no-tree", 0, OPT_FLAG, &(a)->no_tree, NULL, \
 	 "analyse each file alone (callers in other files unknown; faster)"}, \
 	{"verbose", 'v', OPT_FLAG, &(a)->verbose, NULL, "also report protected sites, with the reasoning"}, \
+	CLI_QUIET_OPTION(&(a)->quiet), \
 	{"no-prefilter", 0, OPT_FLAG, &(a)->no_prefilter, NULL, \
 	 "analyse files without preemption tokens too (P006/P007 everywhere; slower)"}
+
+/*
+ * The progress line for a command (util/progress.h): one on stderr when it
+ * is a terminal and QUIET is not set, else NULL. Free with progress_free().
+ */
+struct progress *cli_progress(bool quiet);
 
 /*
  * Walks PATHS and scans the files found into OUT (diagnostics included).
@@ -120,7 +133,8 @@ struct rewrite_cmd {
 
 /*
  * Scans c->paths (scan_cli_run) and plans the rewrite (rewrite_plan) into
- * c->sr and c->rr; prints diagnostics, sites not fixed and per-file
+ * c->sr and c->rr, with a progress line (cli_progress(), in c->scan.progress,
+ * cleared on return); prints diagnostics, sites not fixed and per-file
  * failures on stderr. Returns EXIT_USAGE (one line printed), EXIT_FAILED
  * when a file, the scan or spatch failed for some file (the others are
  * still planned), else EXIT_OK. Free C with rewrite_cmd_release().

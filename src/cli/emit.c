@@ -7,6 +7,7 @@
  */
 #include "cli/emit.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 #ifndef PREEMPTIFY_VERSION
@@ -53,14 +54,22 @@ static const char *diag_text(const struct diagnostic *d)
 
 /* ---- text ---------------------------------------------------------------- */
 
-/* Writes S with every line after the first indented by INDENT. */
-static void put_indented(FILE *out, const char *s, const char *indent)
+/*
+ * Writes TEXT as notes at F's location, "file:line:col: note: LABEL: ...",
+ * one per line (later lines indented under the first), so that every line
+ * of -v output is one entry of an editor's quickfix list.
+ */
+static void put_notes(FILE *out, const struct finding *f, const char *label, const char *text)
 {
-	for (; *s; s++) {
-		fputc(*s, out);
-		if (*s == '\n' && s[1])
-			fputs(indent, out);
-	}
+	const char *p = text;
+	bool first = true;
+	do {
+		size_t n = strcspn(p, "\n");
+		fprintf(out, "%s:%u:%u: note: %s%*s%.*s\n", f->file, f->pos.line, f->pos.column,
+			first ? label : "", first ? 0 : (int)strlen(label), "", (int)n, p);
+		first = false;
+		p += n + (p[n] == '\n');
+	} while (*p);
 }
 
 static void text_finding(FILE *out, const struct finding *f, bool verbose)
@@ -74,18 +83,13 @@ static void text_finding(FILE *out, const struct finding *f, bool verbose)
 	}
 	if (!verbose)
 		return;
-	if (f->evidence && *f->evidence) {
-		fputs("    why: ", out);
-		put_indented(out, f->evidence, "         ");
-		fputc('\n', out);
-	}
+	if (f->evidence && *f->evidence)
+		put_notes(out, f, "why: ", f->evidence);
 	if (!f->protected_site) {
-		fprintf(out, "    fix: %s", fix_name(f->fix));
-		if (f->fix_note) {
-			fputs(" - ", out);
-			put_indented(out, f->fix_note, "         ");
-		}
-		fputc('\n', out);
+		char *fix = xasprintf("%s%s%s", fix_name(f->fix), f->fix_note ? " - " : "",
+				      f->fix_note ? f->fix_note : "");
+		put_notes(out, f, "fix: ", fix);
+		free(fix);
 	}
 }
 

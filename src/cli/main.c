@@ -19,6 +19,7 @@ static const struct cli_command commands[] = {
 	 "Write the fixes and commit each file (or directory) on its own, kernel style.", cmd_commit},
 	{"series", "[options] [RANGE]",
 	 "Export the commits of the last commit run (or RANGE) as a numbered mbox series.", cmd_series},
+	{"completion", "bash|zsh", "Print a shell completion script (source it, or install it).", cmd_completion},
 };
 
 static void usage(FILE *out)
@@ -29,7 +30,9 @@ static void usage(FILE *out)
 	for (size_t i = 0; i < ARRAY_SIZE(commands); i++)
 		fprintf(out, "  %-9s %s\n", commands[i].name, commands[i].summary);
 	fputs("\n'preemptify COMMAND --help' lists a command's options.\n"
-	      "exit status: 0 nothing found, 1 findings, 2 usage error, 3 a file or tool failed\n", out);
+	      "exit status: scan, explain: 0 no findings, 1 findings; diff: 0 no changes, 1 changes;\n"
+	      "  apply, commit, series, rules: 0 done (also when there was nothing to do);\n"
+	      "  2 usage error, 3 a file or tool failed, 128+N signal N\n", out);
 }
 
 static const struct cli_command *find_command(const char *name)

@@ -1010,6 +1010,7 @@ static void process_file(size_t i, void *ctx)
 	}
 	if (j->batch)
 		batcher_leave(j->batch);
+	progress_add(j->opts->progress, 1, n, c->fixed.len);
 	for (size_t f = 0; f < n; f++)
 		free(why[f]);
 	free(why);
@@ -1163,6 +1164,7 @@ int rewrite_plan(const struct scan_result *scan, const struct rewrite_options *o
 		jobs[k].batch = opts->no_batch ? NULL : &b;
 		jobs[k].python = python;
 	}
+	progress_phase(opts->progress, "rewriting", njobs, true);
 	/* batched: a thread per file (up to REWRITE_THREADS), `cpus` of them computing at a time */
 	parallel_for(njobs, opts->no_batch ? opts->jobs : REWRITE_THREADS, process_file, jobs);
 	out->spatch_processes = atomic_load(&b.processes);

@@ -22,8 +22,10 @@ struct rewrite_options {
 	bool no_slice;
 	/* one spatch process per file and run instead of one per run of many files (for comparison) */
 	bool no_batch;
+	/* a phase "rewriting" over the files with fixable sites (util/progress.h), or NULL */
+	struct progress *progress;
 };
-#define REWRITE_OPTIONS_INIT {TARGET_26, 0, 60, "spatch", NULL, false, false}
+#define REWRITE_OPTIONS_INIT {TARGET_26, 0, 60, "spatch", NULL, false, false, NULL}
 
 /* A fixable finding that was not changed, and why. */
 struct refusal {

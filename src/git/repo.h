@@ -133,8 +133,11 @@ struct repo_series_report {
  * NULL: the last commit run, REPO_BASE_REF..HEAD (the whole history of
  * HEAD when that run started on an unborn HEAD). OUTDIR is created if
  * missing. Merge commits and an empty range are errors. Returns 0, or -1
- * with the error slot set.
+ * with the error slot set; REPO_EUSAGE (error slot set) when the request
+ * itself cannot be answered: no RANGE and no commit run recorded, or a
+ * symmetric range.
  */
+#define REPO_EUSAGE (-2)
 int repo_series(struct repo *r, const struct repo_series_options *opts, const char *range,
 		const char *outdir, struct repo_series_report *out);
 

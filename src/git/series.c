@@ -124,6 +124,7 @@ static int series_range(git_repository *g, const char *range, git_oid *from, boo
 	if (!range) {
 		if (git_reference_lookup(&ref, g, REPO_TIP_REF) < 0) {
 			error_set("no commit run recorded in this repository; give a range (A..B)");
+			rc = REPO_EUSAGE;
 			goto done;
 		}
 		git_reference_free(ref);
@@ -139,6 +140,7 @@ static int series_range(git_repository *g, const char *range, git_oid *from, boo
 	}
 	if (strstr(range, "...")) {
 		error_set("%s: symmetric ranges (A...B) are not supported; use A..B", range);
+		rc = REPO_EUSAGE;
 		goto done;
 	}
 	if (git_revparse(&spec, g, range) < 0) {
@@ -251,8 +253,9 @@ static int series_commits(struct series *s, const char *range)
 	git_oid from, to, id;
 	bool has_from;
 	int rc = -1, e;
-	if (series_range(s->g, range, &from, &has_from, &to) < 0)
+	if ((rc = series_range(s->g, range, &from, &has_from, &to)) < 0)
 		goto done;
+	rc = -1;
 	if (git_revwalk_new(&walk, s->g) < 0 ||
 	    git_revwalk_sorting(walk, GIT_SORT_TOPOLOGICAL | GIT_SORT_REVERSE) < 0 ||
 	    git_revwalk_push(walk, &to) < 0 || (has_from && git_revwalk_hide(walk, &from) < 0)) {
@@ -447,8 +450,9 @@ int repo_series(struct repo *r, const struct repo_series_options *opts, const ch
 	s.prefix = s.opts->subject_prefix ? s.opts->subject_prefix : "PATCH";
 	s.outdir = outdir;
 
-	if (series_commits(&s, range) < 0)
+	if ((rc = series_commits(&s, range)) < 0)
 		goto done;
+	rc = -1;
 	if (s.opts->signoff || s.opts->cover_letter) {
 		if (repo_identity(s.g, &s.sig) < 0)
 			goto done;

@@ -16,7 +16,7 @@ for cmd in scan explain rules; do
 	if [ "$out" = "$help1" ]; then ok; else bad "help $cmd equals $cmd --help"; fi
 done
 run scan --help
-expect_out '^  -f, --format FMT' "scan --help lists --format"
+expect_out '^  -f, --format text\|json\|sarif' "scan --help lists --format and its values"
 expect_out '^  -j, --jobs N' "scan --help lists -j"
 expect_out '^      --exclude GLOB\[,\.\.\.\]' "scan --help lists --exclude"
 expect_out '^      --ignore RULES\[,\.\.\.\]' "scan --help lists --ignore"

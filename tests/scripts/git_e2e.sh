@@ -25,7 +25,7 @@ status_before=$(git status --porcelain)
 
 "$bin" commit --signoff drivers > "$work/commit.out" 2> "$work/commit.err"
 rc=$?
-[ "$rc" -eq 1 ] && ok || bad "commit exit $rc: $(cat "$work/commit.err")"
+[ "$rc" -eq 0 ] && ok || bad "commit exit $rc (want 0: it succeeded): $(cat "$work/commit.err")"
 n=$(git rev-list --count "$base"..HEAD)
 expected=$(find "$src/fixtures/expected" -name '*.c' | wc -l)
 [ "$n" -eq "$expected" ] && ok || bad "$n commits, expected one per changed fixture ($expected)"

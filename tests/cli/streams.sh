@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# Both streams into one file: the summary comes after the findings (stdout
+# is flushed before stderr is written). Every -v line is a quickfix entry,
+# file:line:col: severity: text.
+. "$(dirname "$0")/lib.sh"
+
+cp "$SRC/fixtures/drivers/char/lp_poll.c" a.c
+"$BIN" scan a.c >both.txt 2>&1
+tail -n 1 both.txt | grep -Eq '^preemptify: [0-9]+ findings' && ok || { rc=; out=$(cat both.txt); err=; bad "scan: the summary is the last line"; }
+head -n 1 both.txt | grep -Eq '^a\.c:[0-9]+:[0-9]+: warning: ' && ok || { rc=; out=$(cat both.txt); err=; bad "scan: a finding is the first line"; }
+
+run scan -v "$SRC/fixtures/drivers"; expect_rc 1 "scan -v of the fixtures"
+expect_out ': note: why: ' "scan -v gives the reasoning"
+expect_out ': note: fix: ' "scan -v gives the fix"
+bad_lines=$(printf '%s\n' "$out" | grep -Evc '^[^:]+(:[0-9]+:[0-9]+)?: (warning|error|note): ')
+[ "$bad_lines" -eq 0 ] && ok || bad "scan -v: $bad_lines lines not in file:line:col: severity: form: $(printf '%s\n' "$out" | grep -Ev '^[^:]+(:[0-9]+:[0-9]+)?: (warning|error|note): ' | head -3)"
+
+command -v spatch >/dev/null || { echo "SKIP (rewrite part): spatch not installed"; finish; exit $?; }
+"$BIN" diff a.c >both.txt 2>&1
+tail -n 1 both.txt | grep -Eq '^preemptify: 1 file to change' && ok || { rc=; out=$(cat both.txt); err=; bad "diff: the summary is the last line"; }
+head -n 1 both.txt | grep -q '^diff --git' && ok || { rc=; out=$(cat both.txt); err=; bad "diff: the diff comes first"; }
+finish
