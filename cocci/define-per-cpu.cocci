@@ -86,6 +86,46 @@ declarer name DEFINE_PER_CPU;
 + DEFINE_PER_CPU(ty, nm);
 )
 
+// An extern declaration of an array converted across the tree's files.
+@decl_extern@
+type T; identifier x; expression N;
+position p : script:python () { decl_parts(p, "DECLARE_PER_CPU(") is not None };
+@@
+  extern T x@p[N];
+
+@script:python decl_extern_text@
+p << decl_extern.p;
+ty; nm;
+@@
+m = decl_parts(p, "DECLARE_PER_CPU(")
+coccinelle.ty = cocci.make_ident(m[0])
+coccinelle.nm = cocci.make_ident(m[1])
+
+@@
+type T; identifier x; expression N;
+position decl_extern.p; identifier decl_extern_text.ty, decl_extern_text.nm;
+declarer name DECLARE_PER_CPU;
+@@
+- extern T x@p[N];
++ DECLARE_PER_CPU(ty, nm);
+
+// Its EXPORT_SYMBOL: the per-CPU variable's symbol is exported instead.
+@@
+identifier x;
+declarer name EXPORT_SYMBOL, EXPORT_PER_CPU_SYMBOL;
+position p : script:python () { site(p, "R", "EXPORT_PER_CPU_SYMBOL(") };
+@@
+- EXPORT_SYMBOL@p(x);
++ EXPORT_PER_CPU_SYMBOL(x);
+
+@@
+identifier x;
+declarer name EXPORT_SYMBOL_GPL, EXPORT_PER_CPU_SYMBOL_GPL;
+position p : script:python () { site(p, "R", "EXPORT_PER_CPU_SYMBOL_GPL(") };
+@@
+- EXPORT_SYMBOL_GPL@p(x);
++ EXPORT_PER_CPU_SYMBOL_GPL(x);
+
 @@
 identifier x;
 position p : script:python () { site(p, "R", "get_cpu_var", "subscript_expression") };

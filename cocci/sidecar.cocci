@@ -72,10 +72,11 @@ def site_line(p, op, prefix=''):
                for k, t in SITES.items())
 
 def decl_parts(p, prefix):
-    # (type, name) of the [static ]DEFINE_PER_CPU(T, x); site spanning p, or None.
+    # (type, name) of the [static ]DEFINE_PER_CPU(T, x); or DECLARE_PER_CPU(T, x);
+    # site spanning p, or None.
     import re
     k = site_span_key(p, "R", prefix)
-    m = k and re.match(r'^(?:static )?DEFINE_PER_CPU\((.*), (\w+)\);$', SITES[k])
+    m = k and re.match(r'^(?:static )?(?:DEFINE|DECLARE)_PER_CPU\((.*), (\w+)\);$', SITES[k])
     return (m.group(1), m.group(2)) if m else None
 
 def site_text(p, op):

@@ -300,6 +300,9 @@ int scan_files(char *const *paths, size_t n, const struct scan_options *opts, st
 		for (size_t k = 0; k < r->macros.len; k++)
 			vec_push(&out->macros, r->macros.items[k]);
 		vec_release(&r->macros);
+		for (size_t k = 0; k < r->arrays.len; k++)
+			vec_push(&out->arrays, r->arrays.items[k]);
+		vec_release(&r->arrays);
 		vec_release(&r->findings);
 		vec_release(&r->diagnostics);
 		if (rcs[i] < 0)
@@ -452,13 +455,262 @@ static void index_header_macros(char *const *index, size_t n, char *const *scann
 	free(sorted);
 }
 
+static void resort(struct scan_result *out);
+
+/* ---- per-CPU arrays shared across files ------------------------------------ */
+
+static bool is_asm(const char *path)
+{
+	size_t n = strlen(path);
+	return n > 2 && (strcmp(path + n - 2, ".S") == 0 || strcmp(path + n - 2, ".s") == 0);
+}
+
+static bool text_names(const char *text, size_t len, const char *name)
+{
+	size_t n = strlen(name);
+	for (const char *p = memmem(text, len, name, n); p; p = memmem(p + 1, len - (size_t)(p + 1 - text), name, n))
+		if ((p == text || !is_ident_char(p[-1])) && (p + n == text + len || !is_ident_char(p[n])))
+			return true;
+	return false;
+}
+
+static void tree_array_release(struct tree_array *t)
+{
+	free(t->name);
+	free(t->type);
+	free(t->file);
+	free(t->why_not);
+	free(t->users);
+}
+
+/* Arrays defined in more than one file are left alone (arch variants of one name). */
+static void arrays_dedupe(tree_array_vec *a)
+{
+	for (size_t i = 0; i < a->len; i++)
+		for (size_t k = i + 1; k < a->len; k++)
+			if (strcmp(a->items[i].name, a->items[k].name) == 0) {
+				if (!a->items[i].why_not)
+					a->items[i].why_not = xasprintf("%s is defined in more than one file (%s:%u, %s:%u)",
+									a->items[i].name, a->items[i].file, a->items[i].line,
+									a->items[k].file, a->items[k].line);
+				if (!a->items[k].why_not)
+					a->items[k].why_not = xstrdup(a->items[i].why_not);
+			}
+}
+
+/*
+ * USERS[i] gets the files of INDEX naming array i; one whose name is in
+ * assembly or in a file not scanned keeps the array as it is.
+ */
+static void arrays_users(tree_array_vec *a, char *const *index, size_t n, char *const *scanned, size_t nscanned,
+			 char_vec *users)
+{
+	char **sorted = xmalloc((nscanned ? nscanned : 1) * sizeof *sorted);
+	memcpy(sorted, scanned, nscanned * sizeof *sorted);
+	qsort(sorted, nscanned, sizeof *sorted, cstr_cmp);
+	for (size_t f = 0; f < n && !interrupted(); f++) {
+		char *text;
+		size_t len;
+		bool any = false;
+		if (read_file(index[f], &text, &len) < 0)
+			continue;
+		for (size_t i = 0; i < a->len; i++) {
+			if (!text_names(text, len, a->items[i].name))
+				continue;
+			any = true;
+			vec_push(&users[i], index[f]);
+			if (a->items[i].why_not)
+				continue;
+			if (is_asm(index[f]))
+				a->items[i].why_not = xasprintf("%s is named in assembly code (%s), which expects an "
+								"NR_CPUS array", a->items[i].name, index[f]);
+			else if (!bsearch(&index[f], sorted, nscanned, sizeof *sorted, cstr_cmp))
+				a->items[i].why_not = xasprintf("%s is also used in %s, which is not among the files "
+								"scanned", a->items[i].name, index[f]);
+		}
+		(void)any;
+		free(text);
+	}
+	free(sorted);
+	for (size_t i = 0; i < a->len; i++) {
+		struct buf b = BUF_INIT;
+		for (size_t k = 0; k < users[i].len; k++)
+			buf_printf(&b, "%s%s", k ? ", " : "", users[i].items[k]);
+		a->items[i].users = buf_detach(&b);
+	}
+}
+
+/*
+ * After a round: an array is refused when one file's part of its
+ * conversion is not fixable, when a file has a use converted but no part
+ * (the part suppressed there), or when no file indexes it by the running
+ * CPU. True if any verdict changed.
+ */
+static bool arrays_verdicts(tree_array_vec *a, const char_vec *users, const struct scan_result *out)
+{
+	bool changed = false;
+	for (size_t i = 0; i < a->len; i++) {
+		struct tree_array *t = &a->items[i];
+		if (t->why_not)
+			continue;
+		bool this_cpu = false;
+		const struct finding *bad = NULL;
+		for (size_t k = 0; k < out->findings.len && !bad; k++) {
+			const struct finding *f = &out->findings.items[k];
+			if (!f->array || strcmp(f->array, t->name) != 0 || f->protected_site)
+				continue;
+			this_cpu |= f->rule == RULE_P008 && f->array_this_cpu;
+			if (f->fix == FIX_NONE)
+				bad = f;
+		}
+		for (size_t u = 0; u < users[i].len && !bad; u++) {
+			bool part = false, converted = false;
+			for (size_t k = 0; k < out->findings.len; k++) {
+				const struct finding *f = &out->findings.items[k];
+				if (f->array && strcmp(f->array, t->name) == 0 && strcmp(f->file, users[i].items[u]) == 0) {
+					part |= f->rule == RULE_P008;
+					converted = true;
+				}
+			}
+			if (converted && !part) {
+				t->why_not = xasprintf("its P008 is off or suppressed in %s", users[i].items[u]);
+				changed = true;
+			}
+		}
+		if (t->why_not)
+			continue;
+		if (bad)
+			t->why_not = xasprintf("its conversion is refused in %s:%u: %s", bad->file, bad->pos.line,
+					       bad->fix_note ? bad->fix_note : bad->message);
+		else if (!this_cpu)
+			t->why_not = xasprintf("%s is never indexed by the running CPU in the tree: a table of the "
+					       "CPUs' data", t->name);
+		changed |= t->why_not != NULL;
+	}
+	return changed;
+}
+
+/*
+ * The non-static NR_CPUS arrays OUT->arrays defined in SCANNED: the files
+ * naming each are scanned again with the tree's verdicts until they hold
+ * (a refusal in one file refuses the array in all of them).
+ */
+/* explain: the arrays defined in the .c files of INDEX (those naming NR_CPUS are parsed), into OUT. */
+static void index_arrays(char *const *index, size_t n, const struct scan_options *opts, struct scan_result *out)
+{
+	struct scan_options o = *opts;
+	o.want = true;
+	o.no_verify = true;
+	o.verify_depth = 0;
+	o.tree = NULL;
+	o.ids = NULL;
+	o.macros = NULL;
+	o.arrays = NULL;
+	o.progress = NULL;
+	o.jobs = 1;
+	for (size_t i = 0; i < out->arrays.len; i++)
+		tree_array_release(&out->arrays.items[i]);
+	out->arrays.len = 0;
+	for (size_t i = 0; i < n && !interrupted(); i++) {
+		size_t len = strlen(index[i]);
+		char *text;
+		size_t tlen;
+		if (len < 2 || strcmp(index[i] + len - 2, ".c") != 0 || read_file(index[i], &text, &tlen) < 0)
+			continue;
+		if (memmem(text, tlen, "NR_CPUS", 7)) {
+			struct scan_result r = SCAN_RESULT_INIT;
+			scan_buffer(index[i], text, tlen, &o, &r);
+			for (size_t k = 0; k < r.arrays.len; k++)
+				vec_push(&out->arrays, r.arrays.items[k]);
+			r.arrays.len = 0;
+			scan_result_release(&r);
+		}
+		free(text);
+	}
+}
+
+static void convert_tree_arrays(char *const *index, size_t n, char *const *scanned, size_t nscanned,
+				const struct scan_options *opts, struct scan_result *out)
+{
+	tree_array_vec *a = &out->arrays;
+	if (opts->arrays_over_index)
+		index_arrays(index, n, opts, out);
+	if (!a->len)
+		return;
+	arrays_dedupe(a);
+	for (size_t i = 0; i < a->len && !opts->whole_tree; i++)
+		if (!a->items[i].why_not)
+			a->items[i].why_not = xasprintf("%s is not static and the files scanned are not a whole tree: "
+							"its users elsewhere are unknown (scan the tree's root, or "
+							"give --context-root)", a->items[i].name);
+	char_vec *users = xcalloc(a->len, sizeof *users);
+	arrays_users(a, index, n, scanned, nscanned, users);
+	struct scan_options o = *opts;
+	o.tree = out->tree;
+	o.want = false;
+	o.ids = NULL;
+	o.macros = &out->macros;
+	o.arrays = a;
+	o.progress = NULL;
+	/* scanned in a round: every array first, then the eligible ones and those refused last round */
+	bool *rescan = xcalloc(a->len, sizeof *rescan);
+	for (size_t i = 0; i < a->len; i++)
+		rescan[i] = true;
+	for (unsigned round = 0; round <= a->len && !interrupted(); round++) {
+		char_vec again = VEC_INIT;
+		for (size_t i = 0; i < a->len; i++)
+			if (rescan[i])
+				for (size_t u = 0; u < users[i].len; u++)
+					if (!is_asm(users[i].items[u]))
+						vec_push(&again, users[i].items[u]);
+		if (!again.len) {
+			vec_release(&again);
+			break;
+		}
+		if (again.len > 1)
+			qsort(again.items, again.len, sizeof *again.items, cstr_cmp);
+		size_t w = 0;
+		for (size_t i = 0; i < again.len; i++)
+			if (w == 0 || strcmp(again.items[w - 1], again.items[i]) != 0)
+				again.items[w++] = again.items[i];
+		again.len = w;
+		drop_files(out, again.items, again.len);
+		struct scan_result r = SCAN_RESULT_INIT;
+		scan_files(again.items, again.len, &o, &r);
+		for (size_t k = 0; k < r.findings.len; k++)
+			vec_push(&out->findings, r.findings.items[k]);
+		for (size_t k = 0; k < r.diagnostics.len; k++)
+			vec_push(&out->diagnostics, r.diagnostics.items[k]);
+		vec_release(&r.findings);
+		vec_release(&r.diagnostics);
+		scan_result_release(&r);
+		vec_release(&again);
+		for (size_t i = 0; i < a->len; i++)
+			rescan[i] = a->items[i].why_not == NULL;
+		if (!arrays_verdicts(a, users, out))
+			break;
+		/* newly refused (ok before, not now) and still eligible: scanned again */
+		for (size_t i = 0; i < a->len; i++)
+			rescan[i] = rescan[i] || a->items[i].why_not == NULL;
+	}
+	free(rescan);
+	for (size_t i = 0; i < a->len; i++)
+		vec_release(&users[i]);
+	free(users);
+}
+
 void scan_with_tree(char *const *index, size_t n, char *const *scanned, size_t nscanned,
 		    const struct scan_options *opts, struct scan_result *out, struct tree_ids *ids)
 {
 	if (index != scanned)
 		index_header_macros(index, n, scanned, nscanned, opts, out);
-	if (!out->want.len && !out->macros.len)
+	char *const *judged = opts->arrays_over_index ? index : scanned;
+	size_t njudged = opts->arrays_over_index ? n : nscanned;
+	if (!out->want.len && !out->macros.len) {
+		convert_tree_arrays(index, n, judged, njudged, opts, out);
+		resort(out);
 		return;
+	}
 	char_vec again = VEC_INIT;
 	/* before the index takes the identifiers over: IDS[i] is SCANNED[i]'s when INDEX starts with it */
 	if (out->macros.len)
@@ -491,6 +743,13 @@ void scan_with_tree(char *const *index, size_t n, char *const *scanned, size_t n
 	vec_release(&r.diagnostics);
 	vec_release(&again);
 	note_preemptible(out, again.items, again.len);
+	convert_tree_arrays(index, n, judged, njudged, opts, out);
+	resort(out);
+}
+
+/* Per-rule counts and order again, after files were scanned again. */
+static void resort(struct scan_result *out)
+{
 	memset(out->stats.per_rule, 0, sizeof out->stats.per_rule);
 	for (size_t i = 0; i < out->findings.len; i++)
 		if (!out->findings.items[i].protected_site)
@@ -503,6 +762,9 @@ void scan_with_tree(char *const *index, size_t n, char *const *scanned, size_t n
 
 void scan_result_release(struct scan_result *r)
 {
+	for (size_t i = 0; i < r->arrays.len; i++)
+		tree_array_release(&r->arrays.items[i]);
+	vec_release(&r->arrays);
 	for (size_t i = 0; i < r->macros.len; i++) {
 		free(r->macros.items[i].def.name);
 		free(r->macros.items[i].def.body);

@@ -24,6 +24,24 @@ struct tree_macro {
 };
 typedef VEC(struct tree_macro) tree_macro_vec;
 
+/*
+ * A file-scope `T x[NR_CPUS]` that is not static, defined in one file of
+ * the tree and named in others: converted to DEFINE_PER_CPU in all of them
+ * (DECLARE_PER_CPU for an extern, EXPORT_PER_CPU_SYMBOL) or in none.
+ */
+struct tree_array {
+	char *name;
+	char *type;    /* element type for DEFINE_PER_CPU */
+	char *file;    /* the defining file */
+	unsigned line;
+	char *why_not; /* NULL: converted in every file naming it; else why in none */
+	char *users;   /* the files naming it, ", "-separated (scan_with_tree()) */
+};
+typedef VEC(struct tree_array) tree_array_vec;
+
+/* The entry of T (may be NULL) named NAME, or NULL. */
+const struct tree_array *tree_array_find(const tree_array_vec *t, const char *name);
+
 struct scan_options {
 	unsigned rules;   /* bit (1u << rule_id) set = rule enabled */
 	bool verbose;     /* also keep protected sites (finding.protected_site) */
@@ -57,8 +75,18 @@ struct scan_options {
 	const tree_macro_vec *macros;
 	/* scan_files(): told of each file done and its sites (util/progress.h), or NULL. */
 	struct progress *progress;
+	/* The tree's per-CPU arrays shared across files, with their verdicts, or NULL. */
+	const tree_array_vec *arrays;
+	/*
+	 * scan_with_tree(): its INDEX holds every file that may name a
+	 * non-static symbol (--context-root, or a kernel tree's root among the
+	 * PATHs), so arrays shared across files may be converted.
+	 */
+	bool whole_tree;
+	/* explain: arrays are judged as if every file of INDEX were scanned (the whole plan shown). */
+	bool arrays_over_index;
 };
-#define SCAN_OPTIONS_INIT {((1u << RULE_COUNT) - 1), false, 0, false, false, false, 0, false, NULL, false, NULL, NULL, NULL}
+#define SCAN_OPTIONS_INIT {((1u << RULE_COUNT) - 1), false, 0, false, false, false, 0, false, NULL, false, NULL, NULL, NULL, NULL, false, false}
 
 struct scan_stats {
 	size_t files;      /* files walked */
@@ -74,8 +102,9 @@ struct scan_result {
 	tree_want_vec want;       /* with scan_options.want */
 	struct tree_context *tree; /* the index that decided the verdicts, or NULL; owned */
 	tree_macro_vec macros;    /* with scan_options.want: header macros hiding sites */
+	tree_array_vec arrays;    /* with scan_options.want: non-static NR_CPUS arrays defined */
 };
-#define SCAN_RESULT_INIT {VEC_INIT, VEC_INIT, {0}, VEC_INIT, NULL, VEC_INIT}
+#define SCAN_RESULT_INIT {VEC_INIT, VEC_INIT, {0}, VEC_INIT, NULL, VEC_INIT, VEC_INIT}
 
 /*
  * Scans one file already in memory. PATH is used for messages only.

@@ -101,6 +101,16 @@ static int scan_tree(const struct cli_command *cmd, const struct scan_cli *a, co
 	return rc;
 }
 
+/* Is PATH a kernel tree's root (a directory holding include/linux/)? */
+static bool is_tree_root(const char *path)
+{
+	struct stat st;
+	char *p = xasprintf("%s/include/linux", path);
+	bool yes = stat(p, &st) == 0 && S_ISDIR(st.st_mode);
+	free(p);
+	return yes;
+}
+
 struct progress *cli_progress(bool quiet)
 {
 	return !quiet && isatty(STDERR_FILENO) ? progress_new(STDERR_FILENO) : NULL;
@@ -124,6 +134,9 @@ int scan_cli_run(const struct cli_command *cmd, const struct scan_cli *a,
 	}
 	if (scan_cli_options(cmd, a, &so) < 0)
 		goto done;
+	so.whole_tree = a->context_root != NULL;
+	for (size_t i = 0; i < paths->len && !so.whole_tree; i++)
+		so.whole_tree = is_tree_root(paths->items[i]);
 	kernel_api_reset_sleepers();
 	for (size_t i = 0; i < a->may_sleep.len; i++)
 		kernel_api_add_sleeper(a->may_sleep.items[i]);
@@ -413,12 +426,21 @@ static int explain_tree(const struct cli_command *cmd, const char *root, const c
 	if (rc == 0) {
 		/* the file as named, so its findings keep their path */
 		bool named = false;
-		for (size_t i = 0; i < index.len && !named; i++)
-			named = strcmp(index.items[i], file) == 0;
+		const char *bare = strncmp(file, "./", 2) == 0 ? file + 2 : file;
+		for (size_t i = 0; i < index.len && !named; i++) {
+			const char *ix = strncmp(index.items[i], "./", 2) == 0 ? index.items[i] + 2 : index.items[i];
+			if (strcmp(ix, bare) == 0) {
+				free(index.items[i]); /* the same file: named as given */
+				index.items[i] = xstrdup(file);
+				named = true;
+			}
+		}
 		if (!named)
 			strvec_push(&index, file);
 		char *one = (char *)file;
-		scan_with_tree(index.items, index.len, &one, 1, so, r, NULL);
+		struct scan_options o = *so;
+		o.whole_tree = o.arrays_over_index = true; /* a shared array's whole plan, as the tree's scan makes it */
+		scan_with_tree(index.items, index.len, &one, 1, &o, r, NULL);
 	}
 	strvec_release(&index);
 	return rc;
@@ -481,6 +503,8 @@ int cmd_explain(int argc, char **argv)
 	size_t shown = 0, flagged = 0;
 	for (size_t i = 0; i < r.findings.len; i++) {
 		const struct finding *f = &r.findings.items[i];
+		if (strcmp(f->file, file) != 0) /* another file's part of a shared array's conversion */
+			continue;
 		if (!whole && (f->pos.line != line || (col && f->pos.column != col)))
 			continue;
 		if (shown++)
@@ -502,7 +526,7 @@ int cmd_explain(int argc, char **argv)
 		unsigned last = 0, listed = 0;
 		for (size_t i = 0; i < r.findings.len && listed < 12; i++) {
 			unsigned l = r.findings.items[i].pos.line;
-			if (l == last)
+			if (l == last || strcmp(r.findings.items[i].file, file) != 0)
 				continue;
 			printf("%s%u", sep, l);
 			sep = ", ";

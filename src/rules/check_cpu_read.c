@@ -95,7 +95,7 @@ static bool plain_read(struct ctx *c, const struct fn *f, TSNode call)
 		return false; /* a variable: its own live range */
 	if (ts_type_is(p, "subscript_expression")) {
 		struct percpu_array *pa = array_of_subscript(c, p);
-		if (pa && pa->is_static && pa->eligible)
+		if (pa && pa->eligible)
 			return false; /* becomes get_cpu_var() */
 	}
 	struct point_state ps = flow_state_at(f, ts_node_start_byte(call));
@@ -288,14 +288,21 @@ static void read_indexes_array(struct ctx *c, const struct fn *f, struct cpu_rea
 			      xasprintf("%s[smp_processor_id()] with preemption off", pa->name), take_why(r));
 		return;
 	}
-	if (stat_note(c, f, p, pa, RULE_P002, r))
+	/* a DEFINE_PER_CPU conversion across the tree changes every use: counters included */
+	if (!pa->eligible && stat_note(c, f, p, pa, RULE_P002, r))
 		return;
-	struct finding *fd = add_finding(c, RULE_P002, p, f, SEV_WARNING, CONF_HIGH, FIX_GET_CPU,
+	struct finding *fd = add_finding(c, RULE_P002, p, f, SEV_WARNING, CONF_HIGH,
+		pa->eligible ? FIX_DEFINE_PER_CPU : FIX_GET_CPU,
 		xasprintf("this-CPU element of non-static per-CPU array %s in preemptible code", pa->name),
 		take_why(r));
 	if (!fd)
 		return;
 	note_slot_use(c, pa, f, p, fd);
+	if (pa->eligible) {
+		fd->array = xstrdup(pa->name); /* converted with the array's other files */
+		plan_percpu_site(c, f, pa, p, false, fd); /* the rest of the conversion rides on P008 */
+		return;
+	}
 	set_note(fd, xasprintf("%s, so it cannot become DEFINE_PER_CPU here", pa->why_not));
 	char *no = plan_direct_get_cpu(c, f, r->call, fd);
 	if (no)
@@ -430,13 +437,15 @@ static void use_indexes_array(struct ctx *c, const struct fn *f, const struct cp
 		return;
 	}
 	struct finding *fd = add_finding(c, rule, sub, f, SEV_WARNING, CONF_HIGH,
-		pa->is_static && pa->eligible ? FIX_DEFINE_PER_CPU : FIX_NONE,
+		pa->eligible ? FIX_DEFINE_PER_CPU : FIX_NONE,
 		xasprintf("per-CPU array %s indexed by CPU number %s (from smp_processor_id() at line %u) "
 			  "in preemptible code", pa->name, name, r->line),
 		uwhy);
 	if (!fd)
 		return;
 	note_slot_use(c, pa, f, sub, fd);
+	if (fd->fix == FIX_DEFINE_PER_CPU && pa->global)
+		fd->array = xstrdup(pa->name);
 	if (fd->fix == FIX_DEFINE_PER_CPU) {
 		char *rep = xasprintf("per_cpu(%s, %s)", pa->name, name);
 		add_edit(c, fd, EDIT_REPLACE, percpu_slot(pa, sub), rep);

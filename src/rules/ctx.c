@@ -208,6 +208,14 @@ void add_edit(const struct ctx *c, struct finding *fd, enum edit_op op, TSNode a
 	vec_push(&fd->edits, e);
 }
 
+void add_span_edit(const struct ctx *c, struct finding *fd, size_t start, size_t end, const char *node,
+		   const char *text)
+{
+	add_define_edit(c, fd, start, end, node, text);
+	if (fd)
+		fd->edits.items[fd->edits.len - 1].in_define = false;
+}
+
 void add_define_edit(const struct ctx *c, struct finding *fd, size_t start, size_t end, const char *node,
 		     const char *text)
 {

@@ -44,6 +44,12 @@ struct slot_use {
 	size_t finding; /* index in out->findings, or SIZE_MAX */
 };
 
+/* `EXPORT_SYMBOL(x)` or `EXPORT_SYMBOL_GPL(x)`, bytes [start, end) of the user's text. */
+struct export_use {
+	size_t start, end;
+	bool gpl;
+};
+
 /* A file-scope `T x[NR_CPUS]` (percpu_array.c). */
 struct percpu_array {
 	char *name;
@@ -56,6 +62,10 @@ struct percpu_array {
 	TSNode name_node;
 	unsigned this_cpu;    /* uses indexed by the running CPU */
 	TSNode other_index;   /* the first use indexed otherwise, or a null node */
+	bool is_extern;
+	/* Defined in one file, named in others: the tree's entry, converted with all its files. */
+	const struct tree_array *global;
+	VEC(struct export_use) exports; /* EXPORT_SYMBOL(x) at file scope */
 	bool planned;    /* declaration edit already attached to a finding */
 	VEC(TSNode) uses;
 	VEC(struct slot_use) slot_uses; /* unprotected this-CPU accesses (slot_pairs.c) */
@@ -152,6 +162,9 @@ void add_protected(struct ctx *c, enum rule_id rule, TSNode at, const struct fn 
 		   char *message, char *evidence);
 /* Adds an edit anchored on ANCHOR to FD (NULL: nothing); the same edit twice is kept once. */
 void add_edit(const struct ctx *c, struct finding *fd, enum edit_op op, TSNode anchor, const char *text);
+/* Adds to FD a replacement of [START, END) outside any syntax node the parse kept (NODE: static). */
+void add_span_edit(const struct ctx *c, struct finding *fd, size_t start, size_t end, const char *node,
+		   const char *text);
 /* Adds to FD a replacement of [START, END) inside a #define body (NODE: the construct, static). */
 void add_define_edit(const struct ctx *c, struct finding *fd, size_t start, size_t end, const char *node,
 		     const char *text);

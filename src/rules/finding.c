@@ -73,6 +73,7 @@ void finding_release(struct finding *f)
 	free(f->message);
 	free(f->evidence);
 	free(f->fix_note);
+	free(f->array);
 	for (size_t i = 0; i < f->edits.len; i++)
 		free(f->edits.items[i].text);
 	vec_release(&f->edits);

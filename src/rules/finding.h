@@ -84,6 +84,13 @@ struct finding {
 	char *evidence;    /* why: the analysis' reasoning, owned */
 	char *fix_note;    /* why not fixable / what the fix drops; may be NULL */
 	bool protected_site; /* considered and found protected: --verbose only */
+	/*
+	 * P008 of an array defined in one file and used in others: its name
+	 * (owned; NULL otherwise), and whether this file indexes it by the
+	 * running CPU. The files of one array convert together or not at all.
+	 */
+	char *array;
+	bool array_this_cpu;
 	uint64_t file_hash;  /* hash_bytes() of the text it was planned on */
 	size_t file_len;
 	VEC(struct edit) edits; /* the planned change; empty when fix == FIX_NONE */

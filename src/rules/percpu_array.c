@@ -148,20 +148,12 @@ static bool all_zero(const struct ctx *c, TSNode v)
 	return true;
 }
 
-/* Why declaration N of PA cannot become DEFINE_PER_CPU (owned), or NULL. */
+/* Why declaration N of PA cannot become DEFINE_PER_CPU whatever its storage class (owned), or NULL. */
 static char *declaration_why_not(const struct ctx *c, TSNode n, const struct percpu_array *pa,
 				 uint32_t ndecl, TSNode init)
 {
-	bool is_extern = false;
-	for (uint32_t i = 0; i < ts_node_named_child_count(n); i++) {
-		TSNode ch = ts_node_named_child(n, i);
-		if (ts_type_is(ch, "storage_class_specifier") && ts_text_is(ch, c->text, "extern"))
-			is_extern = true;
-	}
 	if (!ts_node_is_null(ts_field(ts_field(n, "type"), "body")) && !pa->member)
 		return xstrdup("the declaration also defines its element type");
-	if (!pa->is_static)
-		return xstrdup(is_extern ? "the array is extern" : "the array is not static");
 	if (ndecl != 1)
 		return xstrdup("the declaration declares more than one name");
 	if (!ts_node_is_null(init) && !all_zero(c, init)) {
@@ -176,6 +168,40 @@ static char *declaration_why_not(const struct ctx *c, TSNode n, const struct per
 	    !ts_type_is(ts_parent(n), "translation_unit"))
 		return xstrdup("the declaration is inside a preprocessor conditional");
 	return NULL;
+}
+
+static bool is_c_file(const char *path)
+{
+	size_t n = strlen(path);
+	return n > 2 && strcmp(path + n - 2, ".c") == 0;
+}
+
+/*
+ * A declaration N of PA that is not static: converted with the tree's
+ * entry when the tree converts it, else why not. The definition of a .c
+ * file is recorded for the tree (scan_with_tree()).
+ */
+static void global_storage(struct ctx *c, struct percpu_array *pa, TSNode n)
+{
+	if (!pa->is_extern && !pa->why_not && c->opts->want && c->opts->verify_depth == 0 && is_c_file(c->src->path)) {
+		struct tree_array t = {xstrdup(pa->name), xstrdup(pa->type), xstrdup(c->src->path),
+				       line_of(c, n), NULL, NULL};
+		vec_push(&c->out->arrays, t);
+	}
+	const struct tree_array *t = tree_array_find(c->opts->arrays, pa->name);
+	if (pa->why_not)
+		return;
+	if (t && !t->why_not) {
+		pa->global = t;
+		return;
+	}
+	if (t)
+		pa->why_not = xstrdup(t->why_not);
+	else
+		pa->why_not = xstrdup(pa->is_extern ? "the array is extern and its definition is not among the files "
+					      "scanned (convert it with the tree: scan its directory, or the "
+					      "whole tree)"
+					   : "the array is not static and the tree was not indexed (--no-tree)");
 }
 
 /* Records a file-scope declaration of an NR_CPUS array. */
@@ -203,6 +229,8 @@ static bool array_decl_visit(TSNode n, void *ctx)
 		TSNode ch = ts_node_named_child(n, i);
 		if (ts_type_is(ch, "storage_class_specifier") && ts_text_is(ch, c->text, "static"))
 			pa->is_static = true;
+		if (ts_type_is(ch, "storage_class_specifier") && ts_text_is(ch, c->text, "extern"))
+			pa->is_extern = true;
 	}
 	pa->name_node = name;
 	TSNode member = padding_member(c, ts_field(n, "type"));
@@ -226,7 +254,8 @@ static bool array_decl_visit(TSNode n, void *ctx)
 		pa->dropped = d;
 	}
 	pa->why_not = declaration_why_not(c, n, pa, ndecl, init);
-	pa->eligible = pa->why_not == NULL; /* array_use_visit() may still refuse it */
+	if (!pa->is_static)
+		global_storage(c, pa, n);
 	if (!pa->why_not && !rule_reported_at(c, RULE_P008, ts_node_start_byte(name)))
 		pa->why_not = xstrdup("rule P008 (percpu-array-convertible) is off or suppressed at the "
 				      "declaration");
@@ -295,7 +324,7 @@ static bool array_use_visit(TSNode n, void *ctx)
 		return true;
 	for (size_t i = 0; i < c->arrays.len; i++) {
 		struct percpu_array *pa = c->arrays.items[i];
-		if (!ts_text_is(n, c->text, pa->name) || node_within(n, pa->decl))
+		if (!ts_text_is(n, c->text, pa->name) || (!ts_node_is_null(pa->decl) && node_within(n, pa->decl)))
 			continue;
 		if (in_dead_code(c, n))
 			continue;
@@ -353,10 +382,81 @@ static void check_sites_fixable(struct ctx *c, struct percpu_array *pa)
 	}
 }
 
+/*
+ * The file-scope `EXPORT_SYMBOL(x)` / `EXPORT_SYMBOL_GPL(x)` of PA, in the
+ * user's text (the parse text blanks them: they are not C).
+ */
+static void find_exports(struct ctx *c, struct percpu_array *pa)
+{
+	const char *t = c->src->text;
+	size_t len = c->src->len, n = strlen(pa->name);
+	for (const char *p = memmem(t, len, "EXPORT_SYMBOL", 13); p;
+	     p = memmem(p + 1, len - (size_t)(p + 1 - t), "EXPORT_SYMBOL", 13)) {
+		if (p > t && is_ident_char(p[-1]))
+			continue;
+		const char *q = p + 13;
+		bool gpl = (size_t)(t + len - q) >= 4 && memcmp(q, "_GPL", 4) == 0;
+		if (gpl)
+			q += 4;
+		while (q < t + len && (*q == ' ' || *q == '\t'))
+			q++;
+		if (q >= t + len || *q != '(')
+			continue;
+		q++;
+		while (q < t + len && (*q == ' ' || *q == '\t'))
+			q++;
+		if ((size_t)(t + len - q) < n || memcmp(q, pa->name, n) != 0 || is_ident_char(q[n]))
+			continue;
+		q += n;
+		while (q < t + len && (*q == ' ' || *q == '\t'))
+			q++;
+		if (q >= t + len || *q != ')' || analysis_fn_at(c->fa, (size_t)(p - t)))
+			continue;
+		struct export_use e = {(size_t)(p - t), (size_t)(q + 1 - t), gpl};
+		vec_push(&pa->exports, e);
+	}
+}
+
+/* Does the parse text name NAME (a whole word)? */
+static bool names_word(const struct ctx *c, const char *name)
+{
+	size_t n = strlen(name), len = c->src->len;
+	for (const char *p = memmem(c->text, len, name, n); p;
+	     p = memmem(p + 1, len - (size_t)(p + 1 - c->text), name, n))
+		if ((p == c->text || !is_ident_char(p[-1])) && (p + n == c->text + len || !is_ident_char(p[n])))
+			return true;
+	return false;
+}
+
+/* The tree's converted arrays this file names without declaring them: their uses convert here too. */
+static void tree_arrays_used(struct ctx *c)
+{
+	const tree_array_vec *t = c->opts->arrays;
+	for (size_t i = 0; t && i < t->len; i++) {
+		if (t->items[i].why_not || !names_word(c, t->items[i].name))
+			continue;
+		bool declared = false;
+		for (size_t k = 0; k < c->arrays.len && !declared; k++)
+			declared = strcmp(c->arrays.items[k]->name, t->items[i].name) == 0;
+		if (declared)
+			continue;
+		struct percpu_array *pa = xcalloc(1, sizeof *pa);
+		pa->name = xstrdup(t->items[i].name);
+		pa->type = xstrdup(t->items[i].type);
+		pa->global = &t->items[i];
+		pa->eligible = true;
+		vec_push(&c->arrays, pa);
+	}
+}
+
 void percpu_arrays_find(struct ctx *c)
 {
 	TSNode root = ts_tree_root_node(c->fa->tree);
 	ts_walk(root, array_decl_visit, c);
+	tree_arrays_used(c);
+	for (size_t i = 0; i < c->arrays.len; i++)
+		if (c->arrays.items[i]->global)
+			find_exports(c, c->arrays.items[i]);
 	if (!c->arrays.len)
 		return;
 	ts_walk(root, array_use_visit, c);
@@ -373,6 +473,7 @@ void percpu_arrays_free(struct ctx *c)
 		free(pa->type);
 		free(pa->dropped);
 		free(pa->member);
+		vec_release(&pa->exports);
 		vec_release(&pa->uses);
 		vec_release(&pa->slot_uses);
 		free(pa);
@@ -495,9 +596,18 @@ void plan_define_per_cpu_rest(struct ctx *c, struct percpu_array *pa, struct fin
 	if (pa->planned)
 		return;
 	pa->planned = true;
-	char *decl = xasprintf("%sDEFINE_PER_CPU(%s, %s);", pa->is_static ? "static " : "", pa->type, pa->name);
-	add_edit(c, fd, EDIT_REPLACE, pa->decl, decl);
-	free(decl);
+	if (!ts_node_is_null(pa->decl)) {
+		char *decl = pa->is_extern ? xasprintf("DECLARE_PER_CPU(%s, %s);", pa->type, pa->name)
+			     : xasprintf("%sDEFINE_PER_CPU(%s, %s);", pa->is_static ? "static " : "", pa->type, pa->name);
+		add_edit(c, fd, EDIT_REPLACE, pa->decl, decl);
+		free(decl);
+	}
+	for (size_t i = 0; i < pa->exports.len; i++) {
+		const struct export_use *x = &pa->exports.items[i];
+		char *rep = xasprintf("EXPORT_PER_CPU_SYMBOL%s(%s)", x->gpl ? "_GPL" : "", pa->name);
+		add_span_edit(c, fd, x->start, x->end, "declaration", rep);
+		free(rep);
+	}
 	if (pa->dropped) {
 		char *note = xasprintf("DEFINE_PER_CPU data is per-CPU by construction; dropped: %s", pa->dropped);
 		free(fd->fix_note);
@@ -568,11 +678,55 @@ static void check_uses_fixed(struct ctx *c, struct percpu_array *pa)
 	}
 }
 
+/*
+ * This file's part of the conversion of an array shared across the tree:
+ * its P008 at the declaration (DEFINE_PER_CPU or DECLARE_PER_CPU), the
+ * EXPORT_SYMBOL or the first use, carrying the file's edits.
+ */
+static void report_global_part(struct ctx *c, struct percpu_array *pa)
+{
+	size_t at;
+	if (!ts_node_is_null(pa->name_node))
+		at = ts_node_start_byte(pa->name_node);
+	else if (pa->exports.len)
+		at = pa->exports.items[0].start;
+	else if (pa->uses.len)
+		at = ts_node_start_byte(pa->uses.items[0]);
+	else
+		return; /* named only where it is no use (a comment): nothing converts here */
+	const struct tree_array *t = pa->global;
+	bool def = !ts_node_is_null(pa->decl) && !pa->is_extern;
+	char *msg = def ? xasprintf("2.4 per-CPU array %s %s[NR_CPUS], used across files: DEFINE_PER_CPU in 2.6",
+				    pa->type, pa->name)
+		    : !ts_node_is_null(pa->decl)
+			? xasprintf("extern per-CPU array %s (defined at %s:%u): DECLARE_PER_CPU in 2.6", pa->name,
+				    t->file, t->line)
+			: xasprintf("per-CPU array %s (defined at %s:%u) becomes DEFINE_PER_CPU: this file's uses",
+				    pa->name, t->file, t->line);
+	char *ev = conversion_evidence(c, pa);
+	char *evidence = xasprintf("%s; the files naming it convert together: %s", ev, t->users ? t->users : t->file);
+	free(ev);
+	struct finding *fd = add_finding_at(c, RULE_P008, at, at, NULL, SEV_NOTE, CONF_HIGH,
+					    pa->eligible ? FIX_DEFINE_PER_CPU : FIX_NONE, msg, evidence);
+	if (!fd)
+		return; /* off or suppressed here: scan_with_tree() refuses the other files' parts */
+	fd->array = xstrdup(pa->name);
+	fd->array_this_cpu = pa->this_cpu > 0;
+	if (pa->eligible)
+		plan_define_per_cpu_rest(c, pa, fd);
+	else
+		set_note(fd, xasprintf("not converted: %s", pa->why_not));
+}
+
 void percpu_arrays_report(struct ctx *c)
 {
 	for (size_t i = 0; i < c->arrays.len; i++) {
 		struct percpu_array *pa = c->arrays.items[i];
 		check_uses_fixed(c, pa);
+		if (pa->global) {
+			report_global_part(c, pa);
+			continue;
+		}
 		if (!pa->this_cpu) {
 			char *why = ts_node_is_null(pa->other_index)
 				? xasprintf("%s has no use in this file", pa->name)
@@ -599,4 +753,12 @@ void percpu_arrays_report(struct ctx *c)
 		else
 			set_note(fd, xasprintf("not converted: %s", pa->why_not));
 	}
+}
+
+const struct tree_array *tree_array_find(const tree_array_vec *t, const char *name)
+{
+	for (size_t i = 0; t && i < t->len; i++)
+		if (strcmp(t->items[i].name, name) == 0)
+			return &t->items[i];
+	return NULL;
 }
