@@ -7,14 +7,30 @@
 //
 // Rules: P004
 // Confidence: High
-// Options: --no-includes (preemptify also passes --very-quiet --no-show-diff --timeout N -o OUT)
-// Modes: -D sites=FILE (preemptify: only the listed sites, see cocci/sidecar.cocci);
-//        none (standalone: every site matching the standalone rules).
+// Options: --no-includes
+// (make coccicheck passes the rest of that line to spatch: flags only there;
+// preemptify adds --very-quiet --no-show-diff --timeout N -o OUT.)
+// Modes: patch (the default, also with no -D: rewrite every site the
+//        standalone rules match); report and org (one line per site:
+//        FILE:LINE:COL or an Org TODO, and the rule); context (the sites'
+//        lines as - lines of a diff). Chosen with -D MODE, as make
+//        coccicheck MODE=... runs spatch. -D sites=FILE: preemptify's
+//        mode, only the listed sites (see cocci/sidecar.cocci).
 // Usage (from the directory that holds cocci/, e.g. the repository root,
 // as the #include below is resolved against the current directory):
-//   spatch --sp-file cocci/cond-resched.cocci --no-includes [-D sites=FILE] driver.c
+//   spatch --sp-file cocci/cond-resched.cocci --no-includes [-D report|context|org] driver.c
+// From a kernel tree with cocci/ copied or linked into its top directory:
+//   make coccicheck MODE=report COCCI=cocci/cond-resched.cocci M=drivers/foo
+
+virtual patch
+virtual report
+virtual context
+virtual org
 
 #include "cocci/sidecar.cocci"
+
+// Sidecar rules: they match only with -D sites=FILE. Those that change
+// code are off with -D context (spatch runs no * rule with a -/+ rule).
 
 // Sidecar: replace the if (or a macro statement that expands to one) by the
 // sites TEXT: cond_resched(); preceded by the comments the if held.
@@ -34,7 +50,7 @@ t;
 @@
 coccinelle.t = cocci.make_ident(site_text(p, "R"))
 
-@depends on cr@
+@depends on cr && !context@
 position cr.p; identifier cr_text.t;
 expression E; statement S;
 @@
@@ -46,110 +62,45 @@ expression E; statement S;
 + t;
 )
 
-// Standalone. (need_resched is written need_resched(...):
-// spatch 1.1.1 rejects if (need_resched()) schedule();
+// Standalone: the sites, in every mode. (need_resched is written
+// need_resched(...): spatch 1.1.1 rejects if (need_resched()) schedule();
 // with index already used.)
-
-@@
+@s_cr@
 symbol current;
 position p : script:python () { standalone() };
 @@
-- if@p (current->need_resched) schedule();
+(
+  if@p (\(current->need_resched\|unlikely(current->need_resched)\|
+          need_resched(...)\|unlikely(need_resched(...))\))
+    schedule();
+|
+  if@p (\(current->need_resched\|unlikely(current->need_resched)\|
+          need_resched(...)\|unlikely(need_resched(...))\)) {
+    \(set_current_state(TASK_RUNNING);\|current->state = TASK_RUNNING;\)
+    schedule();
+  }
+)
+
+// Patch mode.
+@depends on patch || !(report || context || org)@
+position s_cr.p; expression E; statement S;
+@@
+- if@p (E) S
 + cond_resched();
 
+// Context mode: the site's lines.
+@depends on !patch && context@
+position s_cr.p; expression E; statement S;
 @@
-symbol current;
-position p : script:python () { standalone() };
-@@
-- if@p (current->need_resched) {
--   set_current_state(TASK_RUNNING);
--   schedule();
-- }
-+ cond_resched();
+* if@p (E) S
 
+// Report and org modes: one line per site.
+@script:python depends on !patch && report@
+p << s_cr.p;
 @@
-symbol current;
-position p : script:python () { standalone() };
-@@
-- if@p (current->need_resched) {
--   current->state = TASK_RUNNING;
--   schedule();
-- }
-+ cond_resched();
+coccilib.report.print_report(p[0], "P004: 2.4 reschedule check, use cond_resched()")
 
+@script:python depends on !patch && org@
+p << s_cr.p;
 @@
-symbol current;
-position p : script:python () { standalone() };
-@@
-- if@p (unlikely(current->need_resched)) schedule();
-+ cond_resched();
-
-@@
-symbol current;
-position p : script:python () { standalone() };
-@@
-- if@p (unlikely(current->need_resched)) {
--   set_current_state(TASK_RUNNING);
--   schedule();
-- }
-+ cond_resched();
-
-@@
-symbol current;
-position p : script:python () { standalone() };
-@@
-- if@p (unlikely(current->need_resched)) {
--   current->state = TASK_RUNNING;
--   schedule();
-- }
-+ cond_resched();
-
-@@
-position p : script:python () { standalone() };
-@@
-- if@p (need_resched(...)) schedule();
-+ cond_resched();
-
-@@
-position p : script:python () { standalone() };
-@@
-- if@p (need_resched(...)) {
--   set_current_state(TASK_RUNNING);
--   schedule();
-- }
-+ cond_resched();
-
-@@
-symbol current;
-position p : script:python () { standalone() };
-@@
-- if@p (need_resched(...)) {
--   current->state = TASK_RUNNING;
--   schedule();
-- }
-+ cond_resched();
-
-@@
-position p : script:python () { standalone() };
-@@
-- if@p (unlikely(need_resched(...))) schedule();
-+ cond_resched();
-
-@@
-position p : script:python () { standalone() };
-@@
-- if@p (unlikely(need_resched(...))) {
--   set_current_state(TASK_RUNNING);
--   schedule();
-- }
-+ cond_resched();
-
-@@
-symbol current;
-position p : script:python () { standalone() };
-@@
-- if@p (unlikely(need_resched(...))) {
--   current->state = TASK_RUNNING;
--   schedule();
-- }
-+ cond_resched();
+coccilib.org.print_todo(p[0], "P004: 2.4 reschedule check, use cond_resched()")

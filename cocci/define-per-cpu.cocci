@@ -12,16 +12,32 @@
 //
 // Rules: P001
 // Confidence: High
-// Options: --no-includes (preemptify also passes --very-quiet --no-show-diff --timeout N -o OUT)
-// Modes: -D sites=FILE (preemptify: only the listed sites, see cocci/sidecar.cocci);
-//        none (standalone: every site matching the standalone rules).
+// Options: --no-includes
+// (make coccicheck passes the rest of that line to spatch: flags only there;
+// preemptify adds --very-quiet --no-show-diff --timeout N -o OUT.)
+// Modes: patch (the default, also with no -D: rewrite every site the
+//        standalone rules match); report and org (one line per site:
+//        FILE:LINE:COL or an Org TODO, and the rule); context (the sites'
+//        lines as - lines of a diff). Chosen with -D MODE, as make
+//        coccicheck MODE=... runs spatch. -D sites=FILE: preemptify's
+//        mode, only the listed sites (see cocci/sidecar.cocci).
 // Usage (from the directory that holds cocci/, e.g. the repository root,
 // as the #include below is resolved against the current directory):
-//   spatch --sp-file cocci/define-per-cpu.cocci --no-includes [-D sites=FILE] driver.c
+//   spatch --sp-file cocci/define-per-cpu.cocci --no-includes [-D report|context|org] driver.c
+// From a kernel tree with cocci/ copied or linked into its top directory:
+//   make coccicheck MODE=report COCCI=cocci/define-per-cpu.cocci M=drivers/foo
+
+virtual patch
+virtual report
+virtual context
+virtual org
 
 #include "cocci/sidecar.cocci"
 
-@@
+// Sidecar rules: they match only with -D sites=FILE. Those that change
+// code are off with -D context (spatch runs no * rule with a -/+ rule).
+
+@depends on !context@
 declarer name DEFINE_PER_CPU;
 type T; identifier x; expression N;
 position p : script:python () { site_line(p, "R", "static DEFINE_PER_CPU") };
@@ -29,21 +45,21 @@ position p : script:python () { site_line(p, "R", "static DEFINE_PER_CPU") };
 - static T@p x[N];
 + static DEFINE_PER_CPU(T, x);
 
-@@
+@depends on !context@
 identifier x;
 position p : script:python () { site(p, "R", "get_cpu_var") };
 @@
 - x@p[smp_processor_id()]
 + get_cpu_var(x)
 
-@@
+@depends on !context@
 identifier x;
 position p : script:python () { site(p, "R", "__get_cpu_var") };
 @@
 - x@p[smp_processor_id()]
 + __get_cpu_var(x)
 
-@@
+@depends on !context@
 identifier x; expression E;
 position p : script:python () { site(p, "R", "per_cpu") };
 @@
@@ -65,13 +81,13 @@ t;
 @@
 coccinelle.t = cocci.make_ident(site_text(p, "R"))
 
-@depends on tc@
+@depends on tc && !context@
 position tc.p; identifier tc_text.t; expression E;
 @@
 - E@p;
 + t;
 
-@@
+@depends on !context@
 identifier x;
 position p : script:python () { site(p, "R", "(*this_cpu_ptr") };
 @@
@@ -107,7 +123,7 @@ t;
 @@
 coccinelle.t = cocci.make_ident(site_text(p, "A"))
 
-@depends on ia@
+@depends on ia && !context@
 position ia.p; identifier ia_text.t;
 expression E; statement S1, S2; type T; identifier x;
 @@
@@ -134,8 +150,8 @@ expression E; statement S1, S2; type T; identifier x;
 + t;
 )
 
-// Standalone.
-@s_decl@
+// Standalone: patch mode.
+@s_decl depends on patch || !(report || context || org)@
 declarer name DEFINE_PER_CPU;
 type T; identifier x;
 position p : script:python () { standalone() };
@@ -143,7 +159,7 @@ position p : script:python () { standalone() };
 - static T@p x[NR_CPUS];
 + static DEFINE_PER_CPU(T, x);
 
-@s_use@
+@s_use depends on patch || !(report || context || org)@
 identifier s_decl.x; expression E;
 @@
 (
@@ -153,3 +169,53 @@ identifier s_decl.x; expression E;
 - x[E]
 + per_cpu(x, E)
 )
+
+// Standalone: the sites, for the other modes: the array and its uses.
+@s_declf depends on !patch && (report || context || org)@
+type T; identifier x;
+position p : script:python () { standalone() };
+@@
+  static T@p x[NR_CPUS];
+
+@s_usef@
+identifier s_declf.x; expression E; position p;
+@@
+  x@p[E]
+
+// Context mode: the sites' lines.
+@depends on !patch && context@
+type T; identifier x;
+position s_declf.p;
+@@
+* static T@p x[NR_CPUS];
+
+@depends on !patch && context@
+identifier x; expression E;
+position s_usef.p;
+@@
+* x@p[E]
+
+// Report and org modes: one line per site.
+@script:python depends on !patch && report@
+p << s_declf.p;
+x << s_declf.x;
+@@
+coccilib.report.print_report(p[0], "P001: %s[NR_CPUS], use DEFINE_PER_CPU" % x)
+
+@script:python depends on !patch && org@
+p << s_declf.p;
+x << s_declf.x;
+@@
+coccilib.org.print_todo(p[0], "P001: %s[NR_CPUS], use DEFINE_PER_CPU" % x)
+
+@script:python depends on !patch && report@
+p << s_usef.p;
+x << s_declf.x;
+@@
+coccilib.report.print_report(p[0], "P001: %s[...], use per_cpu() or __get_cpu_var() (protect it)" % x)
+
+@script:python depends on !patch && org@
+p << s_usef.p;
+x << s_declf.x;
+@@
+coccilib.org.print_todo(p[0], "P001: %s[...], use per_cpu() or __get_cpu_var() (protect it)" % x)
