@@ -3,7 +3,8 @@
 /// Sidecar: R sites are the whole if statement (-> cond_resched();).
 /// Standalone: if (current->need_resched) schedule(); and the
 /// need_resched() / unlikely() / braced / set_current_state(TASK_RUNNING)
-/// variants become cond_resched();.
+/// variants become cond_resched();. After an else, the statement goes on
+/// its own line (or stays in the braces when both arms are braced).
 //
 // Rules: P004
 // Confidence: High
@@ -81,12 +82,57 @@ position p : script:python () { standalone() };
   }
 )
 
-// Patch mode.
-@depends on patch || !(report || context || org)@
-position s_cr.p; expression E; statement S;
+// Patch mode. An else-if site keeps its else: spatch would print
+// "else cond_resched();" on one line, so the else arm is written out as
+// TEXT with the body on its own line, one tab deeper than the else
+// (s_else_text; on the same line when the site was on one line), unless
+// both arms are braced, which stay braced. Other sites become the
+// statement. A position cannot be inherited over a modification, so one
+// rule makes every change.
+@s_else depends on patch || !(report || context || org)@
+position s_cr.p, e; expression E, E1; statement S, S1;
 @@
-- if@p (E) S
+  if (E1) S1 else if@p@e (E) S
+
+@s_plain depends on patch || !(report || context || org)@
+position s_cr.p, q != s_else.e; expression E; statement S;
+@@
+  if@p@q (E) S
+
+@script:python s_else_text@
+e << s_else.e;
+t;
+@@
+with open(e[0].file) as f:
+    line = f.read().split('\n')[int(e[0].line) - 1]
+indent = line[:len(line) - len(line.lstrip(' \t'))]
+if 'schedule' in line[int(e[0].column):]:
+    # The site was on one line: so is the result.
+    coccinelle.t = cocci.make_ident("else cond_resched()")
+else:
+    coccinelle.t = cocci.make_ident("else\n" + indent + "\tcond_resched()")
+
+@depends on patch || !(report || context || org)@
+position s_else.e, s_plain.q; identifier s_else_text.t;
+expression E, E1; statement S, S0, S1;
+@@
+(
+  if (E1) { ... } else
+- if@e (E)
+  {
+- S0
+- schedule
++ cond_resched
+  ();
+  }
+|
+  if (E1) S1
+- else if@e (E) S
++ t;
+|
+- if@q (E) S
 + cond_resched();
+)
 
 // Context mode: the site's lines.
 @depends on !patch && context@
