@@ -112,7 +112,8 @@ if 'schedule' in line[int(e[0].column):]:
 else:
     coccinelle.t = cocci.make_ident("else\n" + indent + "\tcond_resched()")
 
-@depends on patch || !(report || context || org)@
+// (disable braces0: else { ... } would match an unbraced arm too.)
+@depends on patch || !(report || context || org) disable braces0@
 position s_else.e, s_plain.q; identifier s_else_text.t;
 expression E, E1; statement S, S0, S1;
 @@
