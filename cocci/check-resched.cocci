@@ -11,29 +11,45 @@
 //
 // Rules: P005
 // Confidence: Medium
-// Options: --no-includes (preemptify also passes --very-quiet --no-show-diff --timeout N -o OUT)
-// Modes: -D sites=FILE (preemptify: only the listed sites, see cocci/sidecar.cocci);
-//        none (standalone: every site matching the standalone rules).
+// Options: --no-includes
+// (make coccicheck passes the rest of that line to spatch: flags only there;
+// preemptify adds --very-quiet --no-show-diff --timeout N -o OUT.)
+// Modes: patch (the default, also with no -D: rewrite every site the
+//        standalone rules match); report and org (one line per site:
+//        FILE:LINE:COL or an Org TODO, and the rule); context (the sites'
+//        lines as - lines of a diff). Chosen with -D MODE, as make
+//        coccicheck MODE=... runs spatch. -D sites=FILE: preemptify's
+//        mode, only the listed sites (see cocci/sidecar.cocci).
 // Usage (from the directory that holds cocci/, e.g. the repository root,
 // as the #include below is resolved against the current directory):
-//   spatch --sp-file cocci/check-resched.cocci --no-includes [-D sites=FILE] driver.c
+//   spatch --sp-file cocci/check-resched.cocci --no-includes [-D report|context|org] driver.c
+// From a kernel tree with cocci/ copied or linked into its top directory:
+//   make coccicheck MODE=report COCCI=cocci/check-resched.cocci M=drivers/foo
+
+virtual patch
+virtual report
+virtual context
+virtual org
 
 #include "cocci/sidecar.cocci"
 
+// Sidecar rules: they match only with -D sites=FILE. Those that change
+// code are off with -D context (spatch runs no * rule with a -/+ rule).
+
 // Sidecar: R sites rename the 2.4-era misspelling preempt_enable_noresched().
-@@
+@depends on !context@
 position p : script:python () { site(p, "R", "preempt_enable_no_resched") };
 @@
 - preempt_enable_noresched@p()
 + preempt_enable_no_resched()
 
 // Modern target: the preempt_check_resched(); statement goes (empty TEXT).
-@@
+@depends on !context@
 position p : script:python () { site(p, "R") and site_text(p, "R") == "" };
 @@
 - preempt_check_resched@p();
 
-@@
+@depends on !context@
 position p : script:python () { site(p, "R", "preempt_enable()") };
 @@
 (
@@ -73,7 +89,7 @@ t;
 @@
 coccinelle.t = cocci.make_ident(site_text(p, "A"))
 
-@depends on ia@
+@depends on ia && !context@
 position ia.p; identifier ia_text.t;
 expression E; statement S1, S2; type T; identifier x;
 @@
@@ -126,7 +142,7 @@ t;
 @@
 coccinelle.t = cocci.make_ident(site_text(p, "B"))
 
-@depends on ib@
+@depends on ib && !context@
 position ib.p; identifier ib_text.t; expression E; identifier l;
 @@
 (
@@ -149,8 +165,8 @@ position ib.p; identifier ib_text.t; expression E; identifier l;
   E@p;
 )
 
-// Standalone.
-@@
+// Standalone: patch mode.
+@depends on patch || !(report || context || org)@
 position p : script:python () { standalone() };
 @@
 (
@@ -162,3 +178,27 @@ position p : script:python () { standalone() };
 + preempt_check_resched();
   return ...;
 )
+
+// Standalone: the sites, for the other modes.
+@s_cr depends on !patch && (report || context || org)@
+position p : script:python () { standalone() };
+@@
+  \(preempt_enable_no_resched@p\|preempt_enable_noresched@p\)();
+  return ...;
+
+// Context mode: the site's line.
+@depends on !patch && context@
+position s_cr.p;
+@@
+* \(preempt_enable_no_resched@p\|preempt_enable_noresched@p\)();
+
+// Report and org modes: one line per site.
+@script:python depends on !patch && report@
+p << s_cr.p;
+@@
+coccilib.report.print_report(p[0], "P005: preempt_enable_no_resched() before return, add preempt_check_resched()")
+
+@script:python depends on !patch && org@
+p << s_cr.p;
+@@
+coccilib.org.print_todo(p[0], "P005: preempt_enable_no_resched() before return, add preempt_check_resched()")

@@ -1,6 +1,8 @@
-/// Turn a file-scope static T x[NR_CPUS] array into a per-CPU variable.
+/// Turn a file-scope T x[NR_CPUS] array into a per-CPU variable.
 ///
-/// Sidecar: R sites are the declaration (-> static DEFINE_PER_CPU(T, x);),
+/// Sidecar: R sites are the declaration (-> [static] DEFINE_PER_CPU(T, x);
+/// an extern one -> DECLARE_PER_CPU(T, x); the element type of a padding
+/// union is its member's), EXPORT_SYMBOL[_GPL](x) (-> EXPORT_PER_CPU_SYMBOL),
 /// x[smp_processor_id()] (-> get_cpu_var(x) or __get_cpu_var(x), as the
 /// sites TEXT says) and other x[i] (-> per_cpu(x, i)); A sites insert
 /// put_cpu_var(x); after the statement.
@@ -10,16 +12,32 @@
 /// Modern target (--target modern): single updates become this_cpu_*;
 /// protected reads (*this_cpu_ptr(&x)).
 //
-// Rules: P001
+// Rules: P001, P002, P008
 // Confidence: High
-// Options: --no-includes (preemptify also passes --very-quiet --no-show-diff --timeout N -o OUT)
-// Modes: -D sites=FILE (preemptify: only the listed sites, see cocci/sidecar.cocci);
-//        none (standalone: every site matching the standalone rules).
+// Options: --no-includes
+// (make coccicheck passes the rest of that line to spatch: flags only there;
+// preemptify adds --very-quiet --no-show-diff --timeout N -o OUT.)
+// Modes: patch (the default, also with no -D: rewrite every site the
+//        standalone rules match); report and org (one line per site:
+//        FILE:LINE:COL or an Org TODO, and the rule); context (the sites'
+//        lines as - lines of a diff). Chosen with -D MODE, as make
+//        coccicheck MODE=... runs spatch. -D sites=FILE: preemptify's
+//        mode, only the listed sites (see cocci/sidecar.cocci).
 // Usage (from the directory that holds cocci/, e.g. the repository root,
 // as the #include below is resolved against the current directory):
-//   spatch --sp-file cocci/define-per-cpu.cocci --no-includes [-D sites=FILE] driver.c
+//   spatch --sp-file cocci/define-per-cpu.cocci --no-includes [-D report|context|org] driver.c
+// From a kernel tree with cocci/ copied or linked into its top directory:
+//   make coccicheck MODE=report COCCI=cocci/define-per-cpu.cocci M=drivers/foo
+
+virtual patch
+virtual report
+virtual context
+virtual org
 
 #include "cocci/sidecar.cocci"
+
+// Sidecar rules: they match only with -D sites=FILE. Those that change
+// code are off with -D context (spatch runs no * rule with a -/+ rule).
 
 // The declaration: the R site spans it; its TEXT gives the element type
 // (for a padding union, its member's) and the name. `__cacheline_aligned`
@@ -42,7 +60,7 @@ m = decl_parts(p, "static DEFINE_PER_CPU(")
 coccinelle.ty = cocci.make_ident(m[0])
 coccinelle.nm = cocci.make_ident(m[1])
 
-@@
+@depends on !context@
 type T; identifier x; expression N; initializer I;
 position decl_static.p; identifier decl_static_text.ty, decl_static_text.nm;
 declarer name DEFINE_PER_CPU;
@@ -73,7 +91,7 @@ m = decl_parts(p, "DEFINE_PER_CPU(")
 coccinelle.ty = cocci.make_ident(m[0])
 coccinelle.nm = cocci.make_ident(m[1])
 
-@@
+@depends on !context@
 type T; identifier x; expression N; initializer I;
 position decl_global.p; identifier decl_global_text.ty, decl_global_text.nm;
 declarer name DEFINE_PER_CPU;
@@ -101,7 +119,7 @@ m = decl_parts(p, "DECLARE_PER_CPU(")
 coccinelle.ty = cocci.make_ident(m[0])
 coccinelle.nm = cocci.make_ident(m[1])
 
-@@
+@depends on !context@
 type T; identifier x; expression N;
 position decl_extern.p; identifier decl_extern_text.ty, decl_extern_text.nm;
 declarer name DECLARE_PER_CPU;
@@ -110,7 +128,7 @@ declarer name DECLARE_PER_CPU;
 + DECLARE_PER_CPU(ty, nm);
 
 // Its EXPORT_SYMBOL: the per-CPU variable's symbol is exported instead.
-@@
+@depends on !context@
 identifier x;
 declarer name EXPORT_SYMBOL, EXPORT_PER_CPU_SYMBOL;
 position p : script:python () { site(p, "R", "EXPORT_PER_CPU_SYMBOL(") };
@@ -118,7 +136,7 @@ position p : script:python () { site(p, "R", "EXPORT_PER_CPU_SYMBOL(") };
 - EXPORT_SYMBOL@p(x);
 + EXPORT_PER_CPU_SYMBOL(x);
 
-@@
+@depends on !context@
 identifier x;
 declarer name EXPORT_SYMBOL_GPL, EXPORT_PER_CPU_SYMBOL_GPL;
 position p : script:python () { site(p, "R", "EXPORT_PER_CPU_SYMBOL_GPL(") };
@@ -126,21 +144,21 @@ position p : script:python () { site(p, "R", "EXPORT_PER_CPU_SYMBOL_GPL(") };
 - EXPORT_SYMBOL_GPL@p(x);
 + EXPORT_PER_CPU_SYMBOL_GPL(x);
 
-@@
+@depends on !context@
 identifier x;
 position p : script:python () { site(p, "R", "get_cpu_var", "subscript_expression") };
 @@
 - x@p[smp_processor_id()]
 + get_cpu_var(x)
 
-@@
+@depends on !context@
 identifier x;
 position p : script:python () { site(p, "R", "__get_cpu_var", "subscript_expression") };
 @@
 - x@p[smp_processor_id()]
 + __get_cpu_var(x)
 
-@@
+@depends on !context@
 identifier x; expression E;
 position p : script:python () { site(p, "R", "per_cpu", "subscript_expression") };
 @@
@@ -148,21 +166,21 @@ position p : script:python () { site(p, "R", "per_cpu", "subscript_expression") 
 + per_cpu(x, E)
 
 // A cache-line padding union: x[i].v is the per-CPU variable itself.
-@@
+@depends on !context@
 identifier x, v;
 position p : script:python () { site(p, "R", "get_cpu_var", "field_expression") };
 @@
 - x@p[smp_processor_id()].v
 + get_cpu_var(x)
 
-@@
+@depends on !context@
 identifier x, v;
 position p : script:python () { site(p, "R", "__get_cpu_var", "field_expression") };
 @@
 - x@p[smp_processor_id()].v
 + __get_cpu_var(x)
 
-@@
+@depends on !context@
 identifier x, v; expression E;
 position p : script:python () { site(p, "R", "per_cpu", "field_expression") };
 @@
@@ -184,13 +202,13 @@ t;
 @@
 coccinelle.t = cocci.make_ident(site_text(p, "R"))
 
-@depends on tc@
+@depends on tc && !context@
 position tc.p; identifier tc_text.t; expression E;
 @@
 - E@p;
 + t;
 
-@@
+@depends on !context@
 identifier x;
 position p : script:python () { site(p, "R", "(*this_cpu_ptr") };
 @@
@@ -226,7 +244,7 @@ t;
 @@
 coccinelle.t = cocci.make_ident(site_text(p, "A"))
 
-@depends on ia@
+@depends on ia && !context@
 position ia.p; identifier ia_text.t;
 expression E; statement S1, S2; type T; identifier x;
 @@
@@ -253,8 +271,8 @@ expression E; statement S1, S2; type T; identifier x;
 + t;
 )
 
-// Standalone.
-@s_decl@
+// Standalone: patch mode.
+@s_decl depends on patch || !(report || context || org)@
 declarer name DEFINE_PER_CPU;
 type T; identifier x;
 position p : script:python () { standalone() };
@@ -262,7 +280,7 @@ position p : script:python () { standalone() };
 - static T@p x[NR_CPUS];
 + static DEFINE_PER_CPU(T, x);
 
-@s_use@
+@s_use depends on patch || !(report || context || org)@
 identifier s_decl.x; expression E;
 @@
 (
@@ -272,3 +290,53 @@ identifier s_decl.x; expression E;
 - x[E]
 + per_cpu(x, E)
 )
+
+// Standalone: the sites, for the other modes: the array and its uses.
+@s_declf depends on !patch && (report || context || org)@
+type T; identifier x;
+position p : script:python () { standalone() };
+@@
+  static T@p x[NR_CPUS];
+
+@s_usef@
+identifier s_declf.x; expression E; position p;
+@@
+  x@p[E]
+
+// Context mode: the sites' lines.
+@depends on !patch && context@
+type T; identifier x;
+position s_declf.p;
+@@
+* static T@p x[NR_CPUS];
+
+@depends on !patch && context@
+identifier x; expression E;
+position s_usef.p;
+@@
+* x@p[E]
+
+// Report and org modes: one line per site.
+@script:python depends on !patch && report@
+p << s_declf.p;
+x << s_declf.x;
+@@
+coccilib.report.print_report(p[0], "P001: %s[NR_CPUS], use DEFINE_PER_CPU" % x)
+
+@script:python depends on !patch && org@
+p << s_declf.p;
+x << s_declf.x;
+@@
+coccilib.org.print_todo(p[0], "P001: %s[NR_CPUS], use DEFINE_PER_CPU" % x)
+
+@script:python depends on !patch && report@
+p << s_usef.p;
+x << s_declf.x;
+@@
+coccilib.report.print_report(p[0], "P001: %s[...], use per_cpu() or __get_cpu_var() (protect it)" % x)
+
+@script:python depends on !patch && org@
+p << s_usef.p;
+x << s_declf.x;
+@@
+coccilib.org.print_todo(p[0], "P001: %s[...], use per_cpu() or __get_cpu_var() (protect it)" % x)

@@ -9,16 +9,32 @@
 //
 // Rules: P002
 // Confidence: Medium
-// Options: --no-includes (preemptify also passes --very-quiet --no-show-diff --timeout N -o OUT)
-// Modes: -D sites=FILE (preemptify: only the listed sites, see cocci/sidecar.cocci);
-//        none (standalone: every site matching the standalone rules).
+// Options: --no-includes
+// (make coccicheck passes the rest of that line to spatch: flags only there;
+// preemptify adds --very-quiet --no-show-diff --timeout N -o OUT.)
+// Modes: patch (the default, also with no -D: rewrite every site the
+//        standalone rules match); report and org (one line per site:
+//        FILE:LINE:COL or an Org TODO, and the rule); context (the sites'
+//        lines as - lines of a diff). Chosen with -D MODE, as make
+//        coccicheck MODE=... runs spatch. -D sites=FILE: preemptify's
+//        mode, only the listed sites (see cocci/sidecar.cocci).
 // Usage (from the directory that holds cocci/, e.g. the repository root,
 // as the #include below is resolved against the current directory):
-//   spatch --sp-file cocci/get-cpu-var.cocci --no-includes [-D sites=FILE] driver.c
+//   spatch --sp-file cocci/get-cpu-var.cocci --no-includes [-D report|context|org] driver.c
+// From a kernel tree with cocci/ copied or linked into its top directory:
+//   make coccicheck MODE=report COCCI=cocci/get-cpu-var.cocci M=drivers/foo
+
+virtual patch
+virtual report
+virtual context
+virtual org
 
 #include "cocci/sidecar.cocci"
 
-@@
+// Sidecar rules: they match only with -D sites=FILE. Those that change
+// code are off with -D context (spatch runs no * rule with a -/+ rule).
+
+@depends on !context@
 expression x, E;
 position p : script:python () { site(p, "R", "get_cpu_var") };
 @@
@@ -45,13 +61,13 @@ t;
 @@
 coccinelle.t = cocci.make_ident(site_text(p, "R"))
 
-@depends on tc@
+@depends on tc && !context@
 position tc.p; identifier tc_text.t; expression E;
 @@
 - E@p;
 + t;
 
-@@
+@depends on !context@
 expression x;
 position p : script:python () { site(p, "R", "(*this_cpu_ptr") };
 @@
@@ -87,7 +103,7 @@ t;
 @@
 coccinelle.t = cocci.make_ident(site_text(p, "A"))
 
-@depends on ia@
+@depends on ia && !context@
 position ia.p; identifier ia_text.t;
 expression E; statement S1, S2; type T; identifier x;
 @@
@@ -114,8 +130,8 @@ expression E; statement S1, S2; type T; identifier x;
 + t;
 )
 
-// Standalone.
-@s_gcv@
+// Standalone: patch mode.
+@s_gcv depends on patch || !(report || context || org)@
 expression x, E;
 assignment operator aop;
 position p : script:python () { standalone() };
@@ -137,3 +153,37 @@ position p : script:python () { standalone() };
 + E = get_cpu_var(x);
 + put_cpu_var(x);
 )
+
+// Standalone: the sites, for the other modes.
+@s_gcvf depends on !patch && (report || context || org)@
+expression x, E;
+assignment operator aop;
+position p : script:python () { standalone() };
+@@
+(
+  __get_cpu_var@p(x)++;
+|
+  __get_cpu_var@p(x)--;
+|
+  __get_cpu_var@p(x) aop E;
+|
+  E = __get_cpu_var@p(x);
+)
+
+// Context mode: the site's line.
+@depends on !patch && context@
+expression x;
+position s_gcvf.p;
+@@
+* __get_cpu_var@p(x)
+
+// Report and org modes: one line per site.
+@script:python depends on !patch && report@
+p << s_gcvf.p;
+@@
+coccilib.report.print_report(p[0], "P002: __get_cpu_var() with preemption on, use get_cpu_var() ... put_cpu_var()")
+
+@script:python depends on !patch && org@
+p << s_gcvf.p;
+@@
+coccilib.org.print_todo(p[0], "P002: __get_cpu_var() with preemption on, use get_cpu_var() ... put_cpu_var()")

@@ -8,16 +8,32 @@
 //
 // Rules: P003, P002
 // Confidence: Medium
-// Options: --no-includes (preemptify also passes --very-quiet --no-show-diff --timeout N -o OUT)
-// Modes: -D sites=FILE (preemptify: only the listed sites, see cocci/sidecar.cocci);
-//        none (standalone: every site matching the standalone rules).
+// Options: --no-includes
+// (make coccicheck passes the rest of that line to spatch: flags only there;
+// preemptify adds --very-quiet --no-show-diff --timeout N -o OUT.)
+// Modes: patch (the default, also with no -D: rewrite every site the
+//        standalone rules match); report and org (one line per site:
+//        FILE:LINE:COL or an Org TODO, and the rule); context (the sites'
+//        lines as - lines of a diff). Chosen with -D MODE, as make
+//        coccicheck MODE=... runs spatch. -D sites=FILE: preemptify's
+//        mode, only the listed sites (see cocci/sidecar.cocci).
 // Usage (from the directory that holds cocci/, e.g. the repository root,
 // as the #include below is resolved against the current directory):
-//   spatch --sp-file cocci/get-cpu.cocci --no-includes [-D sites=FILE] driver.c
+//   spatch --sp-file cocci/get-cpu.cocci --no-includes [-D report|context|org] driver.c
+// From a kernel tree with cocci/ copied or linked into its top directory:
+//   make coccicheck MODE=report COCCI=cocci/get-cpu.cocci M=drivers/foo
+
+virtual patch
+virtual report
+virtual context
+virtual org
 
 #include "cocci/sidecar.cocci"
 
-@@
+// Sidecar rules: they match only with -D sites=FILE. Those that change
+// code are off with -D context (spatch runs no * rule with a -/+ rule).
+
+@depends on !context@
 position p : script:python () { site(p, "R", "get_cpu") };
 @@
 - smp_processor_id@p()
@@ -52,7 +68,7 @@ t;
 @@
 coccinelle.t = cocci.make_ident(site_text(p, "A"))
 
-@depends on ia@
+@depends on ia && !context@
 position ia.p; identifier ia_text.t;
 expression E; statement S1, S2; type T; identifier x;
 @@
@@ -105,7 +121,7 @@ t;
 @@
 coccinelle.t = cocci.make_ident(site_text(p, "B"))
 
-@depends on ib@
+@depends on ib && !context@
 position ib.p; identifier ib_text.t; expression E; identifier l;
 @@
 (
@@ -128,8 +144,8 @@ position ib.p; identifier ib_text.t; expression E; identifier l;
   E@p;
 )
 
-// Standalone.
-@s_gc@
+// Standalone: patch mode.
+@s_gc depends on patch || !(report || context || org)@
 expression c; statement S; position p : script:python () { standalone() };
 @@
   c =
@@ -138,3 +154,27 @@ expression c; statement S; position p : script:python () { standalone() };
   ;
   S
 + put_cpu();
+
+// Standalone: the sites, for the other modes.
+@s_gcf depends on !patch && (report || context || org)@
+expression c; statement S; position p : script:python () { standalone() };
+@@
+  c = smp_processor_id@p();
+  S
+
+// Context mode: the site's line.
+@depends on !patch && context@
+position s_gcf.p;
+@@
+* smp_processor_id@p()
+
+// Report and org modes: one line per site.
+@script:python depends on !patch && report@
+p << s_gcf.p;
+@@
+coccilib.report.print_report(p[0], "P003: CPU number used with preemption on, use get_cpu() ... put_cpu()")
+
+@script:python depends on !patch && org@
+p << s_gcf.p;
+@@
+coccilib.org.print_todo(p[0], "P003: CPU number used with preemption on, use get_cpu() ... put_cpu()")

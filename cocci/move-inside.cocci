@@ -8,16 +8,32 @@
 //
 // Rules: P003
 // Confidence: High
-// Options: --no-includes (preemptify also passes --very-quiet --no-show-diff --timeout N -o OUT)
-// Modes: -D sites=FILE (preemptify: only the listed sites, see cocci/sidecar.cocci);
-//        none (standalone: every site matching the standalone rules).
+// Options: --no-includes
+// (make coccicheck passes the rest of that line to spatch: flags only there;
+// preemptify adds --very-quiet --no-show-diff --timeout N -o OUT.)
+// Modes: patch (the default, also with no -D: rewrite every site the
+//        standalone rules match); report and org (one line per site:
+//        FILE:LINE:COL or an Org TODO, and the rule); context (the sites'
+//        lines as - lines of a diff). Chosen with -D MODE, as make
+//        coccicheck MODE=... runs spatch. -D sites=FILE: preemptify's
+//        mode, only the listed sites (see cocci/sidecar.cocci).
 // Usage (from the directory that holds cocci/, e.g. the repository root,
 // as the #include below is resolved against the current directory):
-//   spatch --sp-file cocci/move-inside.cocci --no-includes [-D sites=FILE] driver.c
+//   spatch --sp-file cocci/move-inside.cocci --no-includes [-D report|context|org] driver.c
+// From a kernel tree with cocci/ copied or linked into its top directory:
+//   make coccicheck MODE=report COCCI=cocci/move-inside.cocci M=drivers/foo
+
+virtual patch
+virtual report
+virtual context
+virtual org
 
 #include "cocci/sidecar.cocci"
 
-@@
+// Sidecar rules: they match only with -D sites=FILE. Those that change
+// code are off with -D context (spatch runs no * rule with a -/+ rule).
+
+@depends on !context@
 type T; identifier c;
 position p : script:python () { site(p, "R") };
 @@
@@ -26,7 +42,7 @@ position p : script:python () { site(p, "R") };
 + c
   ;
 
-@@
+@depends on !context@
 expression c;
 position p : script:python () { site(p, "R") };
 @@
@@ -61,7 +77,7 @@ t;
 @@
 coccinelle.t = cocci.make_ident(site_text(p, "A"))
 
-@depends on ia@
+@depends on ia && !context@
 position ia.p; identifier ia_text.t;
 expression E; statement S1, S2; type T; identifier x;
 @@
@@ -88,8 +104,8 @@ expression E; statement S1, S2; type T; identifier x;
 + t;
 )
 
-// Standalone.
-@s_mv@
+// Standalone: patch mode.
+@s_mv depends on patch || !(report || context || org)@
 expression c; identifier lock =~ "^(spin_lock|spin_lock_irq|spin_lock_irqsave|spin_lock_bh|read_lock|read_lock_irq|read_lock_irqsave|read_lock_bh|write_lock|write_lock_irq|write_lock_irqsave|write_lock_bh|local_irq_disable|local_irq_save|preempt_disable)$";
 expression list es;
 position p : script:python () { standalone() };
@@ -97,3 +113,33 @@ position p : script:python () { standalone() };
 - c@p = smp_processor_id();
   lock(es);
 + c = smp_processor_id();
+
+// Standalone: the sites, for the other modes.
+@s_mvf depends on !patch && (report || context || org)@
+expression c; identifier lock =~ "^(spin_lock|spin_lock_irq|spin_lock_irqsave|spin_lock_bh|read_lock|read_lock_irq|read_lock_irqsave|read_lock_bh|write_lock|write_lock_irq|write_lock_irqsave|write_lock_bh|local_irq_disable|local_irq_save|preempt_disable)$";
+expression list es;
+position p : script:python () { standalone() };
+@@
+  c@p = smp_processor_id();
+  lock(es);
+
+// Context mode: the site's lines.
+@depends on !patch && context@
+expression c; identifier s_mvf.lock; expression list es;
+position s_mvf.p;
+@@
+* c@p = smp_processor_id();
+* lock(es);
+
+// Report and org modes: one line per site.
+@script:python depends on !patch && report@
+p << s_mvf.p;
+lock << s_mvf.lock;
+@@
+coccilib.report.print_report(p[0], "P003: smp_processor_id() read before %s(), read it after" % lock)
+
+@script:python depends on !patch && org@
+p << s_mvf.p;
+lock << s_mvf.lock;
+@@
+coccilib.org.print_todo(p[0], "P003: smp_processor_id() read before %s(), read it after" % lock)

@@ -5,7 +5,8 @@
 /// standalone().
 //
 // Rules: none (included by every fix kind's .cocci)
-// Modes: -D sites=FILE (sidecar) or none (standalone), as in the includer.
+// Modes: -D sites=FILE (sidecar) or standalone: patch (also with no -D),
+//        report, context, org; the includer declares them (virtual ...).
 // Usage: not run on its own. Each fix kind's file starts with
 //   #include "cocci/sidecar.cocci"
 // which spatch 1.1.1 resolves against its current directory (it has no
@@ -22,7 +23,8 @@
 # take many files; OP: R replace, A insert after, B insert before; LINE/COL
 # 1-based, COL in bytes; TEXT with \n, \t, \\ escaped). Only listed
 # sites change.
-# Standalone mode (no -D sites): only the rules marked standalone run.
+# Standalone (no -D sites): only the rules marked standalone run, in the
+# mode -D patch|report|context|org chose (patch when none).
 SITES = None
 NODES = {}
 

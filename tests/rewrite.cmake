@@ -22,5 +22,12 @@ if(SPATCH_PROGRAM)
       COMMAND sh ${CMAKE_CURRENT_LIST_DIR}/rewrite/standalone.sh ${SPATCH_PROGRAM}
         ${CMAKE_SOURCE_DIR}/cocci/${kind}.cocci ${input}
         ${CMAKE_CURRENT_LIST_DIR}/rewrite/standalone/${kind}.res)
+    # The coccicheck modes, as scripts/coccicheck runs them: patch gives the
+    # .res, report/org/context name the lines in .modes.
+    add_test(NAME cocci_modes_${kind}
+      COMMAND sh ${CMAKE_CURRENT_LIST_DIR}/rewrite/modes.sh ${SPATCH_PROGRAM}
+        ${CMAKE_SOURCE_DIR}/cocci/${kind}.cocci ${input}
+        ${CMAKE_CURRENT_LIST_DIR}/rewrite/standalone/${kind}.res
+        ${CMAKE_CURRENT_LIST_DIR}/rewrite/standalone/${kind}.modes)
   endforeach()
 endif()
