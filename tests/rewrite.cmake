@@ -6,7 +6,7 @@ target_compile_definitions(test_rewrite PRIVATE
   REWRITE_TEST_DIR="${CMAKE_CURRENT_LIST_DIR}/rewrite")
 target_link_libraries(test_rewrite PRIVATE preemptify_core)
 foreach(part spawn writefile textdiff fixtures missing fake-crash fake-exit255 fake-hang
-    fake-unbalanced fake-comment fake-extra fake-lose hostile-name changed-after-scan slice)
+    fake-unbalanced fake-comment fake-extra fake-lose array-together hostile-name changed-after-scan slice)
   add_test(NAME rewrite_${part} COMMAND test_rewrite ${part})
 endforeach()
 

@@ -343,6 +343,45 @@ static void with_wrong_rewrite(const char *mode, const char *what)
 }
 
 /*
+ * An array converted across files (finding.array) whose part fails in one
+ * file (spatch fails on move.c): the other file's part is refused too and
+ * that file keeps its text; get-cpu.c's findings of no array still apply.
+ */
+static void test_array_together(void)
+{
+	struct scan_result sr = SCAN_RESULT_INIT;
+	struct rewrite_result rr = REWRITE_RESULT_INIT;
+	struct rewrite_options o = REWRITE_OPTIONS_INIT;
+	char *fake = data_path("fake-spatch");
+	char *pg = data_path("get-cpu.c"), *pm = data_path("move.c"), *pl = data_path("multi.c");
+	char *sg = slurp(pg), *sm = slurp(pm), *sl = slurp(pl);
+
+	build_get_cpu(&sr, pg, sg);
+	sr.findings.items[sr.findings.len - 1].array = xstrdup("hits");
+	build_move(&sr, pm, sm);
+	sr.findings.items[sr.findings.len - 1].array = xstrdup("hits");
+	build_multi(&sr, pl, sl); /* no array: unaffected */
+	setenv("FAKE_SPATCH_MODE", "exit255", 1);
+	o.spatch = fake;
+	o.timeout_sec = 30;
+	rewrite_plan(&sr, &o, &rr);
+	const struct file_change *c = change_for(&rr, pg);
+	CHECK(c && c->fixed.len == 0 && c->refused.len == 1 &&
+		      strstr(c->refused.items[0].reason, "conversion of hits is refused in") &&
+		      strstr(c->refused.items[0].reason, "move.c"),
+	      "get-cpu.c refused with the array: %s", c && c->refused.len ? c->refused.items[0].reason : "(none)");
+	CHECK(c && c->new_len == c->old_len && memcmp(c->new_text, c->old_text, c->old_len) == 0,
+	      "get-cpu.c left as it is");
+	const struct file_change *m = change_for(&rr, pl);
+	CHECK(m && m->fixed.len > 0 && m->refused.len == 0, "multi.c, of no array, still fixed");
+	rewrite_result_release(&rr);
+	free_scan(&sr);
+	free(fake);
+	free(pg), free(pm), free(pl), free(sg), free(sm), free(sl);
+	unsetenv("FAKE_SPATCH_MODE");
+}
+
+/*
  * A file whose name is shell syntax: spatch must never see it (it runs
  * `sh -c "cp ... <name>"`); the rewrite is still made and nothing runs.
  */
@@ -649,6 +688,8 @@ int main(int argc, char **argv)
 		with_wrong_rewrite("extra", "not the planned change");
 	if (all || strcmp(only, "fake-lose") == 0)
 		with_wrong_rewrite("lose", "did not");
+	if (all || strcmp(only, "array-together") == 0)
+		test_array_together();
 	if (all || strcmp(only, "hostile-name") == 0)
 		test_hostile_name();
 	if (all || strcmp(only, "changed-after-scan") == 0)

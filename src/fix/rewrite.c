@@ -1127,6 +1127,85 @@ static struct job *plan_jobs(const struct scan_result *scan, struct rewrite_resu
 	return jobs;
 }
 
+/* ---- arrays converted across files: all their files or none ------------- */
+
+struct failed_array {
+	const char *name;
+	const struct finding *where; /* a refused part */
+};
+typedef VEC(struct failed_array) failed_array_vec;
+
+static const struct failed_array *failed_find(const failed_array_vec *v, const char *name)
+{
+	for (size_t i = 0; i < v->len; i++)
+		if (strcmp(v->items[i].name, name) == 0)
+			return &v->items[i];
+	return NULL;
+}
+
+/*
+ * The arrays shared across files (finding.array) that one file refused:
+ * every other file that converted one is planned again without it.
+ * Returns how many jobs were planned again.
+ */
+static size_t redo_failed_arrays(struct job *jobs, size_t njobs, size_t *next_index, const struct rewrite_options *o)
+{
+	failed_array_vec failed = VEC_INIT;
+	for (size_t k = 0; k < njobs; k++)
+		for (size_t r = 0; r < jobs[k].out->refused.len; r++) {
+			const struct finding *f = jobs[k].out->refused.items[r].finding;
+			if (f->array && !failed_find(&failed, f->array)) {
+				struct failed_array fa = {f->array, f};
+				vec_push(&failed, fa);
+			}
+		}
+	VEC(struct job *) redo = VEC_INIT;
+	for (size_t k = 0; k < njobs && failed.len; k++) {
+		struct job *j = &jobs[k];
+		struct file_change *c = j->out;
+		bool hit = false;
+		for (size_t i = 0; i < c->fixed.len && !hit; i++)
+			hit = c->fixed.items[i]->array && failed_find(&failed, c->fixed.items[i]->array);
+		if (!hit)
+			continue;
+		for (size_t r = 0; r < c->refused.len; r++)
+			free(c->refused.items[r].reason);
+		c->refused.len = 0;
+		c->fixed.len = 0;
+		free(c->new_text);
+		c->new_text = NULL;
+		size_t w = 0;
+		for (size_t i = 0; i < j->findings.len; i++) {
+			struct finding *f = j->findings.items[i];
+			const struct failed_array *fa = f->array ? failed_find(&failed, f->array) : NULL;
+			if (fa)
+				refuse(c, f, xasprintf("the DEFINE_PER_CPU conversion of %s is refused in %s:%u, so "
+						       "none of its files is converted", fa->name, fa->where->file,
+						       fa->where->pos.line));
+			else
+				j->findings.items[w++] = f;
+		}
+		j->findings.len = w;
+		if (!w) { /* nothing else to change here */
+			c->new_text = xstrndup(c->old_text, c->old_len);
+			c->new_len = c->old_len;
+			continue;
+		}
+		free(c->old_text);
+		c->old_text = NULL;
+		j->index = (*next_index)++; /* a fresh work directory */
+		j->batch = NULL;
+		j->opts = o;
+		vec_push(&redo, j);
+	}
+	size_t n = redo.len;
+	for (size_t i = 0; i < n; i++)
+		process_file(0, redo.items[i]);
+	vec_release(&redo);
+	vec_release(&failed);
+	return n;
+}
+
 int rewrite_plan(const struct scan_result *scan, const struct rewrite_options *opts,
 		 struct rewrite_result *out)
 {
@@ -1167,6 +1246,10 @@ int rewrite_plan(const struct scan_result *scan, const struct rewrite_options *o
 	progress_phase(opts->progress, "rewriting", njobs, true);
 	/* batched: a thread per file (up to REWRITE_THREADS), `cpus` of them computing at a time */
 	parallel_for(njobs, opts->no_batch ? opts->jobs : REWRITE_THREADS, process_file, jobs);
+	/* each round drops at least one array from the files planned again, so this ends */
+	size_t next_index = njobs;
+	while (redo_failed_arrays(jobs, njobs, &next_index, &o) && !interrupted())
+		;
 	out->spatch_processes = atomic_load(&b.processes);
 	out->spatch_batched = atomic_load(&b.batched);
 	pthread_cond_destroy(&b.cv);
