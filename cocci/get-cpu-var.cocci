@@ -130,6 +130,55 @@ expression E; statement S1, S2; type T; identifier x;
 + t;
 )
 
+// Sidecar: insert the sites TEXT before a return, goto, break, continue or
+// expression statement (a region closed before the code leaves it).
+@ib@
+position p : script:python () { site(p, "B") };
+expression E; identifier l;
+@@
+(
+  return@p E;
+|
+  return@p;
+|
+  goto@p l;
+|
+  break@p;
+|
+  continue@p;
+|
+  E@p;
+)
+
+@script:python ib_text@
+p << ib.p;
+t;
+@@
+coccinelle.t = cocci.make_ident(site_text(p, "B"))
+
+@depends on ib && !context@
+position ib.p; identifier ib_text.t; expression E; identifier l;
+@@
+(
++ t;
+  return@p E;
+|
++ t;
+  return@p;
+|
++ t;
+  goto@p l;
+|
++ t;
+  break@p;
+|
++ t;
+  continue@p;
+|
++ t;
+  E@p;
+)
+
 // Standalone: patch mode.
 @s_gcv depends on patch || !(report || context || org)@
 expression x, E;

@@ -57,6 +57,17 @@ static bool uses_tree_macro(const struct scan_options *opts, const char *text, s
 	return false;
 }
 
+static bool text_names(const char *text, size_t len, const char *name);
+
+/* Does TEXT name one of the tree's arrays being converted (its EXPORT_SYMBOL, a use)? */
+static bool names_tree_array(const struct scan_options *opts, const char *text, size_t len)
+{
+	for (size_t i = 0; opts->arrays && i < opts->arrays->len; i++)
+		if (!opts->arrays->items[i].why_not && text_names(text, len, opts->arrays->items[i].name))
+			return true;
+	return false;
+}
+
 /* Identifiers that make a site (whole words), for the unparsed check. */
 static const char *const site_words[] = {
 	"smp_processor_id", "need_resched", "NR_CPUS", "SCHED_YIELD", "__get_cpu_var",
@@ -161,7 +172,8 @@ int scan_buffer(const char *path, const char *text, size_t len, const struct sca
 {
 	out->stats.files++;
 	out->stats.bytes += len;
-	if (!opts->no_prefilter && !scan_prefilter(text, len) && !uses_tree_macro(opts, text, len))
+	if (!opts->no_prefilter && !scan_prefilter(text, len) && !uses_tree_macro(opts, text, len) &&
+	    !names_tree_array(opts, text, len))
 		return 0;
 	out->stats.parsed++;
 	struct source src;
@@ -474,7 +486,7 @@ static bool text_names(const char *text, size_t len, const char *name)
 	return false;
 }
 
-static void tree_array_release(struct tree_array *t)
+void tree_array_release(struct tree_array *t)
 {
 	free(t->name);
 	free(t->type);
@@ -572,8 +584,11 @@ static bool arrays_verdicts(tree_array_vec *a, const char_vec *users, const stru
 					converted = true;
 				}
 			}
-			if (converted && !part) {
-				t->why_not = xasprintf("its P008 is off or suppressed in %s", users[i].items[u]);
+			if (!part && !is_asm(users[i].items[u])) {
+				t->why_not = converted
+					? xasprintf("its P008 is off or suppressed in %s", users[i].items[u])
+					: xasprintf("%s names it where no use can be converted (a macro, a comment, "
+						    "or the file is not C the parser reads)", users[i].items[u]);
 				changed = true;
 			}
 		}

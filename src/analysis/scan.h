@@ -39,6 +39,8 @@ struct tree_array {
 };
 typedef VEC(struct tree_array) tree_array_vec;
 
+void tree_array_release(struct tree_array *t);
+
 /* The entry of T (may be NULL) named NAME, or NULL. */
 const struct tree_array *tree_array_find(const tree_array_vec *t, const char *name);
 

@@ -317,6 +317,65 @@ static void rewrite_old_initialiser(struct neutraliser *nz, size_t s, size_t n, 
 	}
 }
 
+/*
+ * Macros taking a type: `list_entry(p, struct net_device, list)`,
+ * `min_t(unsigned int, a, b)`. The type argument (0-based ARG) becomes one
+ * identifier of the same length (`struct_net_device`), so the call parses
+ * as C and the function around it is analysed.
+ */
+static const struct {
+	const char *name;
+	unsigned arg;
+} type_arg_macros[] = {
+	{"list_entry", 1}, {"container_of", 1}, {"min_t", 0}, {"max_t", 0},
+};
+
+static void rewrite_type_arg(struct neutraliser *nz, size_t s, size_t n, size_t j)
+{
+	const char *t = nz->t;
+	unsigned arg = 0;
+	size_t k;
+	for (k = 0; k < ARRAY_SIZE(type_arg_macros); k++)
+		if (strlen(type_arg_macros[k].name) == n && memcmp(t + s, type_arg_macros[k].name, n) == 0)
+			break;
+	if (k == ARRAY_SIZE(type_arg_macros))
+		return;
+	arg = type_arg_macros[k].arg;
+	size_t a = j + 1, depth = 0;
+	unsigned at = 0;
+	for (size_t i = j + 1; i < nz->len; i++) {
+		char c = t[i];
+		if (c == '(')
+			depth++;
+		else if (c == ')' && depth)
+			depth--;
+		else if ((c == ',' && !depth) || c == ')') {
+			if (at == arg) {
+				size_t b = a, e = i;
+				while (b < e && (t[b] == ' ' || t[b] == '\t'))
+					b++;
+				while (e > b && (t[e - 1] == ' ' || t[e - 1] == '\t'))
+					e--;
+				if (b == e || !is_ident_start(t[b]))
+					return;
+				for (size_t q = b; q < e; q++)
+					if (!is_ident_char(t[q]) && t[q] != ' ' && t[q] != '\t' && t[q] != '*')
+						return;
+				for (size_t q = b; q < e; q++)
+					if (!is_ident_char(t[q]))
+						nz->out[q] = '_';
+				return;
+			}
+			if (c == ')')
+				return;
+			at++;
+			a = i + 1;
+		} else if (c == ';' || c == '{' || c == '}' || c == '\n') {
+			return;
+		}
+	}
+}
+
 /* The word starting at S. Returns the offset after what was handled. */
 static size_t neutralise_word(struct neutraliser *nz, size_t s)
 {
@@ -341,6 +400,8 @@ static size_t neutralise_word(struct neutraliser *nz, size_t s)
 	}
 	if (nz->braces.len > 0 && j < len && t[j] == '(' && is_iterator_macro(t + s, n))
 		rewrite_iterator(nz, s, n, j);
+	if (nz->braces.len > 0 && j < len && t[j] == '(')
+		rewrite_type_arg(nz, s, n, j);
 	rewrite_old_initialiser(nz, s, n, j);
 	nz->prev = 'w';
 	return i;

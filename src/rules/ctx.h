@@ -21,6 +21,12 @@ struct covered {
 	size_t finding;  /* index of the finding whose region covers it */
 };
 
+/* Arrays a first check of the file found ineligible late, and why (rules_run()). */
+struct array_refusals {
+	VEC(char *) names;
+	VEC(char *) whys;
+};
+
 struct ctx {
 	const struct file_analysis *fa;
 	const struct source *src;
@@ -28,6 +34,7 @@ struct ctx {
 	const struct scan_options *opts;
 	struct scan_result *out;
 	VEC(struct percpu_array *) arrays; /* owned; percpu_arrays_free() */
+	struct array_refusals *kept; /* arrays kept as they are, from an earlier check; may be NULL */
 	VEC(struct covered) covered;
 	size_t fn_first_finding; /* index of the first finding of the function being checked */
 	unsigned fn_resched_write; /* line of a non-test use of current->need_resched in it, or 0 */
@@ -217,8 +224,13 @@ bool is_local(const struct ctx *c, const struct fn *f, const char *name);
 
 /* Finds the file's NR_CPUS arrays, their uses and whether define-per-cpu applies. */
 void percpu_arrays_find(struct ctx *c);
-/* After the functions are checked: one P008 per NR_CPUS array used as per-CPU data. */
-void percpu_arrays_report(struct ctx *c);
+/*
+ * After the functions are checked: one P008 per NR_CPUS array used as
+ * per-CPU data. Returns true when an array planned as converted turned out
+ * not to be (a use that cannot be fixed), recorded in c->kept: the file
+ * must be checked again.
+ */
+bool percpu_arrays_report(struct ctx *c);
 void percpu_arrays_free(struct ctx *c);
 /* The array SUB (a subscript_expression) indexes, or NULL. */
 struct percpu_array *array_of_subscript(const struct ctx *c, TSNode sub);

@@ -148,6 +148,30 @@ static bool all_zero(const struct ctx *c, TSNode v)
 	return true;
 }
 
+/*
+ * Is conditional P one every build of the kernel compiles: a header's
+ * include guard (`#ifndef _LINUX_X_H`) or `#ifdef __KERNEL__`?
+ */
+static bool always_compiled(const struct ctx *c, TSNode p)
+{
+	if (!ts_type_is(p, "preproc_ifdef"))
+		return false;
+	TSNode name = ts_field(p, "name");
+	if (ts_node_is_null(name))
+		return false;
+	uint32_t s = ts_node_start_byte(name), e = ts_node_end_byte(name);
+	const char *t = c->text + s;
+	size_t n = e - s;
+	const char *d = c->text + ts_node_start_byte(p) + 1; /* after the '#' */
+	while (*d == ' ' || *d == '\t')
+		d++;
+	bool ifndef = strncmp(d, "ifndef", 6) == 0;
+	if (!ifndef)
+		return n == 10 && memcmp(t, "__KERNEL__", 10) == 0 && ts_node_is_null(ts_field(p, "alternative"));
+	return ((n > 2 && memcmp(t + n - 2, "_H", 2) == 0) || (n > 3 && memcmp(t + n - 3, "_H_", 3) == 0)) &&
+	       ts_node_is_null(ts_field(p, "alternative"));
+}
+
 /* Why declaration N of PA cannot become DEFINE_PER_CPU whatever its storage class (owned), or NULL. */
 static char *declaration_why_not(const struct ctx *c, TSNode n, const struct percpu_array *pa,
 				 uint32_t ndecl, TSNode init)
@@ -164,9 +188,9 @@ static char *declaration_why_not(const struct ctx *c, TSNode n, const struct per
 		free(t);
 		return why;
 	}
-	if (!ts_node_eq(ts_parent(n), ts_tree_root_node(c->fa->tree)) &&
-	    !ts_type_is(ts_parent(n), "translation_unit"))
-		return xstrdup("the declaration is inside a preprocessor conditional");
+	for (TSNode p = ts_parent(n); !ts_node_is_null(p) && !ts_type_is(p, "translation_unit"); p = ts_parent(p))
+		if (!always_compiled(c, p))
+			return xasprintf("the declaration is inside a preprocessor conditional (line %u)", line_of(c, p));
 	return NULL;
 }
 
@@ -417,15 +441,29 @@ static void find_exports(struct ctx *c, struct percpu_array *pa)
 	}
 }
 
-/* Does the parse text name NAME (a whole word)? */
-static bool names_word(const struct ctx *c, const char *name)
+/* Does TEXT (LEN bytes) name NAME (a whole word)? */
+static bool names_word(const char *text, size_t len, const char *name)
 {
-	size_t n = strlen(name), len = c->src->len;
-	for (const char *p = memmem(c->text, len, name, n); p;
-	     p = memmem(p + 1, len - (size_t)(p + 1 - c->text), name, n))
-		if ((p == c->text || !is_ident_char(p[-1])) && (p + n == c->text + len || !is_ident_char(p[n])))
+	size_t n = strlen(name);
+	for (const char *p = memmem(text, len, name, n); p; p = memmem(p + 1, len - (size_t)(p + 1 - text), name, n))
+		if ((p == text || !is_ident_char(p[-1])) && (p + n == text + len || !is_ident_char(p[n])))
 			return true;
 	return false;
+}
+
+/* A #define body naming PA keeps it as it is: the macro's uses would not be converted. */
+static void check_macro_uses(struct ctx *c, struct percpu_array *pa)
+{
+	for (size_t k = 0; k < c->src->defs.len && pa->eligible; k++) {
+		const struct macro_def *d = &c->src->defs.items[k];
+		if (!names_word(d->body, strlen(d->body), pa->name))
+			continue;
+		pa->eligible = false;
+		free(pa->why_not);
+		pa->why_not = xasprintf("%s is used in the body of #define %s (line %u), which a conversion "
+					"would have to change by hand", pa->name, d->name,
+					source_pos(c->src, d->offset).line);
+	}
 }
 
 /* The tree's converted arrays this file names without declaring them: their uses convert here too. */
@@ -433,7 +471,7 @@ static void tree_arrays_used(struct ctx *c)
 {
 	const tree_array_vec *t = c->opts->arrays;
 	for (size_t i = 0; t && i < t->len; i++) {
-		if (t->items[i].why_not || !names_word(c, t->items[i].name))
+		if (t->items[i].why_not || !names_word(c->src->text, c->src->len, t->items[i].name))
 			continue;
 		bool declared = false;
 		for (size_t k = 0; k < c->arrays.len && !declared; k++)
@@ -449,6 +487,62 @@ static void tree_arrays_used(struct ctx *c)
 	}
 }
 
+static char *conversion_evidence(const struct ctx *c, const struct percpu_array *pa);
+
+/* Arrays an earlier check of this file kept as they are (rules_run()). */
+static void apply_kept(struct ctx *c)
+{
+	for (size_t i = 0; c->kept && i < c->arrays.len; i++) {
+		struct percpu_array *pa = c->arrays.items[i];
+		for (size_t k = 0; k < c->kept->names.len; k++)
+			if (strcmp(c->kept->names.items[k], pa->name) == 0) {
+				pa->eligible = false;
+				free(pa->why_not);
+				pa->why_not = xstrdup(c->kept->whys.items[k]);
+			}
+	}
+}
+
+/*
+ * This file's part of the conversion of an array shared across the tree:
+ * its P008 at the declaration (DEFINE_PER_CPU or DECLARE_PER_CPU), the
+ * EXPORT_SYMBOL or the first use, carrying the file's edits.
+ */
+static void report_global_part(struct ctx *c, struct percpu_array *pa)
+{
+	size_t at;
+	if (!ts_node_is_null(pa->name_node))
+		at = ts_node_start_byte(pa->name_node);
+	else if (pa->exports.len)
+		at = pa->exports.items[0].start;
+	else if (pa->uses.len)
+		at = ts_node_start_byte(pa->uses.items[0]);
+	else
+		return; /* named only where it is no use (a comment): nothing converts here */
+	const struct tree_array *t = pa->global;
+	bool def = !ts_node_is_null(pa->decl) && !pa->is_extern;
+	char *msg = def ? xasprintf("2.4 per-CPU array %s %s[NR_CPUS], used across files: DEFINE_PER_CPU in 2.6",
+				    pa->type, pa->name)
+		    : !ts_node_is_null(pa->decl)
+			? xasprintf("extern per-CPU array %s (defined at %s:%u): DECLARE_PER_CPU in 2.6", pa->name,
+				    t->file, t->line)
+			: xasprintf("per-CPU array %s (defined at %s:%u) becomes DEFINE_PER_CPU: this file's uses",
+				    pa->name, t->file, t->line);
+	char *ev = conversion_evidence(c, pa);
+	char *evidence = xasprintf("%s; the files naming it convert together: %s", ev, t->users ? t->users : t->file);
+	free(ev);
+	struct finding *fd = add_finding_at(c, RULE_P008, at, at, NULL, SEV_NOTE, CONF_HIGH,
+					    pa->eligible ? FIX_DEFINE_PER_CPU : FIX_NONE, msg, evidence);
+	if (!fd)
+		return; /* off or suppressed here: scan_with_tree() refuses the other files' parts */
+	fd->array = xstrdup(pa->name);
+	fd->array_this_cpu = pa->this_cpu > 0;
+	if (pa->eligible)
+		plan_define_per_cpu_rest(c, pa, fd);
+	else
+		set_note(fd, xasprintf("not converted: %s", pa->why_not));
+}
+
 void percpu_arrays_find(struct ctx *c)
 {
 	TSNode root = ts_tree_root_node(c->fa->tree);
@@ -460,8 +554,11 @@ void percpu_arrays_find(struct ctx *c)
 	if (!c->arrays.len)
 		return;
 	ts_walk(root, array_use_visit, c);
-	for (size_t i = 0; i < c->arrays.len; i++)
+	for (size_t i = 0; i < c->arrays.len; i++) {
+		check_macro_uses(c, c->arrays.items[i]);
 		check_sites_fixable(c, c->arrays.items[i]);
+	}
+	apply_kept(c);
 }
 
 void percpu_arrays_free(struct ctx *c)
@@ -664,65 +761,39 @@ static char *conversion_evidence(const struct ctx *c, const struct percpu_array 
 	return buf_detach(&b);
 }
 
-/* An unprotected this-CPU use whose own finding could not be fixed keeps the array as it is. */
-static void check_uses_fixed(struct ctx *c, struct percpu_array *pa)
+/*
+ * An unprotected this-CPU use whose own finding could not be fixed keeps
+ * the array as it is: recorded for the file's next check. True if so.
+ */
+static bool check_uses_fixed(struct ctx *c, struct percpu_array *pa)
 {
 	for (size_t k = 0; k < pa->slot_uses.len && pa->eligible; k++) {
 		const struct slot_use *u = &pa->slot_uses.items[k];
 		if (u->finding == SIZE_MAX || c->out->findings.items[u->finding].fix != FIX_NONE)
 			continue;
 		pa->eligible = false;
+		free(pa->why_not);
 		pa->why_not = xasprintf("the use in %s() at line %u cannot be fixed: %s", u->f->name, u->line,
 					c->out->findings.items[u->finding].fix_note
 						? c->out->findings.items[u->finding].fix_note : "see its finding");
+		if (c->kept) {
+			vec_push(&c->kept->names, xstrdup(pa->name));
+			vec_push(&c->kept->whys, xstrdup(pa->why_not));
+			return true;
+		}
 	}
+	return false;
 }
 
-/*
- * This file's part of the conversion of an array shared across the tree:
- * its P008 at the declaration (DEFINE_PER_CPU or DECLARE_PER_CPU), the
- * EXPORT_SYMBOL or the first use, carrying the file's edits.
- */
-static void report_global_part(struct ctx *c, struct percpu_array *pa)
+bool percpu_arrays_report(struct ctx *c)
 {
-	size_t at;
-	if (!ts_node_is_null(pa->name_node))
-		at = ts_node_start_byte(pa->name_node);
-	else if (pa->exports.len)
-		at = pa->exports.items[0].start;
-	else if (pa->uses.len)
-		at = ts_node_start_byte(pa->uses.items[0]);
-	else
-		return; /* named only where it is no use (a comment): nothing converts here */
-	const struct tree_array *t = pa->global;
-	bool def = !ts_node_is_null(pa->decl) && !pa->is_extern;
-	char *msg = def ? xasprintf("2.4 per-CPU array %s %s[NR_CPUS], used across files: DEFINE_PER_CPU in 2.6",
-				    pa->type, pa->name)
-		    : !ts_node_is_null(pa->decl)
-			? xasprintf("extern per-CPU array %s (defined at %s:%u): DECLARE_PER_CPU in 2.6", pa->name,
-				    t->file, t->line)
-			: xasprintf("per-CPU array %s (defined at %s:%u) becomes DEFINE_PER_CPU: this file's uses",
-				    pa->name, t->file, t->line);
-	char *ev = conversion_evidence(c, pa);
-	char *evidence = xasprintf("%s; the files naming it convert together: %s", ev, t->users ? t->users : t->file);
-	free(ev);
-	struct finding *fd = add_finding_at(c, RULE_P008, at, at, NULL, SEV_NOTE, CONF_HIGH,
-					    pa->eligible ? FIX_DEFINE_PER_CPU : FIX_NONE, msg, evidence);
-	if (!fd)
-		return; /* off or suppressed here: scan_with_tree() refuses the other files' parts */
-	fd->array = xstrdup(pa->name);
-	fd->array_this_cpu = pa->this_cpu > 0;
-	if (pa->eligible)
-		plan_define_per_cpu_rest(c, pa, fd);
-	else
-		set_note(fd, xasprintf("not converted: %s", pa->why_not));
-}
-
-void percpu_arrays_report(struct ctx *c)
-{
+	bool again = false;
+	for (size_t i = 0; i < c->arrays.len; i++)
+		again |= check_uses_fixed(c, c->arrays.items[i]);
+	if (again)
+		return true;
 	for (size_t i = 0; i < c->arrays.len; i++) {
 		struct percpu_array *pa = c->arrays.items[i];
-		check_uses_fixed(c, pa);
 		if (pa->global) {
 			report_global_part(c, pa);
 			continue;
@@ -753,6 +824,7 @@ void percpu_arrays_report(struct ctx *c)
 		else
 			set_note(fd, xasprintf("not converted: %s", pa->why_not));
 	}
+	return false;
 }
 
 const struct tree_array *tree_array_find(const tree_array_vec *t, const char *name)

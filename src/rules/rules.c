@@ -154,38 +154,61 @@ int rules_run(const struct file_analysis *fa, const struct scan_options *opts, s
 	const struct query *sites = query_get("sites.scm");
 	if (!sites)
 		return -1;
+	struct array_refusals kept = {VEC_INIT, VEC_INIT};
+	size_t first = out->findings.len, arrays0 = out->arrays.len;
 	struct ctx c;
-	memset(&c, 0, sizeof c);
-	c.fa = fa;
-	c.src = fa->src;
-	c.text = fa->src->parse_text;
-	c.opts = opts;
-	c.out = out;
-	percpu_arrays_find(&c);
-	size_t first = out->findings.len;
-	for (size_t i = 0; i < fa->fns.len; i++) {
-		const struct fn *f = &fa->fns.items[i];
-		if (in_dead_code(&c, f->def))
-			continue;
-		struct site_scan ss = {&c, f};
-		c.fn_first_finding = out->findings.len;
-		c.fn_resched_write = 0;
-		query_run(sites, f->body, c.text, site_host_pred, &ss, site_match, &ss);
-		function_checks(&c, f);
-		if (c.fn_resched_write)
-			resched_tests_stay(&c, f);
+	/*
+	 * An array found ineligible only after its uses were planned (a use
+	 * that cannot be fixed): the file is checked again with it kept.
+	 */
+	for (unsigned round = 0;; round++) {
+		memset(&c, 0, sizeof c);
+		c.fa = fa;
+		c.src = fa->src;
+		c.text = fa->src->parse_text;
+		c.opts = opts;
+		c.out = out;
+		c.kept = &kept;
+		percpu_arrays_find(&c);
+		for (size_t i = 0; i < fa->fns.len; i++) {
+			const struct fn *f = &fa->fns.items[i];
+			if (in_dead_code(&c, f->def))
+				continue;
+			struct site_scan ss = {&c, f};
+			c.fn_first_finding = out->findings.len;
+			c.fn_resched_write = 0;
+			query_run(sites, f->body, c.text, site_host_pred, &ss, site_match, &ss);
+			function_checks(&c, f);
+			if (c.fn_resched_write)
+				resched_tests_stay(&c, f);
+		}
+		/* A #define whose body is the reschedule check as one statement is rewritten in its
+		 * body; the uses of other macros testing need_resched are fixed where they are used
+		 * (check_macro_stmt, check_resched). */
+		check_resched_defines(&c);
+		refuse_cross_function_slots(&c, first);
+		if (!percpu_arrays_report(&c) || round == 3)
+			break;
+		for (size_t i = first; i < out->findings.len; i++)
+			finding_release(&out->findings.items[i]);
+		out->findings.len = first;
+		for (size_t i = arrays0; i < out->arrays.len; i++)
+			tree_array_release(&out->arrays.items[i]);
+		out->arrays.len = arrays0;
+		cpu_stable_release(&c);
+		percpu_arrays_free(&c);
+		vec_release(&c.covered);
+		vec_release(&c.cpu_macros);
 	}
-	/* A #define whose body is the reschedule check as one statement is rewritten in its
-	 * body; the uses of other macros testing need_resched are fixed where they are used
-	 * (check_macro_stmt, check_resched). */
-	check_resched_defines(&c);
-	refuse_cross_function_slots(&c, first);
-	percpu_arrays_report(&c);
 	if (opts->want && opts->verify_depth == 0)
 		header_macros_collect(&c);
 	cpu_stable_release(&c);
 	percpu_arrays_free(&c);
 	vec_release(&c.covered);
 	vec_release(&c.cpu_macros);
+	for (size_t i = 0; i < kept.names.len; i++)
+		free(kept.names.items[i]), free(kept.whys.items[i]);
+	vec_release(&kept.names);
+	vec_release(&kept.whys);
 	return 0;
 }

@@ -378,6 +378,29 @@ static char *fault(const struct fn_fact *a, const struct fn_fact *b, bool fixpoi
 }
 
 /*
+ * A file-scope change planned only after the rewrite (a P008 conversion
+ * that the fixed uses of its array make possible): the fixes of per-CPU
+ * array uses (P001, P002) are refused, so a second run sees what this one
+ * did; without any, every fix, as for another function. Takes REASON.
+ */
+static size_t refuse_array_uses(char *reason, struct finding *const *applied, size_t n, char **why)
+{
+	size_t refused = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (why[i] || (applied[i]->rule != RULE_P001 && applied[i]->rule != RULE_P002))
+			continue;
+		why[i] = xasprintf("%s (fixed, this use would let the array become DEFINE_PER_CPU on a second run)",
+				   reason);
+		refused++;
+	}
+	if (refused) {
+		free(reason);
+		return refused;
+	}
+	return verify_refuse_fn(NULL, reason, applied, n, why);
+}
+
+/*
  * Judges NEW against the facts OF of the old text; with FIXPOINT, also
  * that nothing new becomes fixable (OF's fixable counts what the plan may
  * leave). Returns the number of APPLIED findings refused (WHY set).
@@ -397,7 +420,9 @@ static size_t reanalyse(fact_vec *of, const char *path, const char *new_text, si
 		for (size_t k = 0; k < n; k++)
 			done += fn_name_eq(applied[k]->function, a->name);
 		char *r = fault(a, fact_for(of, a->name), fixpoint, done);
-		if (r)
+		if (r && !a->name && !done && fixpoint)
+			refused += refuse_array_uses(r, applied, n, why);
+		else if (r)
 			refused += verify_refuse_fn(a->name, r, applied, n, why);
 	}
 	facts_release(&nf);
