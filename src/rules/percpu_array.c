@@ -754,8 +754,8 @@ static char *conversion_evidence(const struct ctx *c, const struct percpu_array 
 	if (prot)
 		buf_printf(&b, "%u with preemption off -> __get_cpu_var(%s)", prot, pa->name), sep = ", ";
 	if (unprot)
-		buf_printf(&b, "%s%u in preemptible code -> get_cpu_var(%s) ... put_cpu_var(%s) (P001)", sep, unprot,
-			   pa->name, pa->name), sep = ", ";
+		buf_printf(&b, "%s%u in preemptible code -> get_cpu_var(%s) ... put_cpu_var(%s) (%s)", sep, unprot,
+			   pa->name, pa->name, pa->is_static ? "P001" : "P002"), sep = ", ";
 	if (other)
 		buf_printf(&b, "%s%u by an explicit CPU -> per_cpu(%s, i)", sep, other, pa->name);
 	return buf_detach(&b);
@@ -796,6 +796,11 @@ bool percpu_arrays_report(struct ctx *c)
 		struct percpu_array *pa = c->arrays.items[i];
 		if (pa->global) {
 			report_global_part(c, pa);
+			continue;
+		}
+		if (!pa->this_cpu && !pa->is_static && pa->why_not) { /* the tree's verdict, or its lack */
+			add_protected(c, RULE_P008, pa->name_node, NULL,
+				      xasprintf("NR_CPUS array %s is left as it is", pa->name), xstrdup(pa->why_not));
 			continue;
 		}
 		if (!pa->this_cpu) {

@@ -30,11 +30,11 @@ if printf '%s\n' "$err" | grep -q 'callers across files'; then bad "--no-tree bu
 
 # a subdirectory alone: callers outside it are unknown...
 run scan fastnet/drivers/net
-if [ "$(sites)" = "$(printf '%s\n' 'drivers/net/fastnet.c:60:16 P003' 'drivers/net/fastnet_lib.c:21:12 P003' 'drivers/net/fastnet_lib.c:29:12 P003')" ]; then ok
+if [ "$(sites)" = "$(printf '%s\n' 'drivers/net/fastnet.c:60:16 P003' 'drivers/net/fastnet_lib.c:21:12 P003' 'drivers/net/fastnet_lib.c:29:12 P003' 'drivers/net/fastnet_stat.c:6:16 P003')" ]; then ok
 else bad "drivers/net alone: the IRQ handler's callee is atomic (same directory), the core's callee unknown, the driver's header macro seen, the core header's not"; fi
 # ...unless --context-root names the whole tree (callers and header macros)
 run scan --context-root fastnet fastnet/drivers/net
-if [ "$(sites)" = "$(printf '%s\n' 'drivers/net/fastnet.c:44:7 P004' 'drivers/net/fastnet.c:60:16 P003' 'drivers/net/fastnet_lib.c:29:12 P003')" ]; then ok
+if [ "$(sites)" = "$(printf '%s\n' 'drivers/net/fastnet.c:44:7 P004' 'drivers/net/fastnet.c:60:16 P003' 'drivers/net/fastnet_lib.c:29:12 P003' 'drivers/net/fastnet_stat.c:6:16 P003')" ]; then ok
 else bad "--context-root: the subdirectory gets the whole tree's verdicts and header macros"; fi
 
 # macros of the tree's headers: a site at each use, with the macro's location...
@@ -73,8 +73,15 @@ if sites | grep -q 'time.c:18'; then bad "without entry.S, the locked C caller m
 # diff plans exactly the remaining sites, verified with the same contexts
 cp -r "$SRC/fixtures/trees/fastnet" again
 run diff again; expect_rc 1 "diff of the tree: changes to show (exit 1, as diff(1))"
-expect_err '10 sites fixed \(get-cpu: 6, define-per-cpu: 2, cond-resched: 2\), 0 not fixed' "one fix per remaining site, none refused"
-if [ "$(printf '%s\n' "$out" | grep -c '^+.*put_cpu')" -eq 6 ]; then ok; else bad "six put_cpu() inserted"; fi
+expect_err '13 sites fixed \(get-cpu: 6, define-per-cpu: 5, cond-resched: 2\), 0 not fixed' "one fix per remaining site, none refused"
+if [ "$(printf '%s\n' "$out" | grep -c '^+.*put_cpu();')" -eq 6 ]; then ok; else bad "six put_cpu() inserted"; fi
+# a non-static per-CPU array converts in every file that names it
+expect_out '^\+DEFINE_PER_CPU\(struct fastdev_stat, fastdev_stats\);$' "shared array: the definition"
+expect_out '^\+EXPORT_PER_CPU_SYMBOL\(fastdev_stats\);$' "shared array: its EXPORT_SYMBOL"
+expect_out '^\+DECLARE_PER_CPU\(struct fastdev_stat, fastdev_stats\);$' "shared array: the header's extern"
+expect_out '^\+	__get_cpu_var\(fastdev_stats\)\.rx\+\+;$' "shared array: a use with interrupts off"
+expect_out '^\+	get_cpu_var\(fastdev_stats\)\.drops\+\+;$' "shared array: a driver's unprotected use"
+if printf '%s\n' "$out" | grep -q '^[-+].*fastdev_ring_owner'; then bad "an array named in assembly is left alone"; else ok; fi
 expect_out '^\+		cond_resched\(\); \\$' "the header macro's body rewritten, its continuation kept"
 expect_out '^-		if \(fastq_should_yield\(current\)\)$' "the header test macro's use rewritten"
 # the files' runs share spatch processes; whole files, one process each, give the same diff
@@ -83,5 +90,22 @@ shared=$out
 run diff --no-batch --no-slice -v again
 expect_err 'preemptify: [0-9]+ spatch processes \(0 file runs shared a process\)' "--no-batch: one process per file and run"
 if [ "$out" = "$shared" ]; then ok; else bad "batched and sliced runs give the diff whole files give"; fi
+
+# the shared array's verdicts and reasons
+run scan -v again
+expect_out 'fastdev_ring_owner is named in assembly code \(again/arch/demo/kernel/entry.S\)' "the assembly use is the reason"
+run scan -v again/net
+expect_out 'fastdev_stats is not static and the files scanned are not a whole tree' "a subdirectory alone does not convert a shared array"
+run explain --context-root again again/drivers/net/fastnet_stat.c:6
+expect_out 'the files naming it convert together: .*again/include/linux/fastdev_stat\.h' "explain names every file of the conversion: the header"
+expect_out 'the files naming it convert together: .*again/net/core/fastdev_stat\.c' "explain names every file of the conversion: the definition"
+expect_out 'replace +6:2-6:35 subscript_expression "get_cpu_var\(fastdev_stats\)"' "explain: this file's edit"
+# one file's part suppressed: no file converts the array
+sed -i 's|fastdev_stats\[smp_processor_id()\]\.drops++;|& /* preemptify: ignore P008 */|' again/drivers/net/fastnet_stat.c
+run diff again
+if printf '%s\n' "$out" | grep -qE '^\+.*(PER_CPU|cpu_var)\(.*fastdev_stats'; then bad "a suppressed part keeps the whole array"; else ok; fi
+expect_out '^\+	fastdev_stats\[get_cpu\(\)\]\.drops\+\+; /\* preemptify: ignore P008 \*/$' "the use is fixed as an NR_CPUS array instead"
+run scan -v again
+expect_out 'its P008 is off or suppressed in again/drivers/net/fastnet_stat.c' "the suppression named as the reason"
 
 finish
