@@ -510,12 +510,15 @@ static void arrays_dedupe(tree_array_vec *a)
 			}
 }
 
+typedef VEC(bool) bool_vec;
+
 /*
- * USERS[i] gets the files of INDEX naming array i; one whose name is in
- * assembly or in a file not scanned keeps the array as it is.
+ * USERS[i] gets the files of INDEX naming array i, DECLARES[i] whether each
+ * declares it (`x[NR_CPUS]`); one whose name is in assembly or in a file
+ * not scanned keeps the array as it is.
  */
 static void arrays_users(tree_array_vec *a, char *const *index, size_t n, char *const *scanned, size_t nscanned,
-			 char_vec *users)
+			 const struct tree_ids *ids, char_vec *users, bool_vec *declares)
 {
 	char **sorted = xmalloc((nscanned ? nscanned : 1) * sizeof *sorted);
 	memcpy(sorted, scanned, nscanned * sizeof *sorted);
@@ -523,14 +526,20 @@ static void arrays_users(tree_array_vec *a, char *const *index, size_t n, char *
 	for (size_t f = 0; f < n && !interrupted(); f++) {
 		char *text;
 		size_t len;
-		bool any = false;
-		if (read_file(index[f], &text, &len) < 0)
+		bool any = false, maybe = !ids || !ids[f].ids;
+		/* the identifiers the scan hashed say which files may name one: only those are read */
+		for (size_t i = 0; i < a->len && !maybe; i++)
+			maybe = strlen(a->items[i].name) < TREE_MIN_NAME || tree_ids_has(&ids[f], a->items[i].name);
+		if (!maybe || read_file(index[f], &text, &len) < 0)
 			continue;
 		for (size_t i = 0; i < a->len; i++) {
 			if (!text_names(text, len, a->items[i].name))
 				continue;
 			any = true;
 			vec_push(&users[i], index[f]);
+			char *decl = xasprintf("%s[NR_CPUS]", a->items[i].name);
+			vec_push(&declares[i], memmem(text, len, decl, strlen(decl)) != NULL);
+			free(decl);
 			if (a->items[i].why_not)
 				continue;
 			if (is_asm(index[f]))
@@ -644,14 +653,19 @@ static void index_arrays(char *const *index, size_t n, const struct scan_options
 	}
 }
 
-static void convert_tree_arrays(char *const *index, size_t n, char *const *scanned, size_t nscanned,
-				const struct scan_options *opts, struct scan_result *out)
+/*
+ * The non-static NR_CPUS arrays OUT->arrays: their first verdicts and the
+ * files naming each (IDS: the index's identifiers, aligned, or NULL).
+ * Returns USERS (one vector per array), or NULL when there is none.
+ */
+static char_vec *arrays_prepare(char *const *index, size_t n, char *const *scanned, size_t nscanned,
+				const struct scan_options *opts, struct scan_result *out, const struct tree_ids *ids)
 {
 	tree_array_vec *a = &out->arrays;
 	if (opts->arrays_over_index)
 		index_arrays(index, n, opts, out);
 	if (!a->len)
-		return;
+		return NULL;
 	arrays_dedupe(a);
 	for (size_t i = 0; i < a->len && !opts->whole_tree; i++)
 		if (!a->items[i].why_not)
@@ -659,7 +673,32 @@ static void convert_tree_arrays(char *const *index, size_t n, char *const *scann
 							"its users elsewhere are unknown (scan the tree's root, or "
 							"give --context-root)", a->items[i].name);
 	char_vec *users = xcalloc(a->len, sizeof *users);
-	arrays_users(a, index, n, scanned, nscanned, users);
+	bool_vec *declares = xcalloc(a->len, sizeof *declares);
+	arrays_users(a, index, n, scanned, nscanned, ids, users, declares);
+	/* an array refused already: only the files declaring it say why (the others show nothing) */
+	for (size_t i = 0; i < a->len; i++) {
+		size_t w = 0;
+		for (size_t u = 0; u < users[i].len; u++)
+			if (!a->items[i].why_not || declares[i].items[u])
+				users[i].items[w++] = users[i].items[u];
+		if (a->items[i].why_not)
+			users[i].len = w;
+		vec_release(&declares[i]);
+	}
+	free(declares);
+	return users;
+}
+
+/*
+ * The files naming each array (USERS, from arrays_prepare(), taken) are
+ * scanned again with the tree's verdicts until they hold (a refusal in one
+ * file refuses the array in all of them).
+ */
+static void convert_tree_arrays(const struct scan_options *opts, struct scan_result *out, char_vec *users)
+{
+	tree_array_vec *a = &out->arrays;
+	if (!users)
+		return;
 	struct scan_options o = *opts;
 	o.tree = out->tree;
 	o.want = false;
@@ -721,8 +760,10 @@ void scan_with_tree(char *const *index, size_t n, char *const *scanned, size_t n
 		index_header_macros(index, n, scanned, nscanned, opts, out);
 	char *const *judged = opts->arrays_over_index ? index : scanned;
 	size_t njudged = opts->arrays_over_index ? n : nscanned;
+	/* before the index takes the identifiers over */
+	char_vec *users = arrays_prepare(index, n, judged, njudged, opts, out, ids);
 	if (!out->want.len && !out->macros.len) {
-		convert_tree_arrays(index, n, judged, njudged, opts, out);
+		convert_tree_arrays(opts, out, users);
 		resort(out);
 		return;
 	}
@@ -758,7 +799,7 @@ void scan_with_tree(char *const *index, size_t n, char *const *scanned, size_t n
 	vec_release(&r.diagnostics);
 	vec_release(&again);
 	note_preemptible(out, again.items, again.len);
-	convert_tree_arrays(index, n, judged, njudged, opts, out);
+	convert_tree_arrays(opts, out, users);
 	resort(out);
 }
 
