@@ -109,7 +109,11 @@ declarer name DEFINE_PER_CPU;
 type T; identifier x; expression N;
 position p : script:python () { decl_parts(p, "DECLARE_PER_CPU(") is not None };
 @@
+(
   extern T x@p[N];
+|
+  extern T x@p[];
+)
 
 @script:python decl_extern_text@
 p << decl_extern.p;
@@ -124,8 +128,13 @@ type T; identifier x; expression N;
 position decl_extern.p; identifier decl_extern_text.ty, decl_extern_text.nm;
 declarer name DECLARE_PER_CPU;
 @@
+(
 - extern T x@p[N];
 + DECLARE_PER_CPU(ty, nm);
+|
+- extern T x@p[];
++ DECLARE_PER_CPU(ty, nm);
+)
 
 // Its EXPORT_SYMBOL: the per-CPU variable's symbol is exported instead.
 @depends on !context@

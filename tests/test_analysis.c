@@ -255,6 +255,27 @@ static void test_neutraliser(void)
 	CHECK(strstr(s.parse_text, ".owner=") != NULL, "2.4 initialiser made C99: %s", s.parse_text);
 	CHECK(s.uses.len == 1 && strcmp(s.uses.items[0].args.items[0], "foo_init") == 0, "use recorded");
 	source_release(&s);
+
+	/* inside a function: `#if 0` arms and type arguments of list_entry()/min_t() */
+	const char *fn = "void f(void)\n{\n\tprintk(\"%d %d\",\n\t\ta,\n#if 0\n\t\tb\n#else\n\t\tc\n#endif\n\t);\n"
+			 "\tq = list_entry(p, struct net_device, poll_list);\n\tn = min_t(unsigned int, x, y);\n"
+			 "#if 0\n\tdead();\n#endif\n}\n";
+	source_init(&s, "f.c", xstrdup(fn), strlen(fn));
+	CHECK(strlen(s.parse_text) == strlen(fn), "same length");
+	CHECK(strstr(s.parse_text, "#if") == NULL && strstr(s.parse_text, "#else") == NULL &&
+		      strstr(s.parse_text, "#endif") == NULL && strstr(s.parse_text, "\t\tb\n") == NULL &&
+		      strstr(s.parse_text, "dead") == NULL,
+	      "#if 0 arms, #else and #endif blanked: %s", s.parse_text);
+	CHECK(strstr(s.parse_text, "\t\tc\n") != NULL, "the #else arm kept");
+	CHECK(strstr(s.parse_text, "list_entry(p, struct_net_device, poll_list)") != NULL &&
+		      strstr(s.parse_text, "min_t(unsigned_int, x, y)") != NULL,
+	      "type arguments made one identifier: %s", s.parse_text);
+	source_release(&s);
+	/* at file scope `#if 0` is left to the grammar (a preproc_if it reads) */
+	const char *top = "#if 0\nint x;\n#endif\n";
+	source_init(&s, "t.c", xstrdup(top), strlen(top));
+	CHECK(strstr(s.parse_text, "#if 0") != NULL, "file-scope #if 0 kept");
+	source_release(&s);
 }
 
 static void deep_nesting(size_t i, void *ctx)

@@ -420,6 +420,74 @@ static void track_brace(struct neutraliser *nz, char c)
 	}
 }
 
+/* The directive word at t[i] == '#' ("if", "else", ...): its start and length. */
+static size_t directive_word(const char *t, size_t e, size_t i, size_t *at)
+{
+	size_t k = i + 1;
+	while (k < e && (t[k] == ' ' || t[k] == '\t'))
+		k++;
+	*at = k;
+	while (k < e && is_ident_char(t[k]))
+		k++;
+	return k - *at;
+}
+
+/*
+ * `#if 0` inside a function or initializer (I: its '#', E: its line's
+ * end): the dead arm, the `#else` and the `#endif` are blanked in the
+ * parse text, the live arm kept, so code around it parses (a `printk()`
+ * whose argument list holds an `#if 0` arm). Returns the offset after the
+ * `#endif`, or 0 when it is not one we handle (an `#elif` arm).
+ */
+static size_t blank_if0(struct neutraliser *nz, size_t i, size_t e)
+{
+	const char *t = nz->t;
+	size_t w, n = directive_word(t, e, i, &w);
+	if (n != 2 || memcmp(t + w, "if", 2) != 0)
+		return 0;
+	size_t k = w + 2;
+	while (k < e && (t[k] == ' ' || t[k] == '\t'))
+		k++;
+	if (k >= e || t[k] != '0')
+		return 0;
+	k++;
+	while (k < e && (t[k] == ' ' || t[k] == '\t'))
+		k++;
+	if (k < e && !(t[k] == '/' && k + 1 < e && (t[k + 1] == '*' || t[k + 1] == '/')))
+		return 0;
+	/* find the #else / #endif of this #if, at depth 0 */
+	int depth = 0;
+	size_t else_end = 0;
+	for (size_t j = e; j < nz->len; j++) {
+		if (t[j] != '#' || (j > 0 && t[j - 1] != '\n' && t[j - 1] != ' ' && t[j - 1] != '\t'))
+			continue;
+		size_t ls = j;
+		while (ls > 0 && (t[ls - 1] == ' ' || t[ls - 1] == '\t'))
+			ls--;
+		if (ls > 0 && t[ls - 1] != '\n')
+			continue;
+		size_t de = directive_end(t, nz->len, j), dw, dn = directive_word(t, de, j, &dw);
+		if (dn >= 2 && memcmp(t + dw, "if", 2) == 0) {
+			depth++;
+		} else if (dn == 4 && memcmp(t + dw, "elif", 4) == 0 && depth == 0) {
+			return 0;
+		} else if (dn == 4 && memcmp(t + dw, "else", 4) == 0 && depth == 0) {
+			else_end = de;
+			blank(nz->out, i, de); /* #if 0, the dead arm, #else */
+		} else if (dn == 5 && memcmp(t + dw, "endif", 5) == 0) {
+			if (depth-- > 0)
+				continue;
+			if (!else_end)
+				blank(nz->out, i, de); /* all of it */
+			else
+				blank(nz->out, j, de);
+			return else_end ? else_end : de;
+		}
+		j = de > j ? de - 1 : j;
+	}
+	return 0;
+}
+
 static void neutralise(struct source *src)
 {
 	const char *t = src->text;
@@ -440,6 +508,12 @@ static void neutralise(struct source *src)
 		}
 		if (c == '#' && line_start) {
 			size_t e = directive_end(t, len, i);
+			size_t after = nz.braces.len > 0 ? blank_if0(&nz, i, e) : 0;
+			if (after) {
+				/* the live arm (after the #else) is neutralised as usual; the #endif is blank */
+				i = after;
+				continue;
+			}
 			record_define(src, i, e);
 			i = e;
 			continue;

@@ -41,9 +41,18 @@ static TSNode nr_cpus_declarator(const struct ctx *c, TSNode n, uint32_t *ndecl,
 		}
 		/* the outermost dimension is the last array_declarator wrapping the name */
 		if (ts_type_is(a, "array_declarator")) {
-			TSNode size = ts_field(innermost_array(a), "size");
+			TSNode in = innermost_array(a), size = ts_field(in, "size");
 			if (!ts_node_is_null(size) && ts_text_is(size, c->text, "NR_CPUS"))
 				arr = a;
+			/* `extern T x[];` of an array the tree converts */
+			TSNode nm = ts_field(in, "declarator");
+			if (ts_node_is_null(size) && ts_type_is(nm, "identifier")) {
+				char *name = node_text(c, nm);
+				const struct tree_array *t = tree_array_find(c->opts->arrays, name);
+				if (t && !t->why_not)
+					arr = a;
+				free(name);
+			}
 		}
 	}
 	return arr;
