@@ -156,6 +156,8 @@ static int collect_items(struct repo *r, struct run *run, const struct file_chan
 	return 0;
 }
 
+static void merge_array_groups(struct run *run);
+
 /* Assigns each item its group, groups numbered in order of first appearance. */
 static void plan_groups(struct run *run)
 {
@@ -176,6 +178,54 @@ static void plan_groups(struct run *run)
 			vec_push(&run->group_first, i);
 		it->group = gi;
 	}
+	merge_array_groups(run);
+}
+
+/* Do changes A and B both convert one shared per-CPU array (finding.array)? */
+static bool share_array(const struct file_change *a, const struct file_change *b)
+{
+	for (size_t i = 0; i < a->fixed.len; i++)
+		for (size_t k = 0; a->fixed.items[i]->array && k < b->fixed.len; k++)
+			if (b->fixed.items[k]->array && strcmp(a->fixed.items[i]->array, b->fixed.items[k]->array) == 0)
+				return true;
+	return false;
+}
+
+/*
+ * The files of one shared per-CPU array build only together (its
+ * definition, DECLARE_PER_CPU in a header, the uses): their groups become
+ * one commit, numbered again in order of first appearance.
+ */
+static void merge_array_groups(struct run *run)
+{
+	item_vec *items = &run->items;
+	bool merged = false;
+	for (size_t i = 0; i < items->len; i++)
+		for (size_t j = i + 1; j < items->len; j++) {
+			size_t gi = items->items[i].group, gj = items->items[j].group;
+			if (gi == gj || !share_array(items->items[i].change, items->items[j].change))
+				continue;
+			size_t keep = gi < gj ? gi : gj, drop = gi < gj ? gj : gi;
+			for (size_t k = 0; k < items->len; k++)
+				if (items->items[k].group == drop)
+					items->items[k].group = keep;
+			merged = true;
+		}
+	if (!merged)
+		return;
+	size_t *map = xmalloc(run->group_first.len * sizeof *map);
+	for (size_t g = 0; g < run->group_first.len; g++)
+		map[g] = SIZE_MAX;
+	run->group_first.len = 0;
+	for (size_t i = 0; i < items->len; i++) {
+		size_t g = items->items[i].group;
+		if (map[g] == SIZE_MAX) {
+			map[g] = run->group_first.len;
+			vec_push(&run->group_first, i);
+		}
+		items->items[i].group = map[g];
+	}
+	free(map);
 }
 
 /* One report entry per group: its paths and its message. */
@@ -195,7 +245,17 @@ static void plan_messages(struct run *run, struct repo_commit_report *out)
 				strvec_push(&c.paths, it->rel);
 			}
 		}
-		c.message = message_build(gc.items, gp.items, gc.len, &mo);
+		/* the files of one shared per-CPU array: the commit is named after it */
+		const char *array = NULL;
+		for (size_t i = 0; i < gc.len && gc.len > 1 && !array; i++)
+			for (size_t k = 0; k < gc.items[i]->fixed.len && !array; k++)
+				array = gc.items[i]->fixed.items[k]->array;
+		char *aprefix = array && !run->opts->prefix ? xasprintf("%s:", array) : NULL;
+		struct message_options gmo = mo;
+		if (aprefix)
+			gmo.prefix = aprefix;
+		c.message = message_build(gc.items, gp.items, gc.len, &gmo);
+		free(aprefix);
 		c.subject = xstrndup(c.message, strcspn(c.message, "\n"));
 		vec_push(&out->commits, c);
 		vec_release(&gc);

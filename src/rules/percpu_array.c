@@ -757,6 +757,10 @@ static char *conversion_evidence(const struct ctx *c, const struct percpu_array 
 		else
 			unprot++;
 	}
+	if (!pa->uses.len) {
+		buf_printf(&b, "%s has no use in this file", pa->name);
+		return buf_detach(&b);
+	}
 	buf_printf(&b, "%s is indexed by the running CPU in %u of its %zu uses; as DEFINE_PER_CPU: ", pa->name,
 		   pa->this_cpu, pa->uses.len);
 	const char *sep = "";

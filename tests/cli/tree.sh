@@ -108,4 +108,14 @@ expect_out '^\+	fastdev_stats\[get_cpu\(\)\]\.drops\+\+; /\* preemptify: ignore 
 run scan -v again
 expect_out 'its P008 is off or suppressed in again/drivers/net/fastnet_stat.c' "the suppression named as the reason"
 
+
+# commit: the files of one shared array build only together: one commit, named after it
+rm -rf repo && cp -r "$SRC/fixtures/trees/fastnet" repo
+export GIT_AUTHOR_NAME=T GIT_AUTHOR_EMAIL=t@example.org GIT_COMMITTER_NAME=T GIT_COMMITTER_EMAIL=t@example.org
+(cd repo && git init -q && git add -A && git commit -qm base) || bad "test repository"
+(cd repo && "$BIN" commit . >/dev/null 2>&1) || bad "commit of the tree"
+c=$(cd repo && git log --format=%h --grep='^fastdev_stats: ' -n 1)
+files=$(cd repo && git show --name-only --format= "$c" | sort | tr '\n' ' ')
+if [ -n "$c" ] && [ "$files" = "drivers/net/fastnet_stat.c include/linux/fastdev_stat.h net/core/fastdev_stat.c " ]; then ok
+else bad "one commit for the shared array's three files, named after it: '$c' $files"; fi
 finish
