@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# The fixture tree's patch series through the kernel's scripts/checkpatch.pl
+# --no-tree: no error, and no warning on the lines preemptify wrote except
+# the two kinds kept on purpose (see docs/git.md): YIELD (checkpatch warns
+# on any yield(); 2.6 replaced SCHED_YIELD with it) and
+# SINGLE_STATEMENT_DO_WHILE_MACRO (a RESCHED macro keeps the do-while shape
+# 2.6.9 kept). checkpatch.pl is third-party: it is looked for in
+# $PREEMPTIFY_CHECKPATCH or ~/.cache/preemptify/checkpatch.pl (put a
+# kernel's scripts/checkpatch.pl there); without it the test is skipped.
+. "$(dirname "$0")/lib.sh"
+
+cp=${PREEMPTIFY_CHECKPATCH:-$HOME/.cache/preemptify/checkpatch.pl}
+if [ ! -f "$cp" ] || ! command -v perl >/dev/null; then
+	echo "SKIP: no checkpatch.pl at $cp (set PREEMPTIFY_CHECKPATCH to a kernel's scripts/checkpatch.pl)"
+	exit 77
+fi
+export GIT_AUTHOR_NAME="Tess Porter" GIT_AUTHOR_EMAIL=tess@example.org
+export GIT_COMMITTER_NAME="Tess Porter" GIT_COMMITTER_EMAIL=tess@example.org
+mkdir repo && cp -r "$SRC/fixtures/drivers" repo/ && cd repo || exit 1
+git init -q && git add -A && git commit -qm base || bad "test repository"
+run commit -s drivers; expect_rc 0 "commit of the fixture tree"
+run series -o ../series; expect_rc 0 "series"
+cd .. || exit 1
+n=0 complaints=0
+for p in series/0*.patch; do
+	n=$((n + 1))
+	perl "$cp" --no-tree --terse --show-types "$p" >cp.out 2>/dev/null
+	while IFS= read -r line; do
+		case "$line" in
+		total:*) ;;
+		*WARNING:YIELD:* | *WARNING:SINGLE_STATEMENT_DO_WHILE_MACRO:*) ;;
+		*) complaints=$((complaints + 1)); echo "checkpatch: $line" ;;
+		esac
+	done <cp.out
+done
+[ "$n" -gt 30 ] && ok || bad "the series has the fixture tree's patches ($n)"
+[ "$complaints" -eq 0 ] && ok || bad "checkpatch complaints on lines preemptify wrote: $complaints"
+finish
