@@ -103,10 +103,14 @@ int cmd_series(int argc, char **argv)
 	struct repo_series_options so = REPO_SERIES_OPTIONS_INIT;
 	const char *outdir = ".", *repo_path = ".";
 	bool no_cover = false, quiet = false; /* series writes nothing but errors on stderr anyway */
-	struct strvec args = STRVEC_INIT;
+	struct strvec args = STRVEC_INIT, to = STRVEC_INIT, cc = STRVEC_INIT;
 	const struct cli_option opts[] = {
 		{"output-directory", 'o', OPT_STRING, &outdir, "DIR", "write the patches in DIR (default: .)"},
-		{"subject-prefix", 0, OPT_STRING, &so.subject_prefix, "TEXT", "instead of PATCH, e.g. \"PATCH v2\""},
+		{"subject-prefix", 0, OPT_STRING, &so.subject_prefix, "TEXT", "instead of PATCH, e.g. \"RFC PATCH\""},
+		{"reroll-count", 'v', OPT_INT, &so.reroll_count, "N", "version N of the series: [PATCH vN m/n], files vN-0001-..."},
+		{"to", 0, OPT_LIST, &to, "ADDR", "a To: header in every mail (repeatable)"},
+		{"cc", 0, OPT_LIST, &cc, "ADDR", "a Cc: header in every mail (repeatable)"},
+		{"base", 0, OPT_STRING, &so.base, "REV", "end the first mail with base-commit: REV (as git format-patch --base)"},
 		{"signoff", 's', OPT_FLAG, &so.signoff, NULL, "add a Signed-off-by trailer where missing"},
 		{"no-cover-letter", 0, OPT_FLAG, &no_cover, NULL, "do not write 0000-cover-letter.patch"},
 		{"force", 'f', OPT_FLAG, &so.force, NULL, "replace patch files that exist (never through a symbolic link)"},
@@ -126,7 +130,16 @@ int cmd_series(int argc, char **argv)
 		fprintf(stderr, "preemptify series: at most one RANGE (see --help)\n");
 		goto done;
 	}
+	if (so.reroll_count < 0) {
+		fprintf(stderr, "preemptify series: option '--reroll-count' must be a positive number, got %d\n",
+			so.reroll_count);
+		goto done;
+	}
 	so.cover_letter = !no_cover;
+	so.to = to.items;
+	so.nto = to.len;
+	so.cc = cc.items;
+	so.ncc = cc.len;
 	rc = EXIT_FAILED;
 	int e = repo_open(&repo, repo_path);
 	if (e == 0)
@@ -145,5 +158,7 @@ done:
 	repo_series_report_release(&rep);
 	repo_free(repo);
 	strvec_release(&args);
+	strvec_release(&to);
+	strvec_release(&cc);
 	return rc;
 }

@@ -115,8 +115,14 @@ struct repo_series_options {
 	bool signoff;               /* add Signed-off-by: <identity> where missing */
 	bool cover_letter;          /* write 0000-cover-letter.patch (default true) */
 	bool force;                 /* replace existing patch files (never through a link) */
+	char *const *to;            /* To: addresses, in every mail (git format-patch --to) */
+	size_t nto;
+	char *const *cc;            /* Cc: addresses, in every mail (--cc) */
+	size_t ncc;
+	int reroll_count;           /* N > 0: "[PATCH vN m/n]", files vN-0001-...; 0: none */
+	const char *base;           /* REV: a base-commit trailer (--base); NULL: none */
 };
-#define REPO_SERIES_OPTIONS_INIT {"PATCH", false, true, false}
+#define REPO_SERIES_OPTIONS_INIT {"PATCH", false, true, false, NULL, 0, NULL, 0, 0, NULL}
 
 struct repo_series_report {
 	struct strvec files; /* paths written, cover letter first */
@@ -129,7 +135,14 @@ struct repo_series_report {
  * git format-patch; git am applies them) and, with cover_letter,
  * OUTDIR/0000-cover-letter.patch: the files touched, the sites fixed per
  * rule and the sites left for review (read back from the commit messages),
- * the shortlog and the diffstat. RANGE is "A..B", or "A" (A..HEAD), or
+ * the shortlog and the diffstat. To:/Cc: headers (opts->to, opts->cc) go in
+ * every mail; with opts->reroll_count N the subject prefix gains " vN" and
+ * the file names a "vN-" prefix; with opts->base the first mail (the cover
+ * letter, else the first patch) ends, before its signature, with
+ * "base-commit: <id>" and one "prerequisite-patch-id: <id>" per commit
+ * between the base and the series, as git format-patch --base writes them
+ * (the base must be an ancestor of the series; REPO_EUSAGE otherwise, and
+ * for a REV that does not resolve). RANGE is "A..B", or "A" (A..HEAD), or
  * NULL: the last commit run, REPO_BASE_REF..HEAD (the whole history of
  * HEAD when that run started on an unborn HEAD). OUTDIR is created if
  * missing. Merge commits and an empty range are errors. Returns 0, or -1
