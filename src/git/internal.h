@@ -50,4 +50,20 @@ int repo_check_unlocked(git_repository *g);
 /* Checks the branch option; sets *CREATE when it must be created (or reset). */
 int repo_check_branch(git_repository *g, const char *branch, bool force, bool unborn, bool *create);
 
+/* The last commits touching a file that its subject prefix is learned from. */
+#define REPO_HISTORY_COMMITS 20
+/* At most this many commits of HEAD's first-parent history are looked at for them. */
+#define REPO_HISTORY_WALK_MAX 2000
+
+/*
+ * The subject prefix the history of PATHS (repository-relative) uses: of
+ * the last REPO_HISTORY_COMMITS non-merge commits reachable from HEAD
+ * (first parents, newest first) that change one of PATHS, the most common
+ * prefix of the subject: its leading "word: " components, words without
+ * spaces ("char: lp: fix x" -> "char: lp"; subjects without one, merges and
+ * reverts do not count; a tie goes to the most recent). *OUT (owned) is
+ * NULL when there is none (HEAD NULL: unborn). 0, or -1 with the error slot set.
+ */
+int repo_history_prefix(git_repository *g, git_commit *head, const char *const *paths, size_t n, char **out);
+
 #endif
