@@ -5,7 +5,7 @@
  *   test_repo message [--prefix P] [--signoff ID] SPEC
  *                                        prints the message for all of SPEC as one commit
  *   test_repo commit [--repo DIR] [--branch B] [--force] [--group file|dir]
- *                    [--prefix P] [--signoff] [--dry-run] SPEC
+ *                    [--prefix P] [--signoff] [--dry-run] [--skip-dirty] SPEC
  *   test_repo series [--repo DIR] [--range R] [--subject-prefix P] [--signoff] [--force]
  *                    [--no-cover] [--to A]... [--cc A]... [--reroll-count N] [--base REV] OUTDIR
  *
@@ -414,6 +414,8 @@ static int run_commit(int argc, char **argv)
 			o.signoff = true;
 		else if (strcmp(argv[i], "--dry-run") == 0)
 			o.dry_run = true;
+		else if (strcmp(argv[i], "--skip-dirty") == 0)
+			o.skip_dirty = true;
 		else
 			specpath = argv[i];
 	}
@@ -438,6 +440,8 @@ static int run_commit(int argc, char **argv)
 	}
 	for (size_t i = 0; i < rep.unchanged.len; i++)
 		printf("unchanged %s\n", rep.unchanged.items[i]);
+	for (size_t i = 0; i < rep.skipped.len; i++)
+		printf("skipped %s\n", rep.skipped.items[i]);
 	if (e < 0) {
 		fprintf(stderr, "error: %s\n", error_last());
 		goto done;

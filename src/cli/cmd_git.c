@@ -16,6 +16,8 @@ static void print_commits(const struct repo_commit_options *co, const struct rep
 		for (size_t k = 0; k < c->paths.len; k++)
 			printf("  %s\n", c->paths.items[k]);
 	}
+	for (size_t i = 0; i < rep->skipped.len; i++)
+		printf("skipped %s: uncommitted changes\n", rep->skipped.items[i]);
 }
 
 static void print_summary(const struct repo_commit_options *co, const struct repo_commit_report *rep,
@@ -24,13 +26,16 @@ static void print_summary(const struct repo_commit_options *co, const struct rep
 	size_t refused = 0;
 	for (size_t i = 0; i < rr->files.len; i++)
 		refused += rr->files.items[i].refused.len;
+	size_t skipped = rep->skipped.len;
 	if (rep->commits.len == 0)
-		fprintf(stderr, "preemptify commit: nothing to change\n");
+		fprintf(stderr, "preemptify commit: nothing %s", skipped ? "committed" : "to change");
 	else
-		fprintf(stderr, "preemptify commit: %zu commit%s%s; %zu site%s left for manual review%s\n",
+		fprintf(stderr, "preemptify commit: %zu commit%s%s; %zu site%s left for manual review",
 			rep->commits.len, rep->commits.len == 1 ? "" : "s", co->dry_run ? " planned" : "",
-			refused, refused == 1 ? "" : "s",
-			co->dry_run || rep->commits.len == 0 ? "" : " (preemptify series makes the patches)");
+			refused, refused == 1 ? "" : "s");
+	if (skipped)
+		fprintf(stderr, "; %zu file%s with uncommitted changes skipped", skipped, skipped == 1 ? "" : "s");
+	fprintf(stderr, "%s\n", co->dry_run || rep->commits.len == 0 ? "" : " (preemptify series makes the patches)");
 }
 
 int cmd_commit(int argc, char **argv)
@@ -46,6 +51,8 @@ int cmd_commit(int argc, char **argv)
 		{"prefix", 0, OPT_STRING, &co.prefix, "TEXT", "subject prefix instead of the path-derived one"},
 		{"signoff", 's', OPT_FLAG, &co.signoff, NULL, "add a Signed-off-by trailer"},
 		{"dry-run", 'n', OPT_FLAG, &co.dry_run, NULL, "show the commits that would be made; write nothing"},
+		{"skip-dirty", 0, OPT_FLAG, &co.skip_dirty, NULL,
+		 "skip files with uncommitted changes (listed) and commit the others, instead of stopping"},
 		REWRITE_CLI_OPTIONS(&rw.rewrite),
 		SCAN_CLI_OPTIONS(&rw.scan),
 		{NULL, 0, 0, NULL, NULL, NULL},

@@ -52,6 +52,7 @@ void repo_commit_report_release(struct repo_commit_report *rep)
 		commit_release(&rep->commits.items[i]);
 	vec_release(&rep->commits);
 	strvec_release(&rep->unchanged);
+	strvec_release(&rep->skipped);
 	free(rep->branch);
 	rep->branch = NULL;
 	rep->base[0] = '\0';
@@ -146,8 +147,13 @@ static int collect_items(struct repo *r, struct run *run, const struct file_chan
 		if (repo_relpath(r, c->path, &it.rel) < 0)
 			return -1;
 		vec_push(&run->items, it);
-		if (repo_check_item(r, run->unborn ? NULL : run->parent_tree,
-				    &run->items.items[run->items.len - 1]) < 0)
+		int e = repo_check_item(r, run->unborn ? NULL : run->parent_tree, &run->items.items[run->items.len - 1]);
+		if (e == REPO_EDIRTY && run->opts->skip_dirty) {
+			strvec_push(&out->skipped, c->path);
+			free(run->items.items[--run->items.len].rel);
+			continue;
+		}
+		if (e < 0)
 			return -1;
 		for (size_t k = 0; k + 1 < run->items.len; k++)
 			if (strcmp(run->items.items[k].rel, it.rel) == 0)

@@ -36,9 +36,12 @@ typedef VEC(struct item) item_vec;
  */
 int repo_relpath(const struct repo *r, const char *path, char **out);
 
+/* repo_check_item(): the file has uncommitted changes (error slot set). */
+#define REPO_EDIRTY (-3)
+
 /*
  * Refuses anything we could not commit cleanly: a path with uncommitted
- * changes, untracked (once HEAD exists; HEAD_TREE is NULL while it is
+ * changes (REPO_EDIRTY), untracked (once HEAD exists; HEAD_TREE is NULL while it is
  * unborn), not a regular file, or whose contents are no longer what the
  * rewrite read. Sets IT->mode. 0, or -1 with the error slot set.
  */

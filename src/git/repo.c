@@ -239,11 +239,13 @@ static int check_tracked(git_tree *head_tree, struct item *it, unsigned flags)
 	git_tree_entry *ent = NULL;
 	if (flags & GIT_STATUS_WT_NEW)
 		return error_set("%s: not tracked by git; add and commit it first, preemptify commits only its own changes", p);
-	if (flags != GIT_STATUS_CURRENT)
-		return error_set("%s: has uncommitted changes (%s); commit or stash them first, "
-				 "preemptify never mixes its changes with yours", p,
-				 flags & (GIT_STATUS_INDEX_NEW | GIT_STATUS_INDEX_MODIFIED | GIT_STATUS_INDEX_DELETED |
-					  GIT_STATUS_INDEX_RENAMED | GIT_STATUS_INDEX_TYPECHANGE) ? "staged" : "in the working tree");
+	if (flags != GIT_STATUS_CURRENT) {
+		error_set("%s: has uncommitted changes (%s); commit or stash them first, "
+			  "preemptify never mixes its changes with yours", p,
+			  flags & (GIT_STATUS_INDEX_NEW | GIT_STATUS_INDEX_MODIFIED | GIT_STATUS_INDEX_DELETED |
+				   GIT_STATUS_INDEX_RENAMED | GIT_STATUS_INDEX_TYPECHANGE) ? "staged" : "in the working tree");
+		return REPO_EDIRTY;
+	}
 	if (git_tree_entry_bypath(&ent, head_tree, it->rel) < 0)
 		return repo_git_fail(p);
 	it->mode = git_tree_entry_filemode(ent);
@@ -256,9 +258,11 @@ static int check_tracked(git_tree *head_tree, struct item *it, unsigned flags)
 /* Unborn HEAD: the file is new either way; it must not differ between index and worktree. */
 static int check_unborn(struct item *it, unsigned flags, mode_t st_mode)
 {
-	if (flags != GIT_STATUS_WT_NEW && flags != GIT_STATUS_INDEX_NEW)
-		return error_set("%s: has unstaged changes on top of staged ones; commit or stash them first",
-				 it->change->path);
+	if (flags != GIT_STATUS_WT_NEW && flags != GIT_STATUS_INDEX_NEW) {
+		error_set("%s: has unstaged changes on top of staged ones; commit or stash them first",
+			  it->change->path);
+		return REPO_EDIRTY;
+	}
 	it->mode = st_mode & 0111 ? GIT_FILEMODE_BLOB_EXECUTABLE : GIT_FILEMODE_BLOB;
 	return 0;
 }
@@ -289,8 +293,9 @@ int repo_check_item(struct repo *r, git_tree *head_tree, struct item *it)
 		return repo_git_fail(p);
 	if (flags & GIT_STATUS_IGNORED)
 		return error_set("%s: ignored by git (.gitignore); refusing to commit it", p);
-	if ((head_tree ? check_tracked(head_tree, it, flags) : check_unborn(it, flags, st.st_mode)) < 0)
-		return -1;
+	int e = head_tree ? check_tracked(head_tree, it, flags) : check_unborn(it, flags, st.st_mode);
+	if (e < 0)
+		return e;
 	return check_unchanged(it);
 }
 

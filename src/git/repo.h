@@ -7,7 +7,8 @@
  *   - Every check runs before anything is written: a locked index
  *     (index.lock), a detached HEAD without a branch name, an existing
  *     branch without force, a missing identity, a file with uncommitted
- *     changes (worktree or index differs from HEAD), a file that is not
+ *     changes (worktree or index differs from HEAD; with skip_dirty it is
+ *     left out of the run instead), a file that is not
  *     tracked (except while HEAD is unborn), or a file whose contents no
  *     longer match what the rewrite read: any of these fails the whole run
  *     and leaves repository, index and worktree as they were.
@@ -76,8 +77,9 @@ struct repo_commit_options {
 	const char *prefix; /* subject prefix override (message_options.prefix), or NULL */
 	bool signoff;       /* add Signed-off-by: <committer> */
 	bool dry_run;       /* check and plan, write nothing */
+	bool skip_dirty;    /* a file with uncommitted changes is skipped (report->skipped), not fatal */
 };
-#define REPO_COMMIT_OPTIONS_INIT {NULL, false, REPO_GROUP_FILE, NULL, false, false}
+#define REPO_COMMIT_OPTIONS_INIT {NULL, false, REPO_GROUP_FILE, NULL, false, false, false}
 
 /* One commit made (or, in a dry run, that would be made). */
 struct repo_commit {
@@ -90,16 +92,19 @@ struct repo_commit {
 struct repo_commit_report {
 	VEC(struct repo_commit) commits; /* in the order made */
 	struct strvec unchanged;         /* given paths skipped: nothing to change, or a rewrite error */
+	struct strvec skipped;           /* with skip_dirty: paths not committed, having uncommitted changes */
 	char base[41];                   /* HEAD before the run; "" when unborn */
 	char *branch;                    /* branch committed on ("refs/heads/..." stripped); NULL if detached */
 };
-#define REPO_COMMIT_REPORT_INIT {VEC_INIT, STRVEC_INIT, "", NULL}
+#define REPO_COMMIT_REPORT_INIT {VEC_INIT, STRVEC_INIT, STRVEC_INIT, "", NULL}
 
 /*
  * Commits CHANGES[0..n) (paths as walked, relative to the current
  * directory or absolute, inside R's working tree) as described above.
  * Changes whose new text equals the old one, or that carry a rewrite
- * error, are skipped and listed in out->unchanged. Nothing to change is
+ * error, are skipped and listed in out->unchanged; with opts->skip_dirty so
+ * are files with uncommitted changes (worktree or index differs from HEAD),
+ * in out->skipped, the others still committed. Nothing to change is
  * success with no commits. Records REPO_BASE_REF / REPO_TIP_REF for
  * repo_series(). OUT is filled as far as the run got, also on failure;
  * free it with repo_commit_report_release(). Returns 0, or -1 with the error
