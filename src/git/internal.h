@@ -30,12 +30,6 @@ struct item {
 
 typedef VEC(struct item) item_vec;
 
-/*
- * PATH (relative to the current directory, or absolute) as a path relative
- * to R's working tree, in *OUT (owned). 0, or -1 with the error slot set.
- */
-int repo_relpath(const struct repo *r, const char *path, char **out);
-
 /* repo_check_item(): the file has uncommitted changes (error slot set). */
 #define REPO_EDIRTY (-3)
 

@@ -196,6 +196,45 @@ int repo_group_parse(const char *s)
 	return -1;
 }
 
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+int repo_changed_since(struct repo *r, const char *rev, struct strvec *out)
+{
+	git_object *obj = NULL;
+	git_tree *tree = NULL;
+	git_diff *diff = NULL;
+	git_diff_options o;
+	size_t first = out->len;
+	int rc = REPO_EUSAGE;
+	if (git_revparse_single(&obj, r->git, rev) < 0 ||
+	    git_object_peel((git_object **)&tree, obj, GIT_OBJECT_TREE) < 0) {
+		error_set("'%s' does not name a commit in %s", rev, r->workdir);
+		goto done;
+	}
+	rc = -1;
+	git_diff_options_init(&o, GIT_DIFF_OPTIONS_VERSION);
+	o.flags = GIT_DIFF_INCLUDE_UNTRACKED | GIT_DIFF_RECURSE_UNTRACKED_DIRS;
+	if (git_diff_tree_to_workdir_with_index(&diff, r->git, tree, &o) < 0) {
+		repo_git_fail(rev);
+		goto done;
+	}
+	for (size_t i = 0; i < git_diff_num_deltas(diff); i++) {
+		const git_diff_delta *d = git_diff_get_delta(diff, i);
+		if (d->status != GIT_DELTA_DELETED)
+			strvec_push(out, d->new_file.path);
+	}
+	qsort(out->items + first, out->len - first, sizeof *out->items, cmp_str);
+	rc = 0;
+done:
+	git_diff_free(diff);
+	git_tree_free(tree);
+	git_object_free(obj);
+	return rc;
+}
+
 /* ---- the safety checks ---- */
 
 /*

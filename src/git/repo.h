@@ -44,6 +44,22 @@ void repo_free(struct repo *r);
 const char *repo_workdir(const struct repo *r);
 
 /* Where a scan ran, for SARIF's versionControlProvenance. */
+/*
+ * PATH (relative to the current directory, or absolute) as a path relative
+ * to R's working tree, in *OUT (owned). 0, or -1 with the error slot set
+ * (PATH outside the working tree, or in .git).
+ */
+int repo_relpath(const struct repo *r, const char *path, char **out);
+
+/*
+ * The files that differ between REV's tree and the work tree, the index
+ * included (git diff REV), plus the untracked files not ignored: their
+ * repository-relative paths, sorted, appended to OUT (deleted files are not
+ * listed). Returns 0; REPO_EUSAGE with the error slot naming REV when it
+ * does not name a commit or tree; -1 with the error slot set otherwise.
+ */
+int repo_changed_since(struct repo *r, const char *rev, struct strvec *out);
+
 struct repo_provenance {
 	char *remote_uri; /* the "origin" remote as a URI, credentials removed; NULL if none or not a URI */
 	char head[41];    /* HEAD's commit id; "" while HEAD is unborn */
