@@ -1,6 +1,7 @@
 # The git stage: message unit tests, and end-to-end tests that judge
 # repo_commit_changes()/repo_series() with the real git CLI (tests/git/*.sh,
-# driven through the test_repo tool; tests/git/lib.sh is their shared setup).
+# driven through the test_repo tool, or the preemptify binary itself;
+# tests/git/lib.sh is their shared setup).
 add_executable(test_repo ${CMAKE_CURRENT_SOURCE_DIR}/test_repo.c)
 target_compile_options(test_repo PRIVATE ${PREEMPTIFY_WARNINGS})
 target_link_libraries(test_repo PRIVATE preemptify_core)
@@ -11,5 +12,5 @@ foreach(t ${PREEMPTIFY_GIT_TESTS})
   get_filename_component(name ${t} NAME_WE)
   add_test(NAME git_${name} COMMAND bash ${t})
   set_tests_properties(git_${name} PROPERTIES
-    ENVIRONMENT "TEST_REPO=$<TARGET_FILE:test_repo>;GIT_TEST_LIB=${CMAKE_CURRENT_SOURCE_DIR}/git/lib.sh")
+    ENVIRONMENT "TEST_REPO=$<TARGET_FILE:test_repo>;PREEMPTIFY=$<TARGET_FILE:preemptify>;GIT_TEST_LIB=${CMAKE_CURRENT_SOURCE_DIR}/git/lib.sh")
 endforeach()

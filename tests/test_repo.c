@@ -5,9 +5,9 @@
  *   test_repo message [--prefix P] [--signoff ID] SPEC
  *                                        prints the message for all of SPEC as one commit
  *   test_repo commit [--repo DIR] [--branch B] [--force] [--group file|dir]
- *                    [--prefix P] [--signoff] [--dry-run] SPEC
+ *                    [--prefix P] [--signoff] [--dry-run] [--skip-dirty] SPEC
  *   test_repo series [--repo DIR] [--range R] [--subject-prefix P] [--signoff] [--force]
- *                    [--no-cover] OUTDIR
+ *                    [--no-cover] [--to A]... [--cc A]... [--reroll-count N] [--base REV] OUTDIR
  *
  * SPEC fabricates what the rewrite stage would hand over, one line each:
  *   file PATH NEWFILE [OLDFILE]  a change; old text read from PATH now (or
@@ -414,6 +414,8 @@ static int run_commit(int argc, char **argv)
 			o.signoff = true;
 		else if (strcmp(argv[i], "--dry-run") == 0)
 			o.dry_run = true;
+		else if (strcmp(argv[i], "--skip-dirty") == 0)
+			o.skip_dirty = true;
 		else
 			specpath = argv[i];
 	}
@@ -438,6 +440,8 @@ static int run_commit(int argc, char **argv)
 	}
 	for (size_t i = 0; i < rep.unchanged.len; i++)
 		printf("unchanged %s\n", rep.unchanged.items[i]);
+	for (size_t i = 0; i < rep.skipped.len; i++)
+		printf("skipped %s\n", rep.skipped.items[i]);
 	if (e < 0) {
 		fprintf(stderr, "error: %s\n", error_last());
 		goto done;
@@ -454,7 +458,17 @@ static int run_series(int argc, char **argv)
 {
 	struct repo_series_options o = REPO_SERIES_OPTIONS_INIT;
 	const char *dir = ".", *range = NULL, *outdir = NULL;
+	struct strvec to = STRVEC_INIT, cc = STRVEC_INIT;
 	for (int i = 2; i < argc; i++) {
+		if (strcmp(argv[i], "--to") == 0)
+			strvec_push(&to, arg_value(&i, argc, argv));
+		else if (strcmp(argv[i], "--cc") == 0)
+			strvec_push(&cc, arg_value(&i, argc, argv));
+		else if (strcmp(argv[i], "--reroll-count") == 0)
+			o.reroll_count = atoi(arg_value(&i, argc, argv));
+		else if (strcmp(argv[i], "--base") == 0)
+			o.base = arg_value(&i, argc, argv);
+		else
 		if (strcmp(argv[i], "--repo") == 0)
 			dir = arg_value(&i, argc, argv);
 		else if (strcmp(argv[i], "--range") == 0)
@@ -470,15 +484,22 @@ static int run_series(int argc, char **argv)
 		else
 			outdir = argv[i];
 	}
-	if (!outdir) {
-		fprintf(stderr, "error: no OUTDIR\n");
-		return 2;
-	}
+	o.to = to.items;
+	o.nto = to.len;
+	o.cc = cc.items;
+	o.ncc = cc.len;
 	struct repo *r = NULL;
 	struct repo_series_report rep = REPO_SERIES_REPORT_INIT;
-	int rc = 1;
-	if (repo_open(&r, dir) < 0 || repo_series(r, &o, range, outdir, &rep) < 0) {
+	int rc = 2, e;
+	if (!outdir) {
+		fprintf(stderr, "error: no OUTDIR\n");
+		goto done;
+	}
+	rc = 1;
+	if ((e = repo_open(&r, dir)) < 0 || (e = repo_series(r, &o, range, outdir, &rep)) < 0) {
 		fprintf(stderr, "error: %s\n", error_last());
+		if (e == REPO_EUSAGE)
+			rc = 2;
 		goto done;
 	}
 	for (size_t i = 0; i < rep.files.len; i++)
@@ -487,6 +508,8 @@ static int run_series(int argc, char **argv)
 done:
 	repo_series_report_release(&rep);
 	repo_free(r);
+	strvec_release(&to);
+	strvec_release(&cc);
 	return rc;
 }
 

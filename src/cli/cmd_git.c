@@ -16,6 +16,8 @@ static void print_commits(const struct repo_commit_options *co, const struct rep
 		for (size_t k = 0; k < c->paths.len; k++)
 			printf("  %s\n", c->paths.items[k]);
 	}
+	for (size_t i = 0; i < rep->skipped.len; i++)
+		printf("skipped %s: uncommitted changes\n", rep->skipped.items[i]);
 }
 
 static void print_summary(const struct repo_commit_options *co, const struct repo_commit_report *rep,
@@ -24,13 +26,16 @@ static void print_summary(const struct repo_commit_options *co, const struct rep
 	size_t refused = 0;
 	for (size_t i = 0; i < rr->files.len; i++)
 		refused += rr->files.items[i].refused.len;
+	size_t skipped = rep->skipped.len;
 	if (rep->commits.len == 0)
-		fprintf(stderr, "preemptify commit: nothing to change\n");
+		fprintf(stderr, "preemptify commit: nothing %s", skipped ? "committed" : "to change");
 	else
-		fprintf(stderr, "preemptify commit: %zu commit%s%s; %zu site%s left for manual review%s\n",
+		fprintf(stderr, "preemptify commit: %zu commit%s%s; %zu site%s left for manual review",
 			rep->commits.len, rep->commits.len == 1 ? "" : "s", co->dry_run ? " planned" : "",
-			refused, refused == 1 ? "" : "s",
-			co->dry_run || rep->commits.len == 0 ? "" : " (preemptify series makes the patches)");
+			refused, refused == 1 ? "" : "s");
+	if (skipped)
+		fprintf(stderr, "; %zu file%s with uncommitted changes skipped", skipped, skipped == 1 ? "" : "s");
+	fprintf(stderr, "%s\n", co->dry_run || rep->commits.len == 0 ? "" : " (preemptify series makes the patches)");
 }
 
 int cmd_commit(int argc, char **argv)
@@ -46,6 +51,8 @@ int cmd_commit(int argc, char **argv)
 		{"prefix", 0, OPT_STRING, &co.prefix, "TEXT", "subject prefix instead of the path-derived one"},
 		{"signoff", 's', OPT_FLAG, &co.signoff, NULL, "add a Signed-off-by trailer"},
 		{"dry-run", 'n', OPT_FLAG, &co.dry_run, NULL, "show the commits that would be made; write nothing"},
+		{"skip-dirty", 0, OPT_FLAG, &co.skip_dirty, NULL,
+		 "skip files with uncommitted changes (listed) and commit the others, instead of stopping"},
 		REWRITE_CLI_OPTIONS(&rw.rewrite),
 		SCAN_CLI_OPTIONS(&rw.scan),
 		{NULL, 0, 0, NULL, NULL, NULL},
@@ -103,10 +110,14 @@ int cmd_series(int argc, char **argv)
 	struct repo_series_options so = REPO_SERIES_OPTIONS_INIT;
 	const char *outdir = ".", *repo_path = ".";
 	bool no_cover = false, quiet = false; /* series writes nothing but errors on stderr anyway */
-	struct strvec args = STRVEC_INIT;
+	struct strvec args = STRVEC_INIT, to = STRVEC_INIT, cc = STRVEC_INIT;
 	const struct cli_option opts[] = {
 		{"output-directory", 'o', OPT_STRING, &outdir, "DIR", "write the patches in DIR (default: .)"},
-		{"subject-prefix", 0, OPT_STRING, &so.subject_prefix, "TEXT", "instead of PATCH, e.g. \"PATCH v2\""},
+		{"subject-prefix", 0, OPT_STRING, &so.subject_prefix, "TEXT", "instead of PATCH, e.g. \"RFC PATCH\""},
+		{"reroll-count", 'v', OPT_INT, &so.reroll_count, "N", "version N of the series: [PATCH vN m/n], files vN-0001-..."},
+		{"to", 0, OPT_LIST, &to, "ADDR", "a To: header in every mail (repeatable)"},
+		{"cc", 0, OPT_LIST, &cc, "ADDR", "a Cc: header in every mail (repeatable)"},
+		{"base", 0, OPT_STRING, &so.base, "REV", "end the first mail with base-commit: REV (as git format-patch --base)"},
 		{"signoff", 's', OPT_FLAG, &so.signoff, NULL, "add a Signed-off-by trailer where missing"},
 		{"no-cover-letter", 0, OPT_FLAG, &no_cover, NULL, "do not write 0000-cover-letter.patch"},
 		{"force", 'f', OPT_FLAG, &so.force, NULL, "replace patch files that exist (never through a symbolic link)"},
@@ -126,7 +137,16 @@ int cmd_series(int argc, char **argv)
 		fprintf(stderr, "preemptify series: at most one RANGE (see --help)\n");
 		goto done;
 	}
+	if (so.reroll_count < 0) {
+		fprintf(stderr, "preemptify series: option '--reroll-count' must be a positive number, got %d\n",
+			so.reroll_count);
+		goto done;
+	}
 	so.cover_letter = !no_cover;
+	so.to = to.items;
+	so.nto = to.len;
+	so.cc = cc.items;
+	so.ncc = cc.len;
 	rc = EXIT_FAILED;
 	int e = repo_open(&repo, repo_path);
 	if (e == 0)
@@ -145,5 +165,7 @@ done:
 	repo_series_report_release(&rep);
 	repo_free(repo);
 	strvec_release(&args);
+	strvec_release(&to);
+	strvec_release(&cc);
 	return rc;
 }

@@ -111,6 +111,96 @@ static bool is_tree_root(const char *path)
 	return yes;
 }
 
+/* --since: the repository of the PATHs and the files changed since REV. */
+struct since {
+	struct repo *repo;
+	struct strvec changed; /* repository-relative, sorted */
+	char *last;            /* one-entry cache of is_changed() */
+	bool last_changed;
+};
+#define SINCE_INIT {NULL, STRVEC_INIT, NULL, false}
+
+static void since_release(struct since *s)
+{
+	repo_free(s->repo);
+	strvec_release(&s->changed);
+	free(s->last);
+}
+
+/* Opens the repository holding PATH and lists what changed since REV; EXIT_USAGE (printed) if it cannot. */
+static int since_load(const struct cli_command *cmd, const char *rev, const char *path, struct since *s)
+{
+	if (repo_open(&s->repo, path) < 0) {
+		fprintf(stderr, "preemptify %s: option '--since' needs a git repository: %s\n", cmd->name, error_last());
+		return EXIT_USAGE;
+	}
+	int e = repo_changed_since(s->repo, rev, &s->changed);
+	if (e < 0) {
+		fprintf(stderr, "preemptify %s: option '--since': %s\n", cmd->name, error_last());
+		return e == REPO_EUSAGE ? EXIT_USAGE : EXIT_FAILED;
+	}
+	return EXIT_OK;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Did the file PATH (as walked) change since REV? Outside the repository: no. */
+static bool is_changed(struct since *s, const char *path)
+{
+	if (s->last && strcmp(s->last, path) == 0)
+		return s->last_changed;
+	char *rel = NULL;
+	bool yes = repo_relpath(s->repo, path, &rel) == 0 &&
+		   bsearch(&rel, s->changed.items, s->changed.len, sizeof *s->changed.items, cmp_str);
+	free(rel);
+	free(s->last);
+	s->last = xstrdup(path);
+	s->last_changed = yes;
+	return yes;
+}
+
+/*
+ * Drops from OUT the findings and diagnostics of the files that did not
+ * change, but keeps every finding of a per-CPU array (finding.array) one
+ * kept finding converts: such an array is converted in all its files or none.
+ */
+static void since_filter(struct since *s, struct scan_result *out)
+{
+	struct strvec arrays = STRVEC_INIT;
+	bool *keep = xcalloc(out->findings.len ? out->findings.len : 1, sizeof *keep);
+	for (size_t i = 0; i < out->findings.len; i++) {
+		const struct finding *f = &out->findings.items[i];
+		keep[i] = is_changed(s, f->file);
+		if (keep[i] && f->array)
+			strvec_push(&arrays, f->array);
+	}
+	size_t w = 0;
+	for (size_t i = 0; i < out->findings.len; i++) {
+		struct finding *f = &out->findings.items[i];
+		for (size_t k = 0; !keep[i] && f->array && k < arrays.len; k++)
+			keep[i] = strcmp(arrays.items[k], f->array) == 0;
+		if (keep[i])
+			out->findings.items[w++] = *f;
+		else
+			finding_release(f);
+	}
+	out->findings.len = w;
+	w = 0;
+	for (size_t i = 0; i < out->diagnostics.len; i++) {
+		struct diagnostic *d = &out->diagnostics.items[i];
+		if (is_changed(s, d->file))
+			out->diagnostics.items[w++] = *d;
+		else
+			diagnostic_release(d);
+	}
+	out->diagnostics.len = w;
+	free(keep);
+	strvec_release(&arrays);
+}
+
 struct progress *cli_progress(bool quiet)
 {
 	return !quiet && isatty(STDERR_FILENO) ? progress_new(STDERR_FILENO) : NULL;
@@ -122,6 +212,7 @@ int scan_cli_run(const struct cli_command *cmd, const struct scan_cli *a,
 	struct scan_options so = SCAN_OPTIONS_INIT;
 	struct strvec files = VEC_INIT, asm_files = VEC_INIT;
 	struct tree_ids *ids = NULL;
+	struct since since = SINCE_INIT;
 	int rc = EXIT_USAGE;
 	if (paths->len == 0) {
 		fprintf(stderr, "preemptify %s: no PATH given (see 'preemptify %s --help')\n", cmd->name, cmd->name);
@@ -134,6 +225,10 @@ int scan_cli_run(const struct cli_command *cmd, const struct scan_cli *a,
 	}
 	if (scan_cli_options(cmd, a, &so) < 0)
 		goto done;
+	/* a wrong REV is cheaper to learn before the scan */
+	if (a->since && (rc = since_load(cmd, a->since, paths->items[0], &since)) != EXIT_OK)
+		goto done;
+	rc = EXIT_USAGE;
 	so.whole_tree = a->context_root != NULL;
 	for (size_t i = 0; i < paths->len && !so.whole_tree; i++)
 		so.whole_tree = is_tree_root(paths->items[i]);
@@ -154,6 +249,8 @@ int scan_cli_run(const struct cli_command *cmd, const struct scan_cli *a,
 		failed |= scan_tree(cmd, a, &files, &asm_files, &so, out) < 0;
 	}
 	progress_clear(a->progress);
+	if (a->since)
+		since_filter(&since, out);
 	for (size_t i = 0; i < out->diagnostics.len; i++)
 		if (out->diagnostics.items[i].kind != DIAG_UNPARSED)
 			failed = true;
@@ -164,6 +261,7 @@ done:
 	free(ids);
 	strvec_release(&files);
 	strvec_release(&asm_files);
+	since_release(&since);
 	return rc;
 }
 

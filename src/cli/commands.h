@@ -58,8 +58,9 @@ struct scan_cli {
 	bool no_tree;               /* each file alone: callers in other files unknown */
 	bool quiet;                 /* stderr: errors only (no summary, notes, progress) */
 	struct progress *progress;  /* not an option: from cli_progress(), or NULL */
+	const char *since;          /* REV: report (and fix) only the files changed since REV */
 };
-#define SCAN_CLI_INIT {0, false, false, {NULL, 0, 0}, {NULL, 0, 0}, false, {NULL, 0, 0}, false, false, NULL, false, false, NULL}
+#define SCAN_CLI_INIT {0, false, false, {NULL, 0, 0}, {NULL, 0, 0}, false, {NULL, 0, 0}, false, false, NULL, false, false, NULL, NULL}
 #define SCAN_CLI_OPTIONS(a) \
 	{"jobs", 'j', OPT_INT, &(a)->jobs, "N", "files analysed in parallel (default: online CPUs)"}, \
 	{"exclude", 0, OPT_LIST, &(a)->exclude, "GLOB", "skip paths matching GLOB"}, \
@@ -69,6 +70,8 @@ struct scan_cli {
 	 "also fix per-CPU statistics counters (x[smp_processor_id()].n++), which 2.6 left bare"}, \
 	{"context-root", 0, OPT_STRING, &(a)->context_root, "DIR", \
 	 "find callers in the whole tree DIR (default: in the PATHs scanned)"}, \
+	{"since", 0, OPT_STRING, &(a)->since, "REV", \
+	 "only the files changed since REV (git diff REV, untracked files too); callers still from the whole tree"}, \
 	{"no-tree", 0, OPT_FLAG, &(a)->no_tree, NULL, \
 	 "analyse each file alone (callers in other files unknown; faster)"}, \
 	{"verbose", 'v', OPT_FLAG, &(a)->verbose, NULL, "also report protected sites, with the reasoning"}, \
@@ -84,8 +87,12 @@ struct progress *cli_progress(bool quiet);
 
 /*
  * Walks PATHS and scans the files found into OUT (diagnostics included).
- * Prints one line and returns EXIT_USAGE for a bad --ignore or -j or no
- * PATH; otherwise prints nothing and returns EXIT_FAILED when a root, a
+ * With --since REV, the findings and diagnostics of the files REV..work
+ * tree did not change are then dropped (the walk and the cross-file
+ * analysis still see every file), except the findings of a per-CPU array
+ * shared with a changed file: it is converted in all its files or none.
+ * Prints one line and returns EXIT_USAGE for a bad --ignore or -j, no
+ * PATH, or a --since REV that does not resolve (or PATHS not in git); otherwise prints nothing and returns EXIT_FAILED when a root, a
  * file or the parser failed, else EXIT_OK. OUT is filled in every case
  * but EXIT_USAGE; the caller frees it with scan_result_release().
  */

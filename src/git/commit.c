@@ -52,6 +52,7 @@ void repo_commit_report_release(struct repo_commit_report *rep)
 		commit_release(&rep->commits.items[i]);
 	vec_release(&rep->commits);
 	strvec_release(&rep->unchanged);
+	strvec_release(&rep->skipped);
 	free(rep->branch);
 	rep->branch = NULL;
 	rep->base[0] = '\0';
@@ -146,8 +147,13 @@ static int collect_items(struct repo *r, struct run *run, const struct file_chan
 		if (repo_relpath(r, c->path, &it.rel) < 0)
 			return -1;
 		vec_push(&run->items, it);
-		if (repo_check_item(r, run->unborn ? NULL : run->parent_tree,
-				    &run->items.items[run->items.len - 1]) < 0)
+		int e = repo_check_item(r, run->unborn ? NULL : run->parent_tree, &run->items.items[run->items.len - 1]);
+		if (e == REPO_EDIRTY && run->opts->skip_dirty) {
+			strvec_push(&out->skipped, c->path);
+			free(run->items.items[--run->items.len].rel);
+			continue;
+		}
+		if (e < 0)
 			return -1;
 		for (size_t k = 0; k + 1 < run->items.len; k++)
 			if (strcmp(run->items.items[k].rel, it.rel) == 0)
@@ -228,12 +234,63 @@ static void merge_array_groups(struct run *run)
 	free(map);
 }
 
-/* One report entry per group: its paths and its message. */
-static void plan_messages(struct run *run, struct repo_commit_report *out)
+/* The length of the leading ": "-separated components of A[0..len) that B shares. */
+static size_t common_components(const char *a, const char *b, size_t len)
+{
+	size_t keep = 0;
+	for (size_t k = 0;; k++) {
+		bool a_end = k == len || (a[k] == ':' && a[k + 1] == ' ');
+		bool b_end = b[k] == '\0' || (b[k] == ':' && b[k + 1] == ' ');
+		if (a_end && b_end)
+			keep = k;
+		if (k == len || b[k] == '\0' || a[k] != b[k])
+			return keep;
+	}
+}
+
+/*
+ * The subject prefix of a commit of PATHS[0..n) learned from history: each
+ * file's own (repo_history_prefix(), else its path's), then, for several
+ * files, the leading components they all share. *OUT NULL: nothing learned
+ * (message_build() derives it from the paths).
+ */
+static int group_prefix(struct run *run, const char *const *paths, size_t n, char **out)
+{
+	struct strvec prefixes = STRVEC_INIT;
+	bool any = false;
+	*out = NULL;
+	for (size_t i = 0; i < n; i++) {
+		char *p = NULL;
+		if (repo_history_prefix(run->g, run->parent, &paths[i], 1, &p) < 0) {
+			strvec_release(&prefixes);
+			return -1;
+		}
+		any |= p != NULL;
+		vec_push(&prefixes, p ? p : message_prefix(paths[i]));
+	}
+	if (any) {
+		/* the leading ": "-separated components common to all; none shared: the paths' prefix */
+		const char *first = prefixes.items[0];
+		size_t len = strlen(first);
+		for (size_t i = 1; i < prefixes.len; i++)
+			len = common_components(first, prefixes.items[i], len);
+		*out = len ? xstrndup(first, len) : NULL;
+	}
+	strvec_release(&prefixes);
+	return 0;
+}
+
+/*
+ * One report entry per group: its paths and its message. The subject
+ * prefix: --prefix, else the one the files' own history uses, else the
+ * path-derived one (message_build()).
+ */
+static int plan_messages(struct run *run, struct repo_commit_report *out)
 {
 	char *signoff = run->opts->signoff ? xasprintf("%s <%s>", run->sig->name, run->sig->email) : NULL;
 	struct message_options mo = {run->opts->prefix, signoff};
-	for (size_t gi = 0; gi < run->group_first.len; gi++) {
+	int rc = 0;
+	for (size_t gi = 0; gi < run->group_first.len && rc == 0; gi++) {
 		VEC(const struct file_change *) gc = VEC_INIT;
 		VEC(const char *) gp = VEC_INIT;
 		struct repo_commit c = {"", NULL, NULL, STRVEC_INIT};
@@ -245,23 +302,30 @@ static void plan_messages(struct run *run, struct repo_commit_report *out)
 				strvec_push(&c.paths, it->rel);
 			}
 		}
+		char *learned = NULL;
 		/* the files of one shared per-CPU array: the commit is named after it */
 		const char *array = NULL;
 		for (size_t i = 0; i < gc.len && gc.len > 1 && !array; i++)
 			for (size_t k = 0; k < gc.items[i]->fixed.len && !array; k++)
 				array = gc.items[i]->fixed.items[k]->array;
-		char *aprefix = array && !run->opts->prefix ? xasprintf("%s:", array) : NULL;
-		struct message_options gmo = mo;
-		if (aprefix)
-			gmo.prefix = aprefix;
-		c.message = message_build(gc.items, gp.items, gc.len, &gmo);
-		free(aprefix);
-		c.subject = xstrndup(c.message, strcspn(c.message, "\n"));
-		vec_push(&out->commits, c);
+		if (!run->opts->prefix && array)
+			mo.prefix = learned = xstrdup(array);
+		else if (!run->opts->prefix && (rc = group_prefix(run, gp.items, gp.len, &learned)) == 0)
+			mo.prefix = learned;
+		if (rc == 0) {
+			c.message = message_build(gc.items, gp.items, gc.len, &mo);
+			c.subject = xstrndup(c.message, strcspn(c.message, "\n"));
+			vec_push(&out->commits, c);
+		} else {
+			strvec_release(&c.paths);
+		}
+		mo.prefix = run->opts->prefix;
+		free(learned);
 		vec_release(&gc);
 		vec_release(&gp);
 	}
 	free(signoff);
+	return rc;
 }
 
 /*
@@ -498,7 +562,8 @@ int repo_commit_changes(struct repo *r, const struct repo_commit_options *opts,
 	}
 	/* 2. Plan the commits: groups in order of first appearance. */
 	plan_groups(&run);
-	plan_messages(&run, out);
+	if (plan_messages(&run, out) < 0)
+		goto done;
 	if (run.opts->dry_run) {
 		rc = 0;
 		goto done;

@@ -30,15 +30,12 @@ struct item {
 
 typedef VEC(struct item) item_vec;
 
-/*
- * PATH (relative to the current directory, or absolute) as a path relative
- * to R's working tree, in *OUT (owned). 0, or -1 with the error slot set.
- */
-int repo_relpath(const struct repo *r, const char *path, char **out);
+/* repo_check_item(): the file has uncommitted changes (error slot set). */
+#define REPO_EDIRTY (-3)
 
 /*
  * Refuses anything we could not commit cleanly: a path with uncommitted
- * changes, untracked (once HEAD exists; HEAD_TREE is NULL while it is
+ * changes (REPO_EDIRTY), untracked (once HEAD exists; HEAD_TREE is NULL while it is
  * unborn), not a regular file, or whose contents are no longer what the
  * rewrite read. Sets IT->mode. 0, or -1 with the error slot set.
  */
@@ -49,5 +46,21 @@ int repo_check_unlocked(git_repository *g);
 
 /* Checks the branch option; sets *CREATE when it must be created (or reset). */
 int repo_check_branch(git_repository *g, const char *branch, bool force, bool unborn, bool *create);
+
+/* The last commits touching a file that its subject prefix is learned from. */
+#define REPO_HISTORY_COMMITS 20
+/* At most this many commits of HEAD's first-parent history are looked at for them. */
+#define REPO_HISTORY_WALK_MAX 2000
+
+/*
+ * The subject prefix the history of PATHS (repository-relative) uses: of
+ * the last REPO_HISTORY_COMMITS non-merge commits reachable from HEAD
+ * (first parents, newest first) that change one of PATHS, the most common
+ * prefix of the subject: its leading "word: " components, words without
+ * spaces ("char: lp: fix x" -> "char: lp"; subjects without one, merges and
+ * reverts do not count; a tie goes to the most recent). *OUT (owned) is
+ * NULL when there is none (HEAD NULL: unborn). 0, or -1 with the error slot set.
+ */
+int repo_history_prefix(git_repository *g, git_commit *head, const char *const *paths, size_t n, char **out);
 
 #endif

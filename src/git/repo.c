@@ -196,6 +196,45 @@ int repo_group_parse(const char *s)
 	return -1;
 }
 
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+int repo_changed_since(struct repo *r, const char *rev, struct strvec *out)
+{
+	git_object *obj = NULL;
+	git_tree *tree = NULL;
+	git_diff *diff = NULL;
+	git_diff_options o;
+	size_t first = out->len;
+	int rc = REPO_EUSAGE;
+	if (git_revparse_single(&obj, r->git, rev) < 0 ||
+	    git_object_peel((git_object **)&tree, obj, GIT_OBJECT_TREE) < 0) {
+		error_set("'%s' does not name a commit in %s", rev, r->workdir);
+		goto done;
+	}
+	rc = -1;
+	git_diff_options_init(&o, GIT_DIFF_OPTIONS_VERSION);
+	o.flags = GIT_DIFF_INCLUDE_UNTRACKED | GIT_DIFF_RECURSE_UNTRACKED_DIRS;
+	if (git_diff_tree_to_workdir_with_index(&diff, r->git, tree, &o) < 0) {
+		repo_git_fail(rev);
+		goto done;
+	}
+	for (size_t i = 0; i < git_diff_num_deltas(diff); i++) {
+		const git_diff_delta *d = git_diff_get_delta(diff, i);
+		if (d->status != GIT_DELTA_DELETED)
+			strvec_push(out, d->new_file.path);
+	}
+	qsort(out->items + first, out->len - first, sizeof *out->items, cmp_str);
+	rc = 0;
+done:
+	git_diff_free(diff);
+	git_tree_free(tree);
+	git_object_free(obj);
+	return rc;
+}
+
 /* ---- the safety checks ---- */
 
 /*
@@ -239,11 +278,13 @@ static int check_tracked(git_tree *head_tree, struct item *it, unsigned flags)
 	git_tree_entry *ent = NULL;
 	if (flags & GIT_STATUS_WT_NEW)
 		return error_set("%s: not tracked by git; add and commit it first, preemptify commits only its own changes", p);
-	if (flags != GIT_STATUS_CURRENT)
-		return error_set("%s: has uncommitted changes (%s); commit or stash them first, "
-				 "preemptify never mixes its changes with yours", p,
-				 flags & (GIT_STATUS_INDEX_NEW | GIT_STATUS_INDEX_MODIFIED | GIT_STATUS_INDEX_DELETED |
-					  GIT_STATUS_INDEX_RENAMED | GIT_STATUS_INDEX_TYPECHANGE) ? "staged" : "in the working tree");
+	if (flags != GIT_STATUS_CURRENT) {
+		error_set("%s: has uncommitted changes (%s); commit or stash them first, "
+			  "preemptify never mixes its changes with yours", p,
+			  flags & (GIT_STATUS_INDEX_NEW | GIT_STATUS_INDEX_MODIFIED | GIT_STATUS_INDEX_DELETED |
+				   GIT_STATUS_INDEX_RENAMED | GIT_STATUS_INDEX_TYPECHANGE) ? "staged" : "in the working tree");
+		return REPO_EDIRTY;
+	}
 	if (git_tree_entry_bypath(&ent, head_tree, it->rel) < 0)
 		return repo_git_fail(p);
 	it->mode = git_tree_entry_filemode(ent);
@@ -256,9 +297,11 @@ static int check_tracked(git_tree *head_tree, struct item *it, unsigned flags)
 /* Unborn HEAD: the file is new either way; it must not differ between index and worktree. */
 static int check_unborn(struct item *it, unsigned flags, mode_t st_mode)
 {
-	if (flags != GIT_STATUS_WT_NEW && flags != GIT_STATUS_INDEX_NEW)
-		return error_set("%s: has unstaged changes on top of staged ones; commit or stash them first",
-				 it->change->path);
+	if (flags != GIT_STATUS_WT_NEW && flags != GIT_STATUS_INDEX_NEW) {
+		error_set("%s: has unstaged changes on top of staged ones; commit or stash them first",
+			  it->change->path);
+		return REPO_EDIRTY;
+	}
 	it->mode = st_mode & 0111 ? GIT_FILEMODE_BLOB_EXECUTABLE : GIT_FILEMODE_BLOB;
 	return 0;
 }
@@ -289,8 +332,9 @@ int repo_check_item(struct repo *r, git_tree *head_tree, struct item *it)
 		return repo_git_fail(p);
 	if (flags & GIT_STATUS_IGNORED)
 		return error_set("%s: ignored by git (.gitignore); refusing to commit it", p);
-	if ((head_tree ? check_tracked(head_tree, it, flags) : check_unborn(it, flags, st.st_mode)) < 0)
-		return -1;
+	int e = head_tree ? check_tracked(head_tree, it, flags) : check_unborn(it, flags, st.st_mode);
+	if (e < 0)
+		return e;
 	return check_unchanged(it);
 }
 

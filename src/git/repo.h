@@ -7,7 +7,8 @@
  *   - Every check runs before anything is written: a locked index
  *     (index.lock), a detached HEAD without a branch name, an existing
  *     branch without force, a missing identity, a file with uncommitted
- *     changes (worktree or index differs from HEAD), a file that is not
+ *     changes (worktree or index differs from HEAD; with skip_dirty it is
+ *     left out of the run instead), a file that is not
  *     tracked (except while HEAD is unborn), or a file whose contents no
  *     longer match what the rewrite read: any of these fails the whole run
  *     and leaves repository, index and worktree as they were.
@@ -43,6 +44,22 @@ void repo_free(struct repo *r);
 const char *repo_workdir(const struct repo *r);
 
 /* Where a scan ran, for SARIF's versionControlProvenance. */
+/*
+ * PATH (relative to the current directory, or absolute) as a path relative
+ * to R's working tree, in *OUT (owned). 0, or -1 with the error slot set
+ * (PATH outside the working tree, or in .git).
+ */
+int repo_relpath(const struct repo *r, const char *path, char **out);
+
+/*
+ * The files that differ between REV's tree and the work tree, the index
+ * included (git diff REV), plus the untracked files not ignored: their
+ * repository-relative paths, sorted, appended to OUT (deleted files are not
+ * listed). Returns 0; REPO_EUSAGE with the error slot naming REV when it
+ * does not name a commit or tree; -1 with the error slot set otherwise.
+ */
+int repo_changed_since(struct repo *r, const char *rev, struct strvec *out);
+
 struct repo_provenance {
 	char *remote_uri; /* the "origin" remote as a URI, credentials removed; NULL if none or not a URI */
 	char head[41];    /* HEAD's commit id; "" while HEAD is unborn */
@@ -76,8 +93,9 @@ struct repo_commit_options {
 	const char *prefix; /* subject prefix override (message_options.prefix), or NULL */
 	bool signoff;       /* add Signed-off-by: <committer> */
 	bool dry_run;       /* check and plan, write nothing */
+	bool skip_dirty;    /* a file with uncommitted changes is skipped (report->skipped), not fatal */
 };
-#define REPO_COMMIT_OPTIONS_INIT {NULL, false, REPO_GROUP_FILE, NULL, false, false}
+#define REPO_COMMIT_OPTIONS_INIT {NULL, false, REPO_GROUP_FILE, NULL, false, false, false}
 
 /* One commit made (or, in a dry run, that would be made). */
 struct repo_commit {
@@ -90,16 +108,19 @@ struct repo_commit {
 struct repo_commit_report {
 	VEC(struct repo_commit) commits; /* in the order made */
 	struct strvec unchanged;         /* given paths skipped: nothing to change, or a rewrite error */
+	struct strvec skipped;           /* with skip_dirty: paths not committed, having uncommitted changes */
 	char base[41];                   /* HEAD before the run; "" when unborn */
 	char *branch;                    /* branch committed on ("refs/heads/..." stripped); NULL if detached */
 };
-#define REPO_COMMIT_REPORT_INIT {VEC_INIT, STRVEC_INIT, "", NULL}
+#define REPO_COMMIT_REPORT_INIT {VEC_INIT, STRVEC_INIT, STRVEC_INIT, "", NULL}
 
 /*
  * Commits CHANGES[0..n) (paths as walked, relative to the current
  * directory or absolute, inside R's working tree) as described above.
  * Changes whose new text equals the old one, or that carry a rewrite
- * error, are skipped and listed in out->unchanged. Nothing to change is
+ * error, are skipped and listed in out->unchanged; with opts->skip_dirty so
+ * are files with uncommitted changes (worktree or index differs from HEAD),
+ * in out->skipped, the others still committed. Nothing to change is
  * success with no commits. Records REPO_BASE_REF / REPO_TIP_REF for
  * repo_series(). OUT is filled as far as the run got, also on failure;
  * free it with repo_commit_report_release(). Returns 0, or -1 with the error
@@ -115,8 +136,14 @@ struct repo_series_options {
 	bool signoff;               /* add Signed-off-by: <identity> where missing */
 	bool cover_letter;          /* write 0000-cover-letter.patch (default true) */
 	bool force;                 /* replace existing patch files (never through a link) */
+	char *const *to;            /* To: addresses, in every mail (git format-patch --to) */
+	size_t nto;
+	char *const *cc;            /* Cc: addresses, in every mail (--cc) */
+	size_t ncc;
+	int reroll_count;           /* N > 0: "[PATCH vN m/n]", files vN-0001-...; 0: none */
+	const char *base;           /* REV: a base-commit trailer (--base); NULL: none */
 };
-#define REPO_SERIES_OPTIONS_INIT {"PATCH", false, true, false}
+#define REPO_SERIES_OPTIONS_INIT {"PATCH", false, true, false, NULL, 0, NULL, 0, 0, NULL}
 
 struct repo_series_report {
 	struct strvec files; /* paths written, cover letter first */
@@ -129,7 +156,14 @@ struct repo_series_report {
  * git format-patch; git am applies them) and, with cover_letter,
  * OUTDIR/0000-cover-letter.patch: the files touched, the sites fixed per
  * rule and the sites left for review (read back from the commit messages),
- * the shortlog and the diffstat. RANGE is "A..B", or "A" (A..HEAD), or
+ * the shortlog and the diffstat. To:/Cc: headers (opts->to, opts->cc) go in
+ * every mail; with opts->reroll_count N the subject prefix gains " vN" and
+ * the file names a "vN-" prefix; with opts->base the first mail (the cover
+ * letter, else the first patch) ends, before its signature, with
+ * "base-commit: <id>" and one "prerequisite-patch-id: <id>" per commit
+ * between the base and the series, as git format-patch --base writes them
+ * (the base must be an ancestor of the series; REPO_EUSAGE otherwise, and
+ * for a REV that does not resolve). RANGE is "A..B", or "A" (A..HEAD), or
  * NULL: the last commit run, REPO_BASE_REF..HEAD (the whole history of
  * HEAD when that run started on an unborn HEAD). OUTDIR is created if
  * missing. Merge commits and an empty range are errors. Returns 0, or -1

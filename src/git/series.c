@@ -88,10 +88,15 @@ static int make_dirs(const char *path)
 	return rc;
 }
 
-/* A file name from a subject, as format-patch makes them: 0003-net-foo-use-yield.patch */
-static char *patch_name(size_t num, const char *subject)
+/*
+ * A file name from a subject, as format-patch makes them: 0003-net-foo-use-yield.patch,
+ * v2-0003-net-foo-use-yield.patch with a reroll count of 2.
+ */
+static char *patch_name(int reroll, size_t num, const char *subject)
 {
 	struct buf b = BUF_INIT;
+	if (reroll > 0)
+		buf_printf(&b, "v%d-", reroll);
 	buf_printf(&b, "%04zu-", num);
 	size_t start = b.len;
 	bool dash = false;
@@ -225,8 +230,10 @@ static void cover_date(struct buf *b)
 struct series {
 	git_repository *g;
 	const struct repo_series_options *opts;
-	const char *prefix;          /* the subject prefix, "PATCH" by default */
+	char *prefix;                /* the subject prefix, "PATCH" by default, " vN" added */
 	const char *outdir;
+	char *headers;               /* the To: and Cc: header lines, or "" */
+	char *trailer;               /* the base-commit block for the first mail, or NULL */
 	VEC(git_oid) ids;            /* the commits, oldest first */
 	git_signature *sig;          /* with signoff or a cover letter */
 	char *signoff;               /* "Name <email>" of sig */
@@ -234,11 +241,14 @@ struct series {
 	struct buf shortlog;
 	git_tree *first_parent_tree, *last_tree; /* the whole series' diff, for the diffstat */
 };
-#define SERIES_INIT {NULL, NULL, NULL, NULL, VEC_INIT, NULL, NULL, {{0}, {0}}, BUF_INIT, NULL, NULL}
+#define SERIES_INIT {NULL, NULL, NULL, NULL, NULL, NULL, VEC_INIT, NULL, NULL, {{0}, {0}}, BUF_INIT, NULL, NULL}
 
 static void series_release(struct series *s)
 {
 	vec_release(&s->ids);
+	free(s->prefix);
+	free(s->headers);
+	free(s->trailer);
 	git_signature_free(s->sig);
 	free(s->signoff);
 	buf_release(&s->shortlog);
@@ -292,22 +302,138 @@ static void email_options(git_email_create_options *eo, const char *prefix, bool
 }
 
 /*
- * MAIL (LEN bytes) with the signature git writes: libgit2 ends a patch with
- * "--\nlibgit2 1.5.1", where git writes "-- \n<version>" (the space makes
- * mail clients see a signature). Returns an owned copy.
+ * MAIL (LEN bytes) as git writes it: HEADERS (To:, Cc:) after the last
+ * header line, TRAILER (or NULL) before the signature after a blank line,
+ * and the signature itself: libgit2 ends a patch with "--\nlibgit2 1.5.1",
+ * where git writes "-- \n<version>" (the space makes mail clients see a
+ * signature). Returns an owned copy.
  */
-static char *mail_signature(const char *mail, size_t len)
+static char *mail_fixup(const char *mail, size_t len, const char *headers, const char *trailer)
 {
 	static const char sig[] = "\n--\nlibgit2 ";
 	const char *at = NULL;
 	for (const char *p = mail; (p = memmem(p, len - (size_t)(p - mail), sig, sizeof sig - 1)) != NULL; p++)
 		at = p;
-	if (!at)
-		return xstrndup(mail, len);
+	const char *hend = memmem(mail, len, "\n\n", 2);
+	size_t hlen = hend ? (size_t)(hend - mail) + 1 : 0; /* the header lines, with their newline */
+	struct buf b = BUF_INIT;
+	buf_add(&b, mail, hlen);
+	buf_puts(&b, headers);
+	if (!at || at < mail + hlen) {
+		buf_add(&b, mail + hlen, len - hlen);
+		return buf_detach(&b);
+	}
 	const char *eol = memchr(at + sizeof sig - 1, '\n', len - (size_t)(at + sizeof sig - 1 - mail));
 	const char *rest = eol ? eol : mail + len;
-	return xasprintf("%.*s\n-- \npreemptify %s%.*s", (int)(at - mail), mail, PREEMPTIFY_VERSION,
-			 (int)(mail + len - rest), rest);
+	buf_add(&b, mail + hlen, (size_t)(at - mail) - hlen);
+	buf_putc(&b, '\n');
+	if (trailer)
+		buf_printf(&b, "\n%s", trailer);
+	buf_printf(&b, "-- \npreemptify %s", PREEMPTIFY_VERSION);
+	buf_add(&b, rest, (size_t)(mail + len - rest));
+	return buf_detach(&b);
+}
+
+/* Appends "NAME: a,\n    b\n" for ADDRS[0..n), as git format-patch writes --to and --cc. */
+static void address_header(struct buf *b, const char *name, char *const *addrs, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		buf_printf(b, "%s%s%s\n", i ? "    " : name, addrs[i], i + 1 < n ? "," : "");
+}
+
+static char *address_headers(const struct repo_series_options *o)
+{
+	struct buf b = BUF_INIT;
+	address_header(&b, "To: ", o->to, o->nto);
+	address_header(&b, "Cc: ", o->cc, o->ncc);
+	return buf_detach(&b);
+}
+
+/* The patch id of commit C against its first parent (git patch-id --stable). */
+static int commit_patch_id(git_repository *g, git_commit *c, git_oid *out)
+{
+	git_tree *pt = NULL, *t = NULL;
+	git_diff *diff = NULL;
+	int rc = commit_trees(g, c, &pt, &t);
+	if (rc == 0 && (git_diff_tree_to_tree(&diff, g, pt, t, NULL) < 0 || git_diff_patchid(out, diff, NULL) < 0))
+		rc = repo_git_fail("patch id");
+	git_diff_free(diff);
+	git_tree_free(pt);
+	git_tree_free(t);
+	return rc;
+}
+
+/*
+ * With opts->base: s->trailer, "base-commit: <id>\n" and a
+ * "prerequisite-patch-id: <id>\n" per commit between the base and the
+ * first commit's parent (newest first, as git lists them). The base must be
+ * an ancestor of the series' first commit.
+ */
+static int series_base(struct series *s)
+{
+	git_object *obj = NULL;
+	git_commit *first = NULL, *c = NULL;
+	git_revwalk *walk = NULL;
+	struct buf b = BUF_INIT;
+	git_oid base, id;
+	int rc = REPO_EUSAGE, e;
+	if (!s->opts->base)
+		return 0;
+	if (git_revparse_single(&obj, s->g, s->opts->base) < 0) {
+		repo_git_fail(s->opts->base);
+		goto done;
+	}
+	git_object *peeled = NULL;
+	if (git_object_peel(&peeled, obj, GIT_OBJECT_COMMIT) < 0) {
+		error_set("%s: not a commit", s->opts->base);
+		goto done;
+	}
+	git_oid_cpy(&base, git_object_id(peeled));
+	git_object_free(peeled);
+	rc = -1;
+	if (git_commit_lookup(&first, s->g, &s->ids.items[0]) < 0) {
+		repo_git_fail("reading a commit");
+		goto done;
+	}
+	const git_oid *parent = git_commit_parentcount(first) ? git_commit_parent_id(first, 0) : NULL;
+	if (!parent || (!git_oid_equal(parent, &base) && git_graph_descendant_of(s->g, parent, &base) != 1)) {
+		error_set("--base %s: not an ancestor of the series' first commit", s->opts->base);
+		rc = REPO_EUSAGE;
+		goto done;
+	}
+	buf_printf(&b, "base-commit: %s\n", git_oid_tostr_s(&base));
+	if (git_revwalk_new(&walk, s->g) < 0 || git_revwalk_sorting(walk, GIT_SORT_TOPOLOGICAL) < 0 ||
+	    git_revwalk_push(walk, parent) < 0 || git_revwalk_hide(walk, &base) < 0) {
+		repo_git_fail("walking from the base");
+		goto done;
+	}
+	while ((e = git_revwalk_next(&id, walk)) == 0) {
+		git_oid pid;
+		if (git_commit_lookup(&c, s->g, &id) < 0) {
+			repo_git_fail("reading a commit");
+			goto done;
+		}
+		if (git_commit_parentcount(c) <= 1) { /* git skips merges (max_parents = 1) */
+			if (commit_patch_id(s->g, c, &pid) < 0)
+				goto done;
+			buf_printf(&b, "prerequisite-patch-id: %s\n", git_oid_tostr_s(&pid));
+		}
+		git_commit_free(c);
+		c = NULL;
+	}
+	if (e != GIT_ITEROVER) {
+		repo_git_fail("walking from the base");
+		goto done;
+	}
+	s->trailer = buf_detach(&b);
+	rc = 0;
+done:
+	buf_release(&b);
+	git_revwalk_free(walk);
+	git_commit_free(c);
+	git_commit_free(first);
+	git_object_free(obj);
+	return rc;
 }
 
 /* Writes the patch of commit I into out->files; keeps what the cover letter needs. */
@@ -344,10 +470,11 @@ static int write_patch(struct series *s, size_t i, struct repo_series_report *ou
 		repo_git_fail("formatting a patch");
 		goto done;
 	}
-	char *name = patch_name(i + 1, git_commit_summary(c));
+	char *name = patch_name(s->opts->reroll_count, i + 1, git_commit_summary(c));
 	path = xasprintf("%s/%s", s->outdir, name);
 	free(name);
-	fixed = mail_signature(mail.ptr, mail.size);
+	/* the base-commit block ends the first mail: the cover letter if there is one */
+	fixed = mail_fixup(mail.ptr, mail.size, s->headers, i == 0 && !s->opts->cover_letter ? s->trailer : NULL);
 	if (write_new_file(path, fixed, strlen(fixed), s->opts->force) < 0)
 		goto done;
 	vec_push(&out->files, path);
@@ -382,8 +509,9 @@ static void cover_head(struct buf *cover, const struct series *s, git_diff *diff
 	buf_printf(cover, "From %s Mon Sep 17 00:00:00 2001\n", "0000000000000000000000000000000000000000");
 	buf_printf(cover, "From: %s\n", s->signoff);
 	cover_date(cover);
-	buf_printf(cover, "Subject: [%s%s0/%zu] make %zu file%s preempt-safe for 2.6\n\n", s->prefix,
+	buf_printf(cover, "Subject: [%s%s0/%zu] make %zu file%s preempt-safe for 2.6\n", s->prefix,
 		   s->prefix[0] ? " " : "", s->ids.len, nfiles, nfiles == 1 ? "" : "s");
+	buf_printf(cover, "%s\n", s->headers);
 	buf_printf(cover, "This series ports %zu file%s to the 2.6 preemptible kernel, one\n"
 		   "commit per change. The changes were found and made by preemptify.\n\n",
 		   nfiles, nfiles == 1 ? "" : "s");
@@ -427,7 +555,10 @@ static int write_cover(const struct series *s, const char *path)
 	cover_sites(&cover, &s->sites);
 	buf_printf(&cover, "\n%s (%zu):\n%s\n", s->sig->name, s->ids.len, buf_cstr(&s->shortlog));
 	buf_add(&cover, statbuf.ptr, statbuf.size);
-	buf_printf(&cover, "\n-- \npreemptify %s\n\n", PREEMPTIFY_VERSION);
+	buf_putc(&cover, '\n');
+	if (s->trailer)
+		buf_printf(&cover, "\n%s", s->trailer);
+	buf_printf(&cover, "-- \npreemptify %s\n\n", PREEMPTIFY_VERSION);
 	if (write_new_file(path, cover.ptr, cover.len, s->opts->force) < 0)
 		goto done;
 	rc = 0;
@@ -447,10 +578,15 @@ int repo_series(struct repo *r, const struct repo_series_options *opts, const ch
 	int rc = -1;
 	s.g = r->git;
 	s.opts = opts ? opts : &defaults;
-	s.prefix = s.opts->subject_prefix ? s.opts->subject_prefix : "PATCH";
+	const char *prefix = s.opts->subject_prefix ? s.opts->subject_prefix : "PATCH";
+	if (s.opts->reroll_count > 0)
+		s.prefix = xasprintf("%s%sv%d", prefix, prefix[0] ? " " : "", s.opts->reroll_count);
+	else
+		s.prefix = xstrdup(prefix);
 	s.outdir = outdir;
+	s.headers = address_headers(s.opts);
 
-	if ((rc = series_commits(&s, range)) < 0)
+	if ((rc = series_commits(&s, range)) < 0 || (rc = series_base(&s)) < 0)
 		goto done;
 	rc = -1;
 	if (s.opts->signoff || s.opts->cover_letter) {
@@ -460,7 +596,9 @@ int repo_series(struct repo *r, const struct repo_series_options *opts, const ch
 	}
 	if (make_dirs(outdir) < 0)
 		goto done;
-	if (s.opts->cover_letter)
+	if (s.opts->cover_letter && s.opts->reroll_count > 0)
+		strvec_pushf(&out->files, "%s/v%d-0000-cover-letter.patch", outdir, s.opts->reroll_count);
+	else if (s.opts->cover_letter)
 		strvec_pushf(&out->files, "%s/0000-cover-letter.patch", outdir);
 	for (size_t i = 0; i < s.ids.len; i++)
 		if (write_patch(&s, i, out) < 0)
