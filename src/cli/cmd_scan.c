@@ -12,6 +12,7 @@
 
 #include "cli/commands.h"
 #include "analysis/kernel_api.h"
+#include "cli/baseline.h"
 #include "cli/emit.h"
 #include "git/repo.h"
 #include "util/interrupt.h"
@@ -24,6 +25,48 @@ void scan_cli_release(struct scan_cli *a)
 	strvec_release(&a->exclude);
 	strvec_release(&a->ignore);
 	strvec_release(&a->may_sleep);
+	if (a->cfg)
+		config_release(a->cfg);
+	free(a->cfg);
+	a->cfg = NULL;
+}
+
+int scan_cli_config(const struct cli_command *cmd, struct scan_cli *a, const struct strvec *paths,
+		    const char **target)
+{
+	char *path = NULL;
+	if (a->no_config)
+		return EXIT_OK;
+	if (a->config)
+		path = xstrdup(a->config);
+	else if (paths->len)
+		config_find(&path, paths->items[0]);
+	if (!path)
+		return EXIT_OK;
+	struct config *cfg = a->cfg = xcalloc(1, sizeof *cfg);
+	*cfg = (struct config)CONFIG_INIT;
+	int rc = config_load(cfg, path);
+	free(path);
+	if (rc < 0) {
+		fprintf(stderr, "preemptify %s: %s\n", cmd->name, error_last());
+		error_clear();
+		return EXIT_USAGE;
+	}
+	for (size_t i = 0; i < cfg->exclude.len; i++)
+		strvec_push(&a->exclude, cfg->exclude.items[i]);
+	for (size_t i = 0; i < cfg->ignore.len; i++)
+		strvec_push(&a->ignore, cfg->ignore.items[i]);
+	for (size_t i = 0; i < cfg->may_sleep.len; i++)
+		strvec_push(&a->may_sleep, cfg->may_sleep.items[i]);
+	if (!a->baseline)
+		a->baseline = cfg->baseline;
+	if (!a->strict_stats && cfg->strict_stats == 1)
+		a->strict_stats = true;
+	if (cfg->target && target && !*target)
+		*target = cfg->target;
+	if (cfg->target && !target) /* scan plans the fixes it shows for that target */
+		a->modern = strcmp(cfg->target, "modern") == 0;
+	return EXIT_OK;
 }
 
 /* The enabled-rules mask from --ignore; -1 (message printed) for an unknown rule. */
@@ -122,6 +165,7 @@ int scan_cli_run(const struct cli_command *cmd, const struct scan_cli *a,
 	struct scan_options so = SCAN_OPTIONS_INIT;
 	struct strvec files = VEC_INIT, asm_files = VEC_INIT;
 	struct tree_ids *ids = NULL;
+	struct baseline *base = NULL;
 	int rc = EXIT_USAGE;
 	if (paths->len == 0) {
 		fprintf(stderr, "preemptify %s: no PATH given (see 'preemptify %s --help')\n", cmd->name, cmd->name);
@@ -134,6 +178,11 @@ int scan_cli_run(const struct cli_command *cmd, const struct scan_cli *a,
 	}
 	if (scan_cli_options(cmd, a, &so) < 0)
 		goto done;
+	if (a->baseline && baseline_load(&base, a->baseline) < 0) {
+		fprintf(stderr, "preemptify %s: option '--baseline': %s\n", cmd->name, error_last());
+		error_clear();
+		goto done;
+	}
 	so.whole_tree = a->context_root != NULL;
 	for (size_t i = 0; i < paths->len && !so.whole_tree; i++)
 		so.whole_tree = is_tree_root(paths->items[i]);
@@ -157,8 +206,13 @@ int scan_cli_run(const struct cli_command *cmd, const struct scan_cli *a,
 	for (size_t i = 0; i < out->diagnostics.len; i++)
 		if (out->diagnostics.items[i].kind != DIAG_UNPARSED)
 			failed = true;
+	if (a->cfg)
+		config_filter(a->cfg, out);
+	if (base)
+		baseline_filter(base, out);
 	rc = failed ? EXIT_FAILED : EXIT_OK;
 done:
+	baseline_free(base);
 	for (size_t i = 0; ids && i < files.len; i++)
 		free(ids[i].ids);
 	free(ids);
@@ -216,14 +270,35 @@ static size_t count_flagged(const struct scan_result *r)
 	return n;
 }
 
+/* scan --write-baseline FILE: records R's findings; RC is the scan's status (0 or 3). */
+static int scan_write_baseline(const char *path, const struct scan_result *r, bool quiet, int rc)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < r->diagnostics.len; i++) {
+		const struct diagnostic *d = &r->diagnostics.items[i];
+		if (d->kind != DIAG_UNPARSED)
+			fprintf(stderr, "%s: error: %s\n", d->file, after_path(d->message, d->file));
+	}
+	if (baseline_write(path, r, &n) < 0) {
+		fprintf(stderr, "preemptify scan: option '--write-baseline': %s\n", error_last());
+		error_clear();
+		return EXIT_FAILED;
+	}
+	if (!quiet)
+		fprintf(stderr, "preemptify: %zu finding%s recorded in %s\n", n, n == 1 ? "" : "s", path);
+	return rc;
+}
+
 int cmd_scan(int argc, char **argv)
 {
 	const struct cli_command *cmd = cli_command_find("scan");
 	struct scan_cli a = SCAN_CLI_INIT;
-	const char *format = "text", *output = NULL;
+	const char *format = "text", *output = NULL, *write_baseline = NULL;
 	const struct cli_option opts[] = {
 		{"format", 'f', OPT_STRING, &format, "text|json|sarif", "output format (default text)"},
 		{"output", 'o', OPT_STRING, &output, "FILE", "write the report to FILE instead of stdout"},
+		{"write-baseline", 0, OPT_STRING, &write_baseline, "FILE",
+		 "record today's findings in FILE (for --baseline) instead of reporting them"},
 		SCAN_CLI_OPTIONS(&a),
 		{NULL, 0, 0, NULL, NULL, NULL},
 	};
@@ -256,10 +331,18 @@ int cmd_scan(int argc, char **argv)
 			goto done;
 		}
 	}
+	if (scan_cli_config(cmd, &a, &paths, NULL) != EXIT_OK)
+		goto done;
+	if (write_baseline)
+		a.baseline = NULL; /* every finding is recorded */
 	a.progress = cli_progress(a.quiet);
 	rc = scan_cli_run(cmd, &a, &paths, &r);
 	if (rc == EXIT_USAGE || interrupted())
 		goto done; /* an interrupted scan is not shown: it would look complete */
+	if (write_baseline) {
+		rc = scan_write_baseline(write_baseline, &r, a.quiet, rc);
+		goto done;
+	}
 	if (fmt == FORMAT_SARIF) {
 		struct sarif_where w;
 		sarif_where_init(&w, paths.items[0]);
