@@ -347,13 +347,13 @@ static char *relative_to(const char *dir, const char *file)
 size_t config_filter(const struct config *c, struct scan_result *r)
 {
 	size_t kept = 0, dropped = 0;
-	const char *file = NULL;
-	char *rel = NULL;
+	char *file = NULL, *rel = NULL; /* a copy: the finding named it may be released */
 	unsigned mask = 0;
 	for (size_t i = 0; i < r->findings.len; i++) {
 		struct finding *f = &r->findings.items[i];
 		if (c->ignore_globs.len && (!file || strcmp(file, f->file) != 0)) {
-			file = f->file;
+			free(file);
+			file = xstrdup(f->file);
 			free(rel);
 			rel = relative_to(c->dir, f->file);
 			mask = 0;
@@ -371,6 +371,7 @@ size_t config_filter(const struct config *c, struct scan_result *r)
 		}
 	}
 	r->findings.len = kept;
+	free(file);
 	free(rel);
 	return dropped;
 }
