@@ -54,4 +54,17 @@ run scan --baseline bad2.txt tree; expect_rc 2 "unknown rule"; expect_err "bad2\
 printf 'foo.c\tf\tP003\tx\n' >bad3.txt
 run scan --baseline bad3.txt tree; expect_rc 2 "no header"; expect_err "bad3\.txt:1: not a baseline file" "header required"
 run scan --write-baseline nodir/b.txt tree; expect_rc 3 "--write-baseline into a missing directory"
+
+# diff and apply fix only what the baseline does not hold
+command -v spatch >/dev/null || { echo "SKIP (rewrite part): spatch not installed"; finish; exit $?; }
+mkdir d && cp "$SRC/fixtures/drivers/char/lp_poll.c" d/lp.c
+run scan -q --write-baseline d/base.txt d/lp.c; expect_rc 0 "a baseline of one file"
+run diff --baseline d/base.txt d/lp.c; expect_rc 0 "diff: nothing new, nothing to change"
+printf '\nvoid lp_new_wait(void)\n{\n\tif (current->need_resched)\n\t\tschedule();\n}\n' >>d/lp.c
+run diff --baseline d/base.txt d/lp.c; expect_rc 1 "diff: the new site is fixed"
+n=$(printf '%s\n' "$out" | grep -c '^+.*cond_resched()')
+if [ "$n" -eq 1 ]; then ok; else bad "diff changes only the new site ($n cond_resched lines)"; fi
+run apply -q --baseline d/base.txt d/lp.c; expect_rc 0 "apply with a baseline"
+n=$(grep -c 'cond_resched()' d/lp.c)
+if [ "$n" -eq 1 ]; then ok; else bad "apply wrote only the new fix ($n)"; fi
 finish
