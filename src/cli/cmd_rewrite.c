@@ -38,15 +38,20 @@ int rewrite_cli_run(const struct cli_command *cmd, struct rewrite_cmd *c)
 {
 	const struct rewrite_cli *o = &c->rewrite;
 	struct rewrite_options ro = REWRITE_OPTIONS_INIT;
+	const char *target = o->target;
+	if (scan_cli_config(cmd, &c->scan, &c->paths, &target) != EXIT_OK)
+		return EXIT_USAGE;
+	if (!target)
+		target = "2.6";
 	struct scan_cli sa = c->scan;
-	if (strcmp(o->target, "2.6") == 0) {
+	if (strcmp(target, "2.6") == 0) {
 		ro.target = TARGET_26;
-	} else if (strcmp(o->target, "modern") == 0) {
+	} else if (strcmp(target, "modern") == 0) {
 		ro.target = TARGET_MODERN;
 		sa.modern = true;
 	} else {
 		fprintf(stderr, "preemptify %s: option '--target' must be 2.6 or modern, got '%s'\n",
-			cmd->name, o->target);
+			cmd->name, target);
 		return EXIT_USAGE;
 	}
 	if (o->timeout <= 0) {

@@ -12,6 +12,7 @@
 
 #include "cli/commands.h"
 #include "analysis/kernel_api.h"
+#include "cli/baseline.h"
 #include "cli/emit.h"
 #include "git/repo.h"
 #include "util/interrupt.h"
@@ -24,6 +25,48 @@ void scan_cli_release(struct scan_cli *a)
 	strvec_release(&a->exclude);
 	strvec_release(&a->ignore);
 	strvec_release(&a->may_sleep);
+	if (a->cfg)
+		config_release(a->cfg);
+	free(a->cfg);
+	a->cfg = NULL;
+}
+
+int scan_cli_config(const struct cli_command *cmd, struct scan_cli *a, const struct strvec *paths,
+		    const char **target)
+{
+	char *path = NULL;
+	if (a->no_config)
+		return EXIT_OK;
+	if (a->config)
+		path = xstrdup(a->config);
+	else if (paths->len)
+		config_find(&path, paths->items[0]);
+	if (!path)
+		return EXIT_OK;
+	struct config *cfg = a->cfg = xcalloc(1, sizeof *cfg);
+	*cfg = (struct config)CONFIG_INIT;
+	int rc = config_load(cfg, path);
+	free(path);
+	if (rc < 0) {
+		fprintf(stderr, "preemptify %s: %s\n", cmd->name, error_last());
+		error_clear();
+		return EXIT_USAGE;
+	}
+	for (size_t i = 0; i < cfg->exclude.len; i++)
+		strvec_push(&a->exclude, cfg->exclude.items[i]);
+	for (size_t i = 0; i < cfg->ignore.len; i++)
+		strvec_push(&a->ignore, cfg->ignore.items[i]);
+	for (size_t i = 0; i < cfg->may_sleep.len; i++)
+		strvec_push(&a->may_sleep, cfg->may_sleep.items[i]);
+	if (!a->baseline)
+		a->baseline = cfg->baseline;
+	if (!a->strict_stats && cfg->strict_stats == 1)
+		a->strict_stats = true;
+	if (cfg->target && target && !*target)
+		*target = cfg->target;
+	if (cfg->target && !target) /* scan plans the fixes it shows for that target */
+		a->modern = strcmp(cfg->target, "modern") == 0;
+	return EXIT_OK;
 }
 
 /* The enabled-rules mask from --ignore; -1 (message printed) for an unknown rule. */
@@ -127,6 +170,54 @@ static void since_release(struct since *s)
 	free(s->last);
 }
 
+/* "ARRAY\tFILE\tLINE" of every finding that is part of a shared array's conversion, into PARTS. */
+static void arrays_parts(const struct scan_result *r, struct strvec *parts)
+{
+	for (size_t i = 0; i < r->findings.len; i++) {
+		const struct finding *f = &r->findings.items[i];
+		if (f->array && !f->protected_site)
+			strvec_pushf(parts, "%s\t%s\t%u\t%d", f->array, f->file, f->pos.line, (int)f->rule);
+	}
+}
+
+/*
+ * A shared array converts in all its files or none: when the config or the
+ * baseline dropped one of its parts (PARTS, from before), the others are
+ * reported but not fixed.
+ */
+static void arrays_keep_whole(struct scan_result *r, const struct strvec *parts)
+{
+	for (size_t p = 0; p < parts->len; p++) {
+		bool kept = false;
+		for (size_t i = 0; i < r->findings.len && !kept; i++) {
+			const struct finding *f = &r->findings.items[i];
+			char *key = f->array ? xasprintf("%s\t%s\t%u\t%d", f->array, f->file, f->pos.line, (int)f->rule)
+					     : NULL;
+			kept = key && strcmp(key, parts->items[p]) == 0;
+			free(key);
+		}
+		if (kept)
+			continue;
+		size_t nl = strcspn(parts->items[p], "\t");
+		const char *where = parts->items[p] + nl + 1;
+		for (size_t i = 0; i < r->findings.len; i++) {
+			struct finding *f = &r->findings.items[i];
+			if (!f->array || strlen(f->array) != nl || strncmp(f->array, parts->items[p], nl) != 0 ||
+			    f->fix == FIX_NONE)
+				continue;
+			char *note = xasprintf("not converted: a part of the conversion of %s is ignored (config or "
+					       "baseline) at %.*s, so none of its files converts", f->array,
+					       (int)strcspn(where, "\t"), where);
+			for (size_t k = 0; k < f->edits.len; k++)
+				free(f->edits.items[k].text);
+			f->edits.len = 0;
+			f->fix = FIX_NONE;
+			free(f->fix_note);
+			f->fix_note = note;
+		}
+	}
+}
+
 /* Opens the repository holding PATH and lists what changed since REV; EXIT_USAGE (printed) if it cannot. */
 static int since_load(const struct cli_command *cmd, const char *rev, const char *path, struct since *s)
 {
@@ -213,6 +304,7 @@ int scan_cli_run(const struct cli_command *cmd, const struct scan_cli *a,
 	struct strvec files = VEC_INIT, asm_files = VEC_INIT;
 	struct tree_ids *ids = NULL;
 	struct since since = SINCE_INIT;
+	struct baseline *base = NULL;
 	int rc = EXIT_USAGE;
 	if (paths->len == 0) {
 		fprintf(stderr, "preemptify %s: no PATH given (see 'preemptify %s --help')\n", cmd->name, cmd->name);
@@ -229,6 +321,11 @@ int scan_cli_run(const struct cli_command *cmd, const struct scan_cli *a,
 	if (a->since && (rc = since_load(cmd, a->since, paths->items[0], &since)) != EXIT_OK)
 		goto done;
 	rc = EXIT_USAGE;
+	if (a->baseline && baseline_load(&base, a->baseline) < 0) {
+		fprintf(stderr, "preemptify %s: option '--baseline': %s\n", cmd->name, error_last());
+		error_clear();
+		goto done;
+	}
 	so.whole_tree = a->context_root != NULL;
 	for (size_t i = 0; i < paths->len && !so.whole_tree; i++)
 		so.whole_tree = is_tree_root(paths->items[i]);
@@ -254,8 +351,17 @@ int scan_cli_run(const struct cli_command *cmd, const struct scan_cli *a,
 	for (size_t i = 0; i < out->diagnostics.len; i++)
 		if (out->diagnostics.items[i].kind != DIAG_UNPARSED)
 			failed = true;
+	struct strvec parts = STRVEC_INIT;
+	arrays_parts(out, &parts);
+	if (a->cfg)
+		config_filter(a->cfg, out);
+	if (base)
+		baseline_filter(base, out);
+	arrays_keep_whole(out, &parts);
+	strvec_release(&parts);
 	rc = failed ? EXIT_FAILED : EXIT_OK;
 done:
+	baseline_free(base);
 	for (size_t i = 0; ids && i < files.len; i++)
 		free(ids[i].ids);
 	free(ids);
@@ -314,14 +420,35 @@ static size_t count_flagged(const struct scan_result *r)
 	return n;
 }
 
+/* scan --write-baseline FILE: records R's findings; RC is the scan's status (0 or 3). */
+static int scan_write_baseline(const char *path, const struct scan_result *r, bool quiet, int rc)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < r->diagnostics.len; i++) {
+		const struct diagnostic *d = &r->diagnostics.items[i];
+		if (d->kind != DIAG_UNPARSED)
+			fprintf(stderr, "%s: error: %s\n", d->file, after_path(d->message, d->file));
+	}
+	if (baseline_write(path, r, &n) < 0) {
+		fprintf(stderr, "preemptify scan: option '--write-baseline': %s\n", error_last());
+		error_clear();
+		return EXIT_FAILED;
+	}
+	if (!quiet)
+		fprintf(stderr, "preemptify: %zu finding%s recorded in %s\n", n, n == 1 ? "" : "s", path);
+	return rc;
+}
+
 int cmd_scan(int argc, char **argv)
 {
 	const struct cli_command *cmd = cli_command_find("scan");
 	struct scan_cli a = SCAN_CLI_INIT;
-	const char *format = "text", *output = NULL;
+	const char *format = "text", *output = NULL, *write_baseline = NULL;
 	const struct cli_option opts[] = {
 		{"format", 'f', OPT_STRING, &format, "text|json|sarif", "output format (default text)"},
 		{"output", 'o', OPT_STRING, &output, "FILE", "write the report to FILE instead of stdout"},
+		{"write-baseline", 0, OPT_STRING, &write_baseline, "FILE",
+		 "record today's findings in FILE (for --baseline) instead of reporting them"},
 		SCAN_CLI_OPTIONS(&a),
 		{NULL, 0, 0, NULL, NULL, NULL},
 	};
@@ -354,10 +481,18 @@ int cmd_scan(int argc, char **argv)
 			goto done;
 		}
 	}
+	if (scan_cli_config(cmd, &a, &paths, NULL) != EXIT_OK)
+		goto done;
+	if (write_baseline)
+		a.baseline = NULL; /* every finding is recorded */
 	a.progress = cli_progress(a.quiet);
 	rc = scan_cli_run(cmd, &a, &paths, &r);
 	if (rc == EXIT_USAGE || interrupted())
 		goto done; /* an interrupted scan is not shown: it would look complete */
+	if (write_baseline) {
+		rc = scan_write_baseline(write_baseline, &r, a.quiet, rc);
+		goto done;
+	}
 	if (fmt == FORMAT_SARIF) {
 		struct sarif_where w;
 		sarif_where_init(&w, paths.items[0]);

@@ -10,6 +10,7 @@
 #include "cli/cli.h"
 #include "fix/rewrite.h"
 #include "analysis/scan.h"
+#include "cli/config.h"
 
 int cmd_scan(int argc, char **argv);    /* cmd_scan.c */
 int cmd_explain(int argc, char **argv); /* cmd_scan.c */
@@ -59,8 +60,13 @@ struct scan_cli {
 	bool quiet;                 /* stderr: errors only (no summary, notes, progress) */
 	struct progress *progress;  /* not an option: from cli_progress(), or NULL */
 	const char *since;          /* REV: report (and fix) only the files changed since REV */
+	const char *baseline;       /* report only findings not in this baseline file */
+	const char *config;         /* --config FILE; NULL: look for .preemptify.toml */
+	bool no_config;             /* read no .preemptify.toml */
+	struct config *cfg;         /* not an option: the config read (scan_cli_config), or NULL */
 };
-#define SCAN_CLI_INIT {0, false, false, {NULL, 0, 0}, {NULL, 0, 0}, false, {NULL, 0, 0}, false, false, NULL, false, false, NULL, NULL}
+#define SCAN_CLI_INIT {0, false, false, {NULL, 0, 0}, {NULL, 0, 0}, false, {NULL, 0, 0}, false, false, NULL, \
+		       false, false, NULL, NULL, NULL, NULL, false, NULL}
 #define SCAN_CLI_OPTIONS(a) \
 	{"jobs", 'j', OPT_INT, &(a)->jobs, "N", "files analysed in parallel (default: online CPUs)"}, \
 	{"exclude", 0, OPT_LIST, &(a)->exclude, "GLOB", "skip paths matching GLOB"}, \
@@ -74,6 +80,11 @@ struct scan_cli {
 	 "only the files changed since REV (git diff REV, untracked files too); callers still from the whole tree"}, \
 	{"no-tree", 0, OPT_FLAG, &(a)->no_tree, NULL, \
 	 "analyse each file alone (callers in other files unknown; faster)"}, \
+	{"baseline", 0, OPT_STRING, &(a)->baseline, "FILE", \
+	 "report and fix only findings not recorded in FILE (scan --write-baseline)"}, \
+	{"config", 0, OPT_STRING, &(a)->config, "FILE", \
+	 "read options from FILE (default: the nearest .preemptify.toml above the first PATH)"}, \
+	{"no-config", 0, OPT_FLAG, &(a)->no_config, NULL, "read no .preemptify.toml"}, \
 	{"verbose", 'v', OPT_FLAG, &(a)->verbose, NULL, "also report protected sites, with the reasoning"}, \
 	CLI_QUIET_OPTION(&(a)->quiet), \
 	{"no-prefilter", 0, OPT_FLAG, &(a)->no_prefilter, NULL, \
@@ -91,13 +102,26 @@ struct progress *cli_progress(bool quiet);
  * tree did not change are then dropped (the walk and the cross-file
  * analysis still see every file), except the findings of a per-CPU array
  * shared with a changed file: it is converted in all its files or none.
- * Prints one line and returns EXIT_USAGE for a bad --ignore or -j, no
- * PATH, or a --since REV that does not resolve (or PATHS not in git); otherwise prints nothing and returns EXIT_FAILED when a root, a
+ * Then drops the findings the config's [ignore-paths] ignores and those
+ * recorded in the --baseline file. Prints one line and returns EXIT_USAGE
+ * for a bad --ignore or -j, no PATH, a bad baseline file, or a --since REV
+ * that does not resolve (or PATHS not in git); otherwise prints nothing and returns EXIT_FAILED when a root, a
  * file or the parser failed, else EXIT_OK. OUT is filled in every case
  * but EXIT_USAGE; the caller frees it with scan_result_release().
  */
 int scan_cli_run(const struct cli_command *cmd, const struct scan_cli *a,
 		 const struct strvec *paths, struct scan_result *out);
+
+/*
+ * Reads the config (--config FILE, else the nearest .preemptify.toml at or
+ * above PATHS[0], none with --no-config) into A->cfg and merges it into A:
+ * its lists are added to the command line's, its baseline and strict_stats
+ * are used when the command line gave none; *TARGET (may be NULL: a command
+ * without --target) gets the file's target when it is NULL. Prints one line
+ * and returns EXIT_USAGE for a bad file, else EXIT_OK.
+ */
+int scan_cli_config(const struct cli_command *cmd, struct scan_cli *a, const struct strvec *paths,
+		    const char **target);
 
 /* The scan options A stands for; -1 (message printed) on a bad --ignore. */
 int scan_cli_options(const struct cli_command *cmd, const struct scan_cli *a,
@@ -108,12 +132,12 @@ void scan_cli_release(struct scan_cli *a);
 /* The options of every command that rewrites (diff, apply, commit). */
 struct rewrite_cli {
 	int timeout;        /* seconds per spatch process */
-	const char *target; /* "2.6" or "modern" */
+	const char *target; /* "2.6" or "modern"; NULL: the config's, else 2.6 */
 	const char *spatch; /* the Coccinelle program */
 	bool no_slice;      /* spatch gets whole files */
 	bool no_batch;      /* one spatch process per file and run */
 };
-#define REWRITE_CLI_INIT {60, "2.6", "spatch", false, false}
+#define REWRITE_CLI_INIT {60, NULL, "spatch", false, false}
 #define REWRITE_CLI_OPTIONS(o) \
 	{"timeout", 0, OPT_INT, &(o)->timeout, "SEC", "time limit per spatch process (default 60)"}, \
 	{"no-slice", 0, OPT_FLAG, &(o)->no_slice, NULL, \

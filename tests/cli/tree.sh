@@ -118,4 +118,12 @@ c=$(cd repo && git log --format=%h --grep='^fastdev_stats: ' -n 1)
 files=$(cd repo && git show --name-only --format= "$c" | sort | tr '\n' ' ')
 if [ -n "$c" ] && [ "$files" = "drivers/net/fastnet_stat.c include/linux/fastdev_stat.h net/core/fastdev_stat.c " ]; then ok
 else bad "one commit for the shared array's three files, named after it: '$c' $files"; fi
+
+# the config ignores the driver's part: the shared array converts nowhere
+rm -rf cfgtree && cp -r "$SRC/fixtures/trees/fastnet" cfgtree
+printf '[ignore-paths]\n"drivers/net/fastnet_stat.c" = ["P002", "P008"]\n' >cfgtree/.preemptify.toml
+run diff cfgtree
+if printf '%s\n' "$out" | grep -qE '^\+.*PER_CPU.*fastdev_stats'; then bad "an ignored part keeps the whole array"; else ok; fi
+run scan -v cfgtree
+expect_out 'a part of the conversion of fastdev_stats is ignored \(config or baseline\)' "the ignored part named as the reason"
 finish
