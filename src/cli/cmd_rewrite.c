@@ -119,10 +119,16 @@ struct emit_opts {
 };
 
 /* What diff or apply did, for the closing line. */
+struct stat_row {
+	char *path; /* as diff shows it, owned */
+	size_t add, del;
+};
+
 struct totals {
 	size_t changed, fixed, refused;
 	size_t per_fix[FIX_COUNT];
 	bool failed;
+	VEC(struct stat_row) rows; /* --stat: one per changed file, printed at the end */
 };
 
 /* Shows (into OUT) or writes one changed file. */
@@ -132,9 +138,8 @@ static void emit_change(const struct file_change *c, const struct emit_opts *e, 
 	if (e->stat) {
 		size_t add = 0, del = 0;
 		textdiff_count(c->old_text, c->old_len, c->new_text, c->new_len, &add, &del);
-		char *p = textdiff_display_path(c->path);
-		buf_printf(out, " %s | %zu +%zu -%zu\n", p, add + del, add, del);
-		free(p);
+		struct stat_row r = {textdiff_display_path(c->path), add, del};
+		vec_push(&t->rows, r);
 	} else if (!e->apply) {
 		if (textdiff_unified(out, c->path, c->old_text, c->old_len, c->new_text,
 				     c->new_len, &e->diff) < 0) {
@@ -176,10 +181,50 @@ static void print_unwritten(const struct rewrite_result *rr, size_t from)
 		"unchanged or completely rewritten\n", n, n == 1 ? "" : "s");
 }
 
+/*
+ * --stat as `git diff --stat` writes it: names padded to one column, the
+ * count, a +/- graph scaled to fit 80 columns, then the summary line.
+ */
+static void print_stat(const struct totals *t)
+{
+	size_t namew = 0, maxc = 0, adds = 0, dels = 0;
+	for (size_t i = 0; i < t->rows.len; i++) {
+		const struct stat_row *r = &t->rows.items[i];
+		namew = strlen(r->path) > namew ? strlen(r->path) : namew;
+		maxc = r->add + r->del > maxc ? r->add + r->del : maxc;
+		adds += r->add;
+		dels += r->del;
+	}
+	int countw = snprintf(NULL, 0, "%zu", maxc);
+	long graphw = 80 - (long)(1 + namew + 3 + (size_t)countw + 1);
+	if (graphw < 10)
+		graphw = 10;
+	for (size_t i = 0; i < t->rows.len; i++) {
+		const struct stat_row *r = &t->rows.items[i];
+		size_t a = r->add, d = r->del;
+		if (maxc > (size_t)graphw) { /* git's scale_linear() */
+			a = a ? 1 + a * (size_t)(graphw - 1) / maxc : 0;
+			d = d ? 1 + d * (size_t)(graphw - 1) / maxc : 0;
+		}
+		printf(" %-*s | %*zu ", (int)namew, r->path, countw, r->add + r->del);
+		for (size_t k = 0; k < a; k++)
+			putchar('+');
+		for (size_t k = 0; k < d; k++)
+			putchar('-');
+		putchar('\n');
+	}
+	printf(" %zu file%s changed", t->rows.len, t->rows.len == 1 ? "" : "s");
+	if (adds)
+		printf(", %zu insertion%s(+)", adds, adds == 1 ? "" : "s");
+	if (dels)
+		printf(", %zu deletion%s(-)", dels, dels == 1 ? "" : "s");
+	putchar('\n');
+}
+
 static void print_totals(const struct totals *t, const struct emit_opts *e, bool quiet)
 {
 	if (e->stat)
-		printf(" %zu file%s changed\n", t->changed, t->changed == 1 ? "" : "s");
+		print_stat(t);
 	fflush(stdout); /* the summary after the diff when both streams go to one file */
 	if (quiet)
 		return;
@@ -209,7 +254,7 @@ static int run(const char *name, bool apply, int argc, char **argv)
 		apply ? (struct cli_option){"backup", 0, OPT_STRING, &e.backup, "SUFFIX", "keep each original as FILE+SUFFIX"}
 		      : (struct cli_option){"color", 0, OPT_STRING, &color, "auto|always|never", "colour the diff (default auto: on a terminal, unless NO_COLOR)"},
 		{"stat", 0, OPT_FLAG, &e.stat, NULL,
-		 apply ? "show changed-line counts per file" : "show changed-line counts per file, not the diff"},
+		 apply ? "show changed-line counts per file (as git diff --stat)" : "show changed-line counts per file (as git diff --stat), not the diff"},
 		SCAN_CLI_OPTIONS(&rw.scan),
 		{NULL, 0, 0, NULL, NULL, NULL},
 	};
@@ -227,7 +272,7 @@ static int run(const char *name, bool apply, int argc, char **argv)
 		code = status;
 		goto done;
 	}
-	struct totals t = {0, 0, 0, {0}, status == EXIT_FAILED};
+	struct totals t = {0, 0, 0, {0}, status == EXIT_FAILED, VEC_INIT};
 	e.diff.color = want_color(color);
 	for (size_t i = 0; i < rw.rr.files.len; i++) {
 		const struct file_change *c = &rw.rr.files.items[i];
@@ -244,6 +289,9 @@ static int run(const char *name, bool apply, int argc, char **argv)
 	}
 	fputs(buf_cstr(&out), stdout);
 	print_totals(&t, &e, rw.scan.quiet);
+	for (size_t i = 0; i < t.rows.len; i++)
+		free(t.rows.items[i].path);
+	vec_release(&t.rows);
 	if (rw.scan.verbose && !rw.scan.quiet)
 		fprintf(stderr, "preemptify: %u spatch process%s (%u file runs shared a process)\n",
 			rw.rr.spatch_processes, rw.rr.spatch_processes == 1 ? "" : "es", rw.rr.spatch_batched);

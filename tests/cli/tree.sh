@@ -126,4 +126,15 @@ run diff cfgtree
 if printf '%s\n' "$out" | grep -qE '^\+.*PER_CPU.*fastdev_stats'; then bad "an ignored part keeps the whole array"; else ok; fi
 run scan -v cfgtree
 expect_out 'a part of the conversion of fastdev_stats is ignored \(config or baseline\)' "the ignored part named as the reason"
+
+# diff --stat is git's: the text `git diff --stat` prints for the applied change
+rm -rf st && cp -r "$SRC/fixtures/trees/fastnet" st
+(cd st && git init -q && git add -A && git commit -qm base) || bad "stat repository"
+mine=$(cd st && "$BIN" diff --stat . 2>/dev/null)
+(cd st && "$BIN" apply . >/dev/null 2>&1)
+theirs=$(cd st && git diff --stat)
+if [ -n "$mine" ] && [ "$mine" = "$theirs" ]; then ok; else bad "diff --stat as git diff --stat: mine
+$mine
+git's
+$theirs"; fi
 finish
