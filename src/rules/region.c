@@ -207,11 +207,21 @@ static bool never_completes(TSNode s)
 	return false;
 }
 
+/* Does N contain a call? */
+static bool has_call(TSNode n)
+{
+	return !ts_node_is_null(first_call(n));
+}
+
 char *plan_region(const struct ctx *c, TSNode first, TSNode last, const char *var, const char *put,
 		  struct finding *fd)
 {
 	struct region_scan rs;
 	memset(&rs, 0, sizeof rs);
+	/* a region ending among declarations ends after them: no statement between declarations */
+	for (TSNode nx = next_stmt(last); ts_type_is(last, "declaration") && ts_type_is(nx, "declaration") &&
+	     !has_call(nx); nx = next_stmt(last))
+		last = nx;
 	rs.c = c;
 	rs.first = first;
 	rs.last = last;
