@@ -46,24 +46,17 @@ bool scan_prefilter(const char *src, size_t len)
 /* Does TEXT name one of the tree's header macros that hide a site (a word)? */
 static bool uses_tree_macro(const struct scan_options *opts, const char *text, size_t len)
 {
-	for (size_t i = 0; opts->macros && i < opts->macros->len; i++) {
-		const char *name = opts->macros->items[i].def.name;
-		size_t n = strlen(name);
-		for (const char *p = memmem(text, len, name, n); p;
-		     p = memmem(p + 1, len - (size_t)(p + 1 - text), name, n))
-			if ((p == text || !is_ident_char(p[-1])) && (p + n == text + len || !is_ident_char(p[n])))
-				return true;
-	}
+	for (size_t i = 0; opts->macros && i < opts->macros->len; i++)
+		if (text_has_word(text, len, opts->macros->items[i].def.name))
+			return true;
 	return false;
 }
-
-static bool text_names(const char *text, size_t len, const char *name);
 
 /* Does TEXT name one of the tree's arrays being converted (its EXPORT_SYMBOL, a use)? */
 static bool names_tree_array(const struct scan_options *opts, const char *text, size_t len)
 {
 	for (size_t i = 0; opts->arrays && i < opts->arrays->len; i++)
-		if (!opts->arrays->items[i].why_not && text_names(text, len, opts->arrays->items[i].name))
+		if (!opts->arrays->items[i].why_not && text_has_word(text, len, opts->arrays->items[i].name))
 			return true;
 	return false;
 }
@@ -469,6 +462,30 @@ static void index_header_macros(char *const *index, size_t n, char *const *scann
 
 static void resort(struct scan_result *out);
 
+/*
+ * Sorts AGAIN and drops its duplicates, then scans those files again with
+ * O, their results in OUT replaced.
+ */
+static void scan_again(char_vec *again, const struct scan_options *o, struct scan_result *out)
+{
+	if (again->len > 1)
+		qsort(again->items, again->len, sizeof *again->items, cstr_cmp);
+	size_t w = 0;
+	for (size_t i = 0; i < again->len; i++)
+		if (w == 0 || strcmp(again->items[w - 1], again->items[i]) != 0)
+			again->items[w++] = again->items[i];
+	again->len = w;
+	drop_files(out, again->items, again->len);
+	struct scan_result r = SCAN_RESULT_INIT;
+	scan_files(again->items, again->len, o, &r);
+	for (size_t k = 0; k < r.findings.len; k++)
+		vec_push(&out->findings, r.findings.items[k]);
+	for (size_t k = 0; k < r.diagnostics.len; k++)
+		vec_push(&out->diagnostics, r.diagnostics.items[k]);
+	r.findings.len = r.diagnostics.len = 0; /* moved */
+	scan_result_release(&r);
+}
+
 /* ---- per-CPU arrays shared across files ------------------------------------ */
 
 static bool is_asm(const char *path)
@@ -477,14 +494,6 @@ static bool is_asm(const char *path)
 	return n > 2 && (strcmp(path + n - 2, ".S") == 0 || strcmp(path + n - 2, ".s") == 0);
 }
 
-static bool text_names(const char *text, size_t len, const char *name)
-{
-	size_t n = strlen(name);
-	for (const char *p = memmem(text, len, name, n); p; p = memmem(p + 1, len - (size_t)(p + 1 - text), name, n))
-		if ((p == text || !is_ident_char(p[-1])) && (p + n == text + len || !is_ident_char(p[n])))
-			return true;
-	return false;
-}
 
 void tree_array_release(struct tree_array *t)
 {
@@ -533,7 +542,7 @@ static void arrays_users(tree_array_vec *a, char *const *index, size_t n, char *
 		if (!maybe || read_file(index[f], &text, &len) < 0)
 			continue;
 		for (size_t i = 0; i < a->len; i++) {
-			if (!text_names(text, len, a->items[i].name))
+			if (!text_has_word(text, len, a->items[i].name))
 				continue;
 			any = true;
 			vec_push(&users[i], index[f]);
@@ -721,23 +730,7 @@ static void convert_tree_arrays(const struct scan_options *opts, struct scan_res
 			vec_release(&again);
 			break;
 		}
-		if (again.len > 1)
-			qsort(again.items, again.len, sizeof *again.items, cstr_cmp);
-		size_t w = 0;
-		for (size_t i = 0; i < again.len; i++)
-			if (w == 0 || strcmp(again.items[w - 1], again.items[i]) != 0)
-				again.items[w++] = again.items[i];
-		again.len = w;
-		drop_files(out, again.items, again.len);
-		struct scan_result r = SCAN_RESULT_INIT;
-		scan_files(again.items, again.len, &o, &r);
-		for (size_t k = 0; k < r.findings.len; k++)
-			vec_push(&out->findings, r.findings.items[k]);
-		for (size_t k = 0; k < r.diagnostics.len; k++)
-			vec_push(&out->diagnostics, r.diagnostics.items[k]);
-		vec_release(&r.findings);
-		vec_release(&r.diagnostics);
-		scan_result_release(&r);
+		scan_again(&again, &o, out);
 		vec_release(&again);
 		for (size_t i = 0; i < a->len; i++)
 			rescan[i] = a->items[i].why_not == NULL;
@@ -776,29 +769,14 @@ void scan_with_tree(char *const *index, size_t n, char *const *scanned, size_t n
 	for (size_t i = 0; i < out->want.len; i++)
 		if (tree_context_atomic(out->tree, out->want.items[i].name))
 			vec_push(&again, out->want.items[i].file);
-	if (again.len > 1)
-		qsort(again.items, again.len, sizeof *again.items, cstr_cmp);
-	size_t u = 0;
-	for (size_t i = 0; i < again.len; i++)
-		if (u == 0 || strcmp(again.items[u - 1], again.items[i]) != 0)
-			again.items[u++] = again.items[i];
-	again.len = u;
-	drop_files(out, again.items, again.len);
 	struct scan_options o = *opts;
 	o.tree = out->tree;
 	o.want = false;
 	o.ids = NULL;
 	o.macros = &out->macros;
-	struct scan_result r = SCAN_RESULT_INIT;
-	scan_files(again.items, again.len, &o, &r);
-	for (size_t k = 0; k < r.findings.len; k++)
-		vec_push(&out->findings, r.findings.items[k]);
-	for (size_t k = 0; k < r.diagnostics.len; k++)
-		vec_push(&out->diagnostics, r.diagnostics.items[k]);
-	vec_release(&r.findings);
-	vec_release(&r.diagnostics);
-	vec_release(&again);
+	scan_again(&again, &o, out);
 	note_preemptible(out, again.items, again.len);
+	vec_release(&again);
 	convert_tree_arrays(opts, out, users);
 	resort(out);
 }

@@ -208,12 +208,7 @@ static void arrays_keep_whole(struct scan_result *r, const struct strvec *parts)
 			char *note = xasprintf("not converted: a part of the conversion of %s is ignored (config or "
 					       "baseline) at %.*s, so none of its files converts", f->array,
 					       (int)strcspn(where, "\t"), where);
-			for (size_t k = 0; k < f->edits.len; k++)
-				free(f->edits.items[k].text);
-			f->edits.len = 0;
-			f->fix = FIX_NONE;
-			free(f->fix_note);
-			f->fix_note = note;
+			finding_unfixable(f, note);
 		}
 	}
 }

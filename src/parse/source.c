@@ -4,6 +4,7 @@
  * length, so every byte offset the parser reports is an offset in the
  * user's file. It never touches comments, strings or directives.
  */
+#define _GNU_SOURCE /* memmem */
 #include "parse/source.h"
 
 #include <stdlib.h>
@@ -594,6 +595,15 @@ bool source_in_directive(const struct source *src, size_t offset)
 {
 	for (size_t i = 0; i < src->defs.len; i++)
 		if (src->defs.items[i].offset <= offset && offset < src->defs.items[i].end)
+			return true;
+	return false;
+}
+
+bool text_has_word(const char *text, size_t len, const char *word)
+{
+	size_t n = strlen(word);
+	for (const char *p = memmem(text, len, word, n); p; p = memmem(p + 1, len - (size_t)(p + 1 - text), word, n))
+		if ((p == text || !is_ident_char(p[-1])) && (p + n == text + len || !is_ident_char(p[n])))
 			return true;
 	return false;
 }

@@ -55,4 +55,7 @@ static inline bool is_ident_char(char c)
 	return is_ident_start(c) || (c >= '0' && c <= '9');
 }
 
+/* Does TEXT (LEN bytes) hold WORD as a whole identifier? */
+bool text_has_word(const char *text, size_t len, const char *word);
+
 #endif

@@ -249,12 +249,7 @@ void unfixable(struct finding *fd, char *note)
 		free(note);
 		return;
 	}
-	for (size_t i = 0; i < fd->edits.len; i++)
-		free(fd->edits.items[i].text);
-	fd->edits.len = 0;
-	fd->fix = FIX_NONE;
-	free(fd->fix_note);
-	fd->fix_note = note;
+	finding_unfixable(fd, note);
 }
 
 char *explain_state(const struct fn *f, const struct point_state *ps)

@@ -129,6 +129,8 @@ const char *fix_cocci(enum fix_kind f);
 const struct fix_phrases *fix_phrases(enum fix_kind f);
 int fix_parse(const char *s);
 
+/* Makes F report-only: drops its edits, FIX_NONE, NOTE (taken) says why. */
+void finding_unfixable(struct finding *f, char *note);
 void finding_release(struct finding *f);
 void diagnostic_release(struct diagnostic *d);
 /* Orders by file, line, column, rule. */

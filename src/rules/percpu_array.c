@@ -450,22 +450,13 @@ static void find_exports(struct ctx *c, struct percpu_array *pa)
 	}
 }
 
-/* Does TEXT (LEN bytes) name NAME (a whole word)? */
-static bool names_word(const char *text, size_t len, const char *name)
-{
-	size_t n = strlen(name);
-	for (const char *p = memmem(text, len, name, n); p; p = memmem(p + 1, len - (size_t)(p + 1 - text), name, n))
-		if ((p == text || !is_ident_char(p[-1])) && (p + n == text + len || !is_ident_char(p[n])))
-			return true;
-	return false;
-}
 
 /* A #define body naming PA keeps it as it is: the macro's uses would not be converted. */
 static void check_macro_uses(struct ctx *c, struct percpu_array *pa)
 {
 	for (size_t k = 0; k < c->src->defs.len && pa->eligible; k++) {
 		const struct macro_def *d = &c->src->defs.items[k];
-		if (!names_word(d->body, strlen(d->body), pa->name))
+		if (!text_has_word(d->body, strlen(d->body), pa->name))
 			continue;
 		pa->eligible = false;
 		free(pa->why_not);
@@ -480,7 +471,7 @@ static void tree_arrays_used(struct ctx *c)
 {
 	const tree_array_vec *t = c->opts->arrays;
 	for (size_t i = 0; t && i < t->len; i++) {
-		if (t->items[i].why_not || !names_word(c->src->text, c->src->len, t->items[i].name))
+		if (t->items[i].why_not || !text_has_word(c->src->text, c->src->len, t->items[i].name))
 			continue;
 		bool declared = false;
 		for (size_t k = 0; k < c->arrays.len && !declared; k++)
