@@ -418,6 +418,52 @@ static void macro_users(const struct scan_result *out, char *const *scanned, siz
 	}
 }
 
+/* The options of a first look at a file of the index: its definitions, no plan proved. */
+static struct scan_options index_options(const struct scan_options *opts)
+{
+	struct scan_options o = *opts;
+	o.want = true;
+	o.no_verify = true;
+	o.verify_depth = 0;
+	o.tree = NULL;
+	o.ids = NULL;
+	o.macros = NULL;
+	o.arrays = NULL;
+	o.progress = NULL;
+	o.jobs = 1;
+	return o;
+}
+
+/*
+ * Reads PATH and scans it with O into *R when WANTED says its text may
+ * define what the caller collects. True if scanned (release R then).
+ */
+static bool index_scan(const char *path, bool (*wanted)(const char *, size_t), const struct scan_options *o,
+		       struct scan_result *r)
+{
+	char *text;
+	size_t len;
+	if (read_file(path, &text, &len) < 0)
+		return false;
+	bool yes = wanted(text, len);
+	if (yes)
+		scan_buffer(path, text, len, o, r);
+	free(text);
+	return yes;
+}
+
+static bool has_suffix(const char *s, const char *suffix)
+{
+	size_t n = strlen(s), k = strlen(suffix);
+	return n >= k && strcmp(s + n - k, suffix) == 0;
+}
+
+static bool may_define_site_macro(const char *text, size_t len)
+{
+	return memmem(text, len, "define", 6) &&
+	       (memmem(text, len, "need_resched", 12) || memmem(text, len, "smp_processor_id", 16));
+}
+
 /*
  * The header macros of the tree's headers that were not scanned (INDEX
  * beyond SCANNED: --context-root), into OUT->macros. Only headers naming a
@@ -429,33 +475,16 @@ static void index_header_macros(char *const *index, size_t n, char *const *scann
 	char **sorted = xmalloc((nscanned ? nscanned : 1) * sizeof *sorted);
 	memcpy(sorted, scanned, nscanned * sizeof *sorted);
 	qsort(sorted, nscanned, sizeof *sorted, cstr_cmp);
-	struct scan_options o = *opts;
-	o.want = true;
-	o.no_verify = true;
-	o.verify_depth = 0;
-	o.tree = NULL;
-	o.ids = NULL;
-	o.macros = NULL;
-	o.jobs = 1;
+	struct scan_options o = index_options(opts);
 	for (size_t i = 0; i < n && !interrupted(); i++) {
-		size_t len = strlen(index[i]);
-		if (len < 2 || strcmp(index[i] + len - 2, ".h") != 0 ||
-		    bsearch(&index[i], sorted, nscanned, sizeof *sorted, cstr_cmp))
+		struct scan_result r = SCAN_RESULT_INIT;
+		if (!has_suffix(index[i], ".h") || bsearch(&index[i], sorted, nscanned, sizeof *sorted, cstr_cmp) ||
+		    !index_scan(index[i], may_define_site_macro, &o, &r))
 			continue;
-		char *text;
-		size_t tlen;
-		if (read_file(index[i], &text, &tlen) < 0)
-			continue;
-		if (memmem(text, tlen, "define", 6) &&
-		    (memmem(text, tlen, "need_resched", 12) || memmem(text, tlen, "smp_processor_id", 16))) {
-			struct scan_result r = SCAN_RESULT_INIT;
-			scan_buffer(index[i], text, tlen, &o, &r);
-			for (size_t k = 0; k < r.macros.len; k++)
-				vec_push(&out->macros, r.macros.items[k]);
-			r.macros.len = 0;
-			scan_result_release(&r);
-		}
-		free(text);
+		for (size_t k = 0; k < r.macros.len; k++)
+			vec_push(&out->macros, r.macros.items[k]);
+		r.macros.len = 0;
+		scan_result_release(&r);
 	}
 	free(sorted);
 }
@@ -490,8 +519,7 @@ static void scan_again(char_vec *again, const struct scan_options *o, struct sca
 
 static bool is_asm(const char *path)
 {
-	size_t n = strlen(path);
-	return n > 2 && (strcmp(path + n - 2, ".S") == 0 || strcmp(path + n - 2, ".s") == 0);
+	return has_suffix(path, ".S") || has_suffix(path, ".s");
 }
 
 
@@ -623,42 +651,26 @@ static bool arrays_verdicts(tree_array_vec *a, const char_vec *users, const stru
 	return changed;
 }
 
-/*
- * The non-static NR_CPUS arrays OUT->arrays defined in SCANNED: the files
- * naming each are scanned again with the tree's verdicts until they hold
- * (a refusal in one file refuses the array in all of them).
- */
+static bool may_define_array(const char *text, size_t len)
+{
+	return memmem(text, len, "NR_CPUS", 7) != NULL;
+}
+
 /* explain: the arrays defined in the .c files of INDEX (those naming NR_CPUS are parsed), into OUT. */
 static void index_arrays(char *const *index, size_t n, const struct scan_options *opts, struct scan_result *out)
 {
-	struct scan_options o = *opts;
-	o.want = true;
-	o.no_verify = true;
-	o.verify_depth = 0;
-	o.tree = NULL;
-	o.ids = NULL;
-	o.macros = NULL;
-	o.arrays = NULL;
-	o.progress = NULL;
-	o.jobs = 1;
+	struct scan_options o = index_options(opts);
 	for (size_t i = 0; i < out->arrays.len; i++)
 		tree_array_release(&out->arrays.items[i]);
 	out->arrays.len = 0;
 	for (size_t i = 0; i < n && !interrupted(); i++) {
-		size_t len = strlen(index[i]);
-		char *text;
-		size_t tlen;
-		if (len < 2 || strcmp(index[i] + len - 2, ".c") != 0 || read_file(index[i], &text, &tlen) < 0)
+		struct scan_result r = SCAN_RESULT_INIT;
+		if (!has_suffix(index[i], ".c") || !index_scan(index[i], may_define_array, &o, &r))
 			continue;
-		if (memmem(text, tlen, "NR_CPUS", 7)) {
-			struct scan_result r = SCAN_RESULT_INIT;
-			scan_buffer(index[i], text, tlen, &o, &r);
-			for (size_t k = 0; k < r.arrays.len; k++)
-				vec_push(&out->arrays, r.arrays.items[k]);
-			r.arrays.len = 0;
-			scan_result_release(&r);
-		}
-		free(text);
+		for (size_t k = 0; k < r.arrays.len; k++)
+			vec_push(&out->arrays, r.arrays.items[k]);
+		r.arrays.len = 0;
+		scan_result_release(&r);
 	}
 }
 
