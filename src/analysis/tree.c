@@ -689,6 +689,8 @@ static bool top_defs(const char *s, size_t len, topdef_vec *out)
 /* Does S[A, B) contain the word W (N bytes)? */
 static bool has_word(const char *s, size_t a, size_t b, const char *w, size_t n)
 {
+	if (n == 0 || a >= b)
+		return false;
 	for (const char *p = memmem(s + a, b - a, w, n); p; p = memmem(p + 1, (size_t)(s + b - p - 1), w, n)) {
 		size_t off = (size_t)(p - s);
 		if ((off == a || !is_ident_char(s[off - 1])) && (off + n >= b || !is_ident_char(s[off + n])))

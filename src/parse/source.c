@@ -602,6 +602,8 @@ bool source_in_directive(const struct source *src, size_t offset)
 bool text_has_word(const char *text, size_t len, const char *word)
 {
 	size_t n = strlen(word);
+	if (n == 0)
+		return false; /* a name error recovery left empty (a MISSING identifier) */
 	for (const char *p = memmem(text, len, word, n); p; p = memmem(p + 1, len - (size_t)(p + 1 - text), word, n))
 		if ((p == text || !is_ident_char(p[-1])) && (p + n == text + len || !is_ident_char(p[n])))
 			return true;

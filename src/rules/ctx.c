@@ -5,13 +5,18 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* The parse text of N; "" for a null node (a field error recovery left out). */
 char *node_text(const struct ctx *c, TSNode n)
 {
+	if (ts_node_is_null(n))
+		return xstrdup("");
 	return xstrndup(c->text + ts_node_start_byte(n), ts_node_end_byte(n) - ts_node_start_byte(n));
 }
 
 char *orig_text(const struct ctx *c, TSNode n)
 {
+	if (ts_node_is_null(n))
+		return xstrdup("");
 	return xstrndup(c->src->text + ts_node_start_byte(n), ts_node_end_byte(n) - ts_node_start_byte(n));
 }
 

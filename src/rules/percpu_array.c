@@ -245,6 +245,8 @@ static bool array_decl_visit(TSNode n, void *ctx)
 		return false;
 	if (!ts_type_is(n, "declaration"))
 		return true;
+	if (ts_node_has_error(n))
+		return false; /* a declaration the parser had to repair is not rewritten */
 	uint32_t ndecl = 0;
 	TSNode init;
 	memset(&init, 0, sizeof init);

@@ -168,4 +168,22 @@ run diff --spatch "$WORK/no-such-spatch" kr.c; expect_rc 3 "no spatch: exit 3"
 expect_err 'nothing rewritten; 1 fixable site left as it is' "no spatch: the fixable sites are counted"
 expect_no_out '^(diff|---|\+\+\+)' "no spatch: no diff"
 if printf '%s\n' "$err" | grep -q '0 not fixed'; then bad "no spatch: a misleading total"; else ok; fi
+# declarations the parser had to repair (found by the fuzzer): an array with no
+# name (a MISSING identifier: an empty name matched every byte of a macro body)
+# and one with an empty inner dimension are not per-CPU data to convert
+cat > repaired.c <<'C'
+#include <linux/smp.h>
+#define BUMP(i) (i)++
+static int [NR_CPUS];
+static struct hist { unsigned long n; } hist[NR_CPUS][;
+static int nr[NR_CPUS];
+
+void count(void)
+{
+	BUMP(nr[smp_processor_id()]);
+}
+C
+run scan -v repaired.c; expect_rc 1 "repaired declarations: scanned, the real site flagged"
+expect_no_out 'DEFINE_PER_CPU\([^)]*hist' "repaired declarations: the broken array is not converted"
+run scan -f json repaired.c; expect_rc 1 "repaired declarations: JSON too"
 finish
