@@ -149,7 +149,12 @@ static void registered_by_assignment(const struct ident_scan *is, struct fn_use 
 		if (is)
 			registered_as_idle(is, u, fld);
 		use_registered(u, registration_at(REG_FIELD, fld, src));
-		if (ts_text_is(ts_field(left, "operator"), src, "->"))
+		/* dev->poll =, and a net_device embedded in another object:
+		 * queue->blog_dev.poll =, adapter->polling_netdev[i].poll = (a global
+		 * file_operations or tty_ldisc is named directly: fops.poll =) */
+		TSNode obj = ts_field(left, "argument");
+		if (ts_text_is(ts_field(left, "operator"), src, "->") || ts_type_is(obj, "field_expression") ||
+		    ts_type_is(obj, "subscript_expression"))
 			use_registered(u, registration_at(REG_POINTER_FIELD, fld, src));
 	}
 }

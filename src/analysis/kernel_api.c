@@ -199,10 +199,10 @@ static const struct registration registrations[] = {
 	 "run on other CPUs by smp_call_function() at line %u (IPI handler)", NULL},
 	{REG_VARIABLE, "pm_idle", 0, CTX_CALLERS,
 	 "the idle loop (installed as pm_idle at line %u) runs with preemption disabled", NULL},
-	/* only a runtime assignment through a pointer (dev->poll =):
-	 * file_operations' .poll runs in process context */
+	/* only a runtime assignment to a net_device reached through something
+	 * (dev->poll =, q->backlog.poll =): file_operations' .poll runs in process context */
 	{REG_POINTER_FIELD, "poll", 0, CTX_SOFTIRQ,
-	 "NAPI poll function (assigned to ->poll at line %u): run by the NET_RX softirq", NULL},
+	 "NAPI poll function (assigned to a net_device's poll at line %u): run by the NET_RX softirq", NULL},
 	{REG_FIELD, "tx_timeout", 0, CTX_SOFTIRQ,
 	 "net_device tx_timeout (set at line %u): called from the netdev watchdog timer", NULL},
 	/* fields whose meaning depends on the struct: only in its initialisers */
