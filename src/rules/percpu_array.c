@@ -245,8 +245,6 @@ static bool array_decl_visit(TSNode n, void *ctx)
 		return false;
 	if (!ts_type_is(n, "declaration"))
 		return true;
-	if (ts_node_has_error(n))
-		return false; /* a declaration the parser had to repair is not rewritten */
 	uint32_t ndecl = 0;
 	TSNode init;
 	memset(&init, 0, sizeof init);
@@ -255,7 +253,8 @@ static bool array_decl_visit(TSNode n, void *ctx)
 		return false;
 	TSNode inner = innermost_array(arr);
 	TSNode name = ts_field(inner, "declarator");
-	if (!ts_type_is(name, "identifier"))
+	/* a declarator the parser had to repair (a missing name or dimension) is not rewritten */
+	if (!ts_type_is(name, "identifier") || ts_node_has_error(arr) || ts_node_start_byte(name) == ts_node_end_byte(name))
 		return false;
 	struct percpu_array *pa = xcalloc(1, sizeof *pa);
 	pa->name = node_text(c, name);
