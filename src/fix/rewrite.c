@@ -498,20 +498,65 @@ static void line_span(const struct lines *li, unsigned L, size_t *s, size_t *e)
 	*e = L < li->start.len ? li->start.items[L] : li->len;
 }
 
-/* Does [s, e) of TEXT hold a preprocessor directive line? */
-static bool has_directive(const char *text, size_t s, size_t e)
+/*
+ * Scans one line [i, le) of TEXT for comments, starting inside a block
+ * comment when *COMMENT; leaves *COMMENT true when one stays open. String
+ * and character literals are skipped: a comment opener in a string opens
+ * nothing.
+ */
+static void scan_comments(const char *text, size_t i, size_t le, bool *comment)
 {
-	bool line_start = true;
-	for (size_t i = s; i < e; i++) {
+	while (i < le) {
 		char ch = text[i];
-		if (ch == '\n')
-			line_start = true;
-		else if (ch == '#' && line_start)
-			return true;
-		else if (ch != ' ' && ch != '\t')
-			line_start = false;
+		if (*comment) {
+			if (ch == '*' && i + 1 < le && text[i + 1] == '/') {
+				*comment = false;
+				i++;
+			}
+		} else if (ch == '/' && i + 1 < le && text[i + 1] == '*') {
+			*comment = true;
+			i++;
+		} else if (ch == '/' && i + 1 < le && text[i + 1] == '/') {
+			return;
+		} else if (ch == '"' || ch == '\'') {
+			for (i++; i < le && text[i] != ch; i++)
+				if (text[i] == '\\')
+					i++;
+		}
+		i++;
 	}
-	return false;
+}
+
+/*
+ * Blanks [s, e) of OUT (a copy of TEXT) but its newlines and its directive
+ * lines, a directive's backslash-continued lines with it. A line that
+ * starts inside a comment is no directive. False, OUT untouched, when a
+ * kept directive leaves a comment open (its blanked rest would not close
+ * it).
+ */
+static bool blank_but_directives(char *out, const char *text, size_t s, size_t e)
+{
+	for (int pass = 0; pass < 2; pass++) {
+		bool comment = false, cont = false;
+		size_t i = s;
+		while (i < e) {
+			size_t ls = i, le = i;
+			while (le < e && text[le] != '\n')
+				le++;
+			while (i < le && (text[i] == ' ' || text[i] == '\t'))
+				i++;
+			bool directive = cont || (!comment && i < le && text[i] == '#');
+			scan_comments(text, ls, le, &comment);
+			if (pass == 0 && directive && comment)
+				return false;
+			if (pass == 1 && !directive)
+				for (size_t k = ls; k < le; k++)
+					out[k] = ' ';
+			cont = directive && le > ls && text[le - 1] == '\\';
+			i = le < e ? le + 1 : le;
+		}
+	}
+	return true;
 }
 
 /*
@@ -519,8 +564,10 @@ static bool has_directive(const char *text, size_t s, size_t e)
  * (its bytes but newlines made spaces: lines and columns stay), or NULL
  * when nothing would be blanked. spatch's time goes into parsing and
  * matching every function of its input; on a large file with one site
- * most of it is wasted. A function with a preprocessor directive or a
- * parse error stays whole: blanking it could unbalance an #if around it.
+ * most of it is wasted. The directive lines inside a blanked function
+ * stay (with their continuation lines), so every #if keeps its #endif; a
+ * function with a parse error, or whose directives open a comment they do
+ * not close, stays whole.
  */
 static char *sliced_input(const char *path, const char *cur, size_t cur_len, const site_vec *sites,
 			  enum fix_kind kind, enum edit_op op, const char *group)
@@ -551,13 +598,11 @@ static char *sliced_input(const char *path, const char *cur, size_t cur_len, con
 		bool holds = false;
 		for (size_t k = 0; k + 1 < at.len && !holds; k += 2)
 			holds = at.items[k] < e && at.items[k + 1] > s;
-		if (holds || has_directive(cur, s, e))
+		if (holds)
 			continue;
 		if (!out)
 			out = xstrndup(cur, cur_len);
-		for (size_t b = s; b < e; b++)
-			if (out[b] != '\n')
-				out[b] = ' ';
+		blank_but_directives(out, cur, s, e);
 	}
 	if (tree)
 		ts_tree_delete(tree);

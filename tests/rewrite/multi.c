@@ -26,5 +26,10 @@ void give_up(void)
 void unlock_fast(struct dev *d)
 {
 	preempt_enable_no_resched();
-	d->done = 1;
+#ifdef CONFIG_SMP
+	d->done = 1; /* done, and a comment over lines:
+#endif at a line start in a comment is no directive */
+#else
+	d->done = 2;
+#endif
 }
