@@ -6,6 +6,7 @@
 
 #include "cli/cli.h"
 #include "cli/commands.h"
+#include "fix/textdiff.h"
 #include "util/interrupt.h"
 
 /* One row per command: adding a command is adding a row (and its cmd_ function). */
@@ -95,7 +96,9 @@ int main(int argc, char **argv)
 	if (!cmd)
 		return unknown_command(name);
 	interrupt_install();
+	textdiff_begin();
 	int rc = cmd->run(argc - 1, argv + 1);
+	textdiff_end();
 	/* a report that could not be written (a full disk, a closed pipe) is a failure */
 	if (fflush(stdout) != 0 || ferror(stdout)) {
 		fprintf(stderr, "preemptify %s: cannot write the output: %s\n", name, strerror(errno));

@@ -304,6 +304,7 @@ static void batcher_leave(struct batcher *b)
 struct chunk {
 	struct request **reqs;
 	size_t n;
+	size_t bytes;
 };
 
 /* One spatch process on the inputs of C (one fix kind and operation). */
@@ -372,7 +373,19 @@ static void run_chunk(size_t i, void *ctx)
 	free(timeout);
 }
 
-/* Runs the queued requests ALL: grouped by fix kind and operation, each group split over the jobs. */
+/* Longest input first (for the split over the jobs). */
+static int by_len_desc(const void *a, const void *b)
+{
+	size_t la = (*(struct request *const *)a)->len, lb = (*(struct request *const *)b)->len;
+	return la < lb ? 1 : la > lb ? -1 : 0;
+}
+
+/*
+ * Runs the queued requests ALL: grouped by fix kind and operation, each
+ * group split over the jobs, each input to the part with the fewest bytes
+ * so far, longest first: spatch's time grows with its input, and a step
+ * lasts as long as its slowest part.
+ */
 static void run_batch(struct request *all, int jobs)
 {
 	size_t n = 0;
@@ -394,12 +407,19 @@ static void run_batch(struct request *all, int jobs)
 		for (size_t q = i; q < n; q++)
 			if (!taken[q] && v[q]->kind == v[i]->kind && v[q]->op == v[i]->op)
 				same[m++] = v[q], taken[q] = true;
-		size_t parts = m < (size_t)jobs ? m : (size_t)jobs;
+		size_t parts = m < (size_t)jobs ? m : (size_t)jobs, first = chunks.len;
+		qsort(same, m, sizeof *same, by_len_desc);
 		for (size_t p = 0; p < parts; p++) {
-			struct chunk c = {xcalloc(m / parts + 1, sizeof *c.reqs), 0};
-			for (size_t q = p; q < m; q += parts)
-				c.reqs[c.n++] = same[q];
+			struct chunk c = {xcalloc(m, sizeof *c.reqs), 0, 0};
 			vec_push(&chunks, c);
+		}
+		for (size_t q = 0; q < m; q++) {
+			struct chunk *least = &chunks.items[first];
+			for (size_t p = first + 1; p < chunks.len; p++)
+				if (chunks.items[p].bytes < least->bytes)
+					least = &chunks.items[p];
+			least->reqs[least->n++] = same[q];
+			least->bytes += same[q]->len;
 		}
 		free(same);
 	}

@@ -24,6 +24,16 @@ static int make_patch(git_patch **out, const char *old_text, size_t old_len,
 	return 0;
 }
 
+void textdiff_begin(void)
+{
+	git_libgit2_init();
+}
+
+void textdiff_end(void)
+{
+	git_libgit2_shutdown();
+}
+
 char *textdiff_display_path(const char *path)
 {
 	char cwd[PATH_MAX];

@@ -36,6 +36,16 @@ typedef VEC(struct textdiff_hunk) textdiff_hunk_vec;
 int textdiff_hunks(const char *old_text, size_t old_len, const char *new_text, size_t new_len,
 		   textdiff_hunk_vec *out);
 
+/*
+ * libgit2, which computes the diffs, loads the system's CA certificates
+ * each time it starts (~3 ms; a diff between a stop and a start pays it
+ * again, and a whole-tree rewrite diffs thousands of times). A program
+ * that diffs many texts holds it started from textdiff_begin() to
+ * textdiff_end(); the calls nest, and the diffs work without them.
+ */
+void textdiff_begin(void);
+void textdiff_end(void);
+
 /* PATH relative to the cwd when below it, else PATH; malloc'ed. */
 char *textdiff_display_path(const char *path);
 
