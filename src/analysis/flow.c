@@ -482,10 +482,14 @@ static void push_imbalance(imbalance_vec *out, enum imbalance_kind kind, const s
  * preempt_disable/enable) and bottom halves. cli()/sti() are idempotent,
  * and locks keep their own end-of-function check.
  */
+bool flow_key_counts(const char *key)
+{
+	return strcmp(key, "preempt") == 0 || strcmp(key, "bh") == 0;
+}
+
 static bool counting_key(const struct fn *f, int32_t k)
 {
-	const char *key = f->keys.items[k];
-	return strcmp(key, "preempt") == 0 || strcmp(key, "bh") == 0;
+	return flow_key_counts(f->keys.items[k]);
 }
 
 /* Checks event E against the state (M, Y) just before it. */

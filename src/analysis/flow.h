@@ -160,6 +160,13 @@ bool point_protected(const struct point_state *s);
 /* Appends the reason for S being protected / not (one sentence). */
 void point_explain(const struct fn *f, const struct point_state *s, struct buf *out);
 
+/*
+ * Does KEY count (preemption: get_cpu/put_cpu, preempt_disable/enable;
+ * bottom halves), so that every take needs its own release? Locks and
+ * cli()/sti() do not nest that way.
+ */
+bool flow_key_counts(const char *key);
+
 /* True if F releases an acquisition keyed KEY somewhere. */
 bool fn_releases(const struct fn *f, const char *key);
 

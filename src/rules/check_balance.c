@@ -52,6 +52,7 @@ void check_balance(struct ctx *c, const struct fn *f, TSNode site, const char *k
 	(void)site;
 	(void)kind;
 	check_pairs(c, f);
+	bool count_reported = false; /* one report of a count left up at every exit */
 	for (size_t i = 0; i < f->acqs.len; i++) {
 		const struct acq *a = &f->acqs.items[i];
 		bool m, y;
@@ -59,13 +60,29 @@ void check_balance(struct ctx *c, const struct fn *f, TSNode site, const char *k
 			return;
 		if (reported_at(c, a->call))
 			continue;
-		if (m || !y)
-			continue; /* released everywhere, or held on every exit by design */
+		/*
+		 * Released everywhere, or held on every exit by design (a lock
+		 * wrapper); but a count still up at every exit of a function
+		 * that releases it was taken once more than it is given back
+		 * (two get_cpu(), one put_cpu()).
+		 */
+		bool count_left = m && flow_key_counts(a->key) && !count_reported;
+		if (!count_left && (m || !y))
+			continue;
 		if (i > 0 && ts_node_eq(f->acqs.items[i - 1].call, a->call))
 			continue; /* one report per call (spin_lock_irqsave: lock + irq) */
 		/* only when this function also releases it, and not a caller's lock it retakes */
 		if (!fn_releases(f, a->key) || fn_drops_caller_lock(f, a->key))
 			continue;
+		if (count_left) {
+			count_reported = true;
+			add_finding(c, RULE_P007, a->call, f, SEV_WARNING, CONF_MEDIUM, FIX_NONE,
+				    xasprintf("%s() not balanced on every path", a->api),
+				    xasprintf("%s(%s) at line %u is still held at every return, though the "
+					      "function releases %s elsewhere: it is taken more often than "
+					      "it is given back", a->api, a->key, a->line, a->key));
+			continue;
+		}
 		/* the return that leaks it */
 		unsigned leak_line = 0;
 		for (size_t n = 0; n < f->cfg.nodes.len && !leak_line; n++) {

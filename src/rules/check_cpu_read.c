@@ -86,6 +86,90 @@ static bool stmt_acquires(const struct ctx *c, TSNode s)
 	return a && a->op == API_ACQUIRE;
 }
 
+/* Is N inside a return statement (below F's body)? */
+static bool in_return(const struct fn *f, TSNode n)
+{
+	for (TSNode p = n; !ts_node_is_null(p) && !ts_node_eq(p, f->body); p = ts_parent(p))
+		if (ts_type_is(p, "return_statement"))
+			return true;
+	return false;
+}
+
+struct label_find {
+	uint32_t from, to;
+	bool found;
+};
+
+static bool label_visit(TSNode n, void *ctx)
+{
+	struct label_find *lf = ctx;
+	if (ts_type_is(n, "labeled_statement") && ts_node_start_byte(n) >= lf->from &&
+	    ts_node_start_byte(n) < lf->to)
+		lf->found = true;
+	return !lf->found;
+}
+
+/*
+ * The finding of this function whose get_cpu()/put_cpu() region already
+ * covers CALL and the uses USES[0..n) of the number it reads, or NULL.
+ * Such a read stays smp_processor_id(), which 2.6 allows with preemption
+ * off: a second get_cpu() there would nest a pair for nothing (and one
+ * closing after the same statement is the same edit as the first's put_cpu(),
+ * which would leave preemption off). Covered: after the region's first
+ * statement, before the end of its last; not in a return statement (the
+ * put_cpu() goes before it); no label in the region (a jump from outside
+ * would skip the get_cpu()).
+ */
+static const struct finding *covering_region(const struct ctx *c, const struct fn *f, TSNode call,
+					     const TSNode *uses, size_t n)
+{
+	if (in_return(f, call))
+		return NULL;
+	for (size_t k = 0; k < n; k++)
+		if (in_return(f, uses[k]))
+			return NULL;
+	uint32_t at = ts_node_start_byte(call), last_use = ts_node_end_byte(call);
+	for (size_t k = 0; k < n; k++)
+		if (ts_node_end_byte(uses[k]) > last_use)
+			last_use = ts_node_end_byte(uses[k]);
+	for (size_t i = c->fn_first_finding; i < c->out->findings.len; i++) {
+		const struct finding *o = &c->out->findings.items[i];
+		if (o->fix != FIX_GET_CPU || o->rule != RULE_P003 || strcmp(o->file, c->src->path) != 0)
+			continue;
+		uint32_t get = UINT32_MAX, end = 0;
+		for (size_t k = 0; k < o->edits.len; k++) {
+			const struct edit *e = &o->edits.items[k];
+			if (e->op == EDIT_REPLACE && strcmp(e->text, "get_cpu()") == 0 && get == UINT32_MAX)
+				get = (uint32_t)e->start.offset;
+			else if (e->op != EDIT_REPLACE && strncmp(e->text, "put_cpu(", 8) == 0 &&
+				 e->end.offset > end)
+				end = (uint32_t)e->end.offset;
+		}
+		if (get == UINT32_MAX || !end)
+			continue;
+		TSNode first = block_stmt(ts_node_descendant_for_byte_range(f->body, get, get));
+		if (ts_node_is_null(first) || at < ts_node_end_byte(first) || last_use > end)
+			continue;
+		struct label_find lf = {ts_node_start_byte(first), end, false};
+		ts_walk(ts_parent(first), label_visit, &lf);
+		if (!lf.found)
+			return o;
+	}
+	return NULL;
+}
+
+/* Gives FD the edits of OWNER, whose region covers its read. */
+static void share_region(struct finding *fd, const struct finding *owner)
+{
+	for (size_t k = 0; k < owner->edits.len; k++) {
+		struct edit e = owner->edits.items[k];
+		e.text = xstrdup(e.text);
+		vec_push(&fd->edits, e);
+	}
+	set_note(fd, xasprintf("stays smp_processor_id(): inside the get_cpu()/put_cpu() region "
+				 "opened at line %u", owner->pos.line));
+}
+
 /* An unprotected plain read of the CPU number that a region may cover as it is. */
 static bool plain_read(struct ctx *c, const struct fn *f, TSNode call)
 {
@@ -131,14 +215,14 @@ static char *plan_direct_get_cpu(struct ctx *c, const struct fn *f, TSNode call,
 		if (owner->fix == FIX_NONE)
 			return xasprintf("it is inside the region of the read at line %u, which is not fixed",
 					 owner->pos.line);
-		for (size_t k = 0; fd && k < owner->edits.len; k++) {
-			struct edit e = owner->edits.items[k];
-			e.text = xstrdup(e.text);
-			vec_push(&fd->edits, e);
-		}
 		if (fd)
-			set_note(fd, xasprintf("stays smp_processor_id(): inside the get_cpu()/put_cpu() region "
-						 "opened at line %u", owner->pos.line));
+			share_region(fd, owner);
+		return NULL;
+	}
+	const struct finding *owner = covering_region(c, f, call, NULL, 0);
+	if (owner) {
+		if (fd)
+			share_region(fd, owner);
 		return NULL;
 	}
 	TSNode st = block_stmt(call);
@@ -624,7 +708,10 @@ static void read_into_local(struct ctx *c, const struct fn *f, struct cpu_read *
 				       "the CPU the task just left, which 2.6 kernels accepted (wrap it in "
 				       "get_cpu()/put_cpu() by hand if the message must be exact)", name));
 	} else if (fd) {
-		char *no = plan_live_range(c, r, &lr, read_stmt, fd);
+		const struct finding *owner = covering_region(c, f, r->call, lr.vu.uses.items, lr.vu.uses.len);
+		char *no = owner ? NULL : plan_live_range(c, r, &lr, read_stmt, fd);
+		if (owner)
+			share_region(fd, owner);
 		if (no)
 			unfixable(fd, no);
 	}
