@@ -157,6 +157,43 @@ static void test_rewrite(void)
 			    mk(EDIT_INSERT_AFTER, old, "g(cpu);", "put_cpu();")};
 	expect_validated("parse error", old, bad, b, 2, "parse");
 
+	/* a DEFINE_PER_CPU conversion that leaves one x[i] behind does not compile */
+	const char *pc_old = "static int hits[NR_CPUS];\nvoid g(int);\nvoid f(int i)\n{\n"
+			     "\thits[i]++;\n\tg(hits [i]);\n}\n";
+	const char *pc_new = "static DEFINE_PER_CPU(int, hits);\nvoid g(int);\nvoid f(int i)\n{\n"
+			     "\tper_cpu(hits, i)++;\n\tg(hits [i]);\n}\n";
+	struct finding pf = {0};
+	struct finding *pap[] = {&pf};
+	pf.rule = RULE_P008;
+	pf.fix = FIX_DEFINE_PER_CPU;
+	pf.function = NULL;
+	struct edit pe[2] = {mk(EDIT_REPLACE, pc_old, "static int hits[NR_CPUS];", "static DEFINE_PER_CPU(int, hits);"),
+			     mk(EDIT_REPLACE, pc_old, "hits[i]", "per_cpu(hits, i)")};
+	vec_push(&pf.edits, pe[0]);
+	vec_push(&pf.edits, pe[1]);
+	struct scan_options popts = SCAN_OPTIONS_INIT;
+	char *pwhy = NULL;
+	size_t pr = validate_rewrite("t.c", pc_old, strlen(pc_old), pc_new, strlen(pc_new), pap, 1, &popts,
+				     &pwhy);
+	CHECK(pr == 1 && pwhy && strstr(pwhy, "hits[...] is left at line 6"),
+	      "leftover subscript after DEFINE_PER_CPU: %s", pwhy ? pwhy : "accepted");
+	free(pwhy);
+	/* ... but one inside #if 0 is not compiled */
+	const char *z_old = "static int hits[NR_CPUS];\nvoid g(int);\nvoid f(int i)\n{\n"
+			    "\thits[i]++;\n#if 0\n\tg(hits[i]);\n#endif\n}\n";
+	const char *z_new = "static DEFINE_PER_CPU(int, hits);\nvoid g(int);\nvoid f(int i)\n{\n"
+			    "\tper_cpu(hits, i)++;\n#if 0\n\tg(hits[i]);\n#endif\n}\n";
+	pf.edits.len = 0;
+	pe[0] = mk(EDIT_REPLACE, z_old, "static int hits[NR_CPUS];", "static DEFINE_PER_CPU(int, hits);");
+	pe[1] = mk(EDIT_REPLACE, z_old, "hits[i]", "per_cpu(hits, i)");
+	vec_push(&pf.edits, pe[0]);
+	vec_push(&pf.edits, pe[1]);
+	pwhy = NULL;
+	pr = validate_rewrite("t.c", z_old, strlen(z_old), z_new, strlen(z_new), pap, 1, &popts, &pwhy);
+	CHECK(pr == 0, "x[i] inside #if 0 after DEFINE_PER_CPU: %s", pwhy ? pwhy : "?");
+	free(pwhy);
+	vec_release(&pf.edits);
+
 	/* NUL bytes */
 	char nul[] = "void f(void)\n{\n}\n";
 	nul[3] = '\0';

@@ -20,6 +20,18 @@ static void cpu_var_site(struct ctx *c, const struct fn *f, TSNode call, bool is
 	const char *form = is_per_cpu ? "per_cpu(%s, smp_processor_id())" : "__get_cpu_var(%s)";
 	char *shown = xasprintf(form, var);
 	bool prot = point_protected(&ps);
+	if (!prot) {
+		/* bring-up code: the CPU runs this task alone, its per-CPU data included */
+		bool whole = false;
+		char *bound = cpu_stable(c, f, call, &whole);
+		if (bound && whole) {
+			prot = true;
+			free(why);
+			why = bound;
+		} else {
+			free(bound);
+		}
+	}
 	if (prot && c->opts->modern && !is_per_cpu) {
 		/* safe where it is, but modern kernels have no __get_cpu_var() */
 		struct finding *fd = add_finding(c, RULE_P002, call, f, SEV_NOTE, CONF_HIGH, FIX_GET_CPU_VAR,

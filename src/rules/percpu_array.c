@@ -488,7 +488,7 @@ static void tree_arrays_used(struct ctx *c)
 	}
 }
 
-static char *conversion_evidence(const struct ctx *c, const struct percpu_array *pa);
+static char *conversion_evidence(struct ctx *c, const struct percpu_array *pa);
 
 /* Arrays an earlier check of this file kept as they are (rules_run()). */
 static void apply_kept(struct ctx *c)
@@ -688,6 +688,25 @@ void plan_percpu_site(struct ctx *c, const struct fn *f, struct percpu_array *pa
 	free(rep);
 }
 
+/*
+ * Is the this-CPU use SUB (x[smp_processor_id()]) in G safe as it is:
+ * preemption off there, or bring-up code the CPU runs alone? As
+ * check_cpu_read() decides: such a use has no finding of its own, so the
+ * conversion gives it __get_cpu_var(x).
+ */
+static bool this_cpu_use_safe(struct ctx *c, const struct fn *g, TSNode sub, TSNode idx)
+{
+	if (!g)
+		return false;
+	struct point_state ps = flow_state_at(g, ts_node_start_byte(sub));
+	if (point_protected(&ps))
+		return true;
+	bool whole = false;
+	char *why = cpu_stable(c, g, idx, &whole);
+	free(why);
+	return why && whole;
+}
+
 /* Attaches the declaration edit and the edits of x's other uses to FD (the array's P008). */
 void plan_define_per_cpu_rest(struct ctx *c, struct percpu_array *pa, struct finding *fd)
 {
@@ -717,8 +736,7 @@ void plan_define_per_cpu_rest(struct ctx *c, struct percpu_array *pa, struct fin
 		TSNode idx = ts_strip_parens(ts_field(sub, "index"), c->text);
 		const struct fn *g = analysis_fn_at(c->fa, ts_node_start_byte(sub));
 		if (call_is(c, idx, "smp_processor_id")) {
-			struct point_state ps = g ? flow_state_at(g, ts_node_start_byte(sub)) : (struct point_state){0};
-			if (g && point_protected(&ps))
+			if (this_cpu_use_safe(c, g, sub, idx))
 				plan_percpu_site(c, g, pa, sub, true, fd);
 			continue; /* unprotected ones are findings with their own edits */
 		}
@@ -731,7 +749,7 @@ void plan_define_per_cpu_rest(struct ctx *c, struct percpu_array *pa, struct fin
 }
 
 /* The evidence of PA's P008: where it is indexed by the running CPU, and how each use converts. */
-static char *conversion_evidence(const struct ctx *c, const struct percpu_array *pa)
+static char *conversion_evidence(struct ctx *c, const struct percpu_array *pa)
 {
 	struct buf b = BUF_INIT;
 	unsigned prot = 0, unprot = 0, other = 0;
@@ -743,8 +761,7 @@ static char *conversion_evidence(const struct ctx *c, const struct percpu_array 
 			other++;
 			continue;
 		}
-		struct point_state ps = g ? flow_state_at(g, ts_node_start_byte(sub)) : (struct point_state){0};
-		if (g && point_protected(&ps))
+		if (this_cpu_use_safe(c, g, sub, idx))
 			prot++;
 		else
 			unprot++;
