@@ -307,12 +307,16 @@ static void macro_contexts(struct file_analysis *fa)
 	}
 }
 
-/* Interrupt entry points: by signature, or calling irq_enter(). */
+/* Interrupt entry points: by signature, or calling irq_enter(); the task switch. */
 static void irq_entry_contexts(struct file_analysis *fa)
 {
 	const char *src = fa->src->parse_text;
 	for (size_t i = 0; i < fa->fns.len; i++) {
 		struct fn *f = &fa->fns.items[i];
+		if (strcmp(f->name, "__switch_to") == 0)
+			set_context(f, CTX_CALLERS,
+				    "the task switch (line %u), called from schedule() through switch_to(), which "
+				    "2.6 runs with the runqueue locked and preemption off", f->pos.line);
 		const char *sig = irq_signature(f, src);
 		if (sig)
 			set_context(f, CTX_HARDIRQ, sig, f->pos.line);

@@ -549,6 +549,19 @@ static bool copies_slot_value(const struct ctx *c, const struct fn *f, TSNode si
 static char *site_stmt_refusal(const struct ctx *c, TSNode site, TSNode st)
 {
 	for (TSNode a = ts_parent(site); !ts_node_is_null(a) && !ts_node_eq(a, st); a = ts_parent(a)) {
+		/* evaluated on some paths only: the release after the statement runs on all
+		 * (the control flow graph does not split expressions, so the re-analysis
+		 * would not see it) */
+		TSNode op = ts_type_is(a, "binary_expression") ? ts_field(a, "operator") : ts_null();
+		if ((ts_text_is(op, c->text, "&&") || ts_text_is(op, c->text, "||")) &&
+		    node_within(site, ts_field(a, "right")))
+			return xasprintf("the site is in the right operand of %s at line %u, evaluated on some "
+					 "paths only; a release after the statement would run on all of them",
+					 ts_text_is(op, c->text, "&&") ? "&&" : "||", line_of(c, a));
+		if (ts_type_is(a, "conditional_expression") && !node_within(site, ts_field(a, "condition")))
+			return xasprintf("the site is in one branch of ?: at line %u, evaluated on some paths "
+					 "only; a release after the statement would run on all of them",
+					 line_of(c, a));
 		if (!ts_type_is(a, "call_expression") || node_within(site, ts_field(a, "function")))
 			continue;
 		const char *mn;
