@@ -226,6 +226,20 @@ static char *plan_direct_get_cpu(struct ctx *c, const struct fn *f, TSNode call,
 		return NULL;
 	}
 	TSNode st = block_stmt(call);
+	TSNode guard_end = ts_node_is_null(st) ? ts_null() : guard_region_end(call, st);
+	if (!ts_node_is_null(guard_end)) {
+		/* a guard (`if (cpu == smp_processor_id()) return;`): the rest of the block relies on it */
+		char *no = read_refusal(c, call);
+		if (no)
+			return no;
+		add_edit(c, fd, EDIT_REPLACE, call, "get_cpu()");
+		no = plan_region(c, st, guard_end, NULL, "put_cpu()", fd);
+		if (!no && fd)
+			set_note(fd, xasprintf("the test at line %u leaves the function on this CPU; the rest of "
+					       "the block relies on it, so the region reaches line %u",
+					       line_of(c, st), line_of(c, guard_end)));
+		return no;
+	}
 	struct read_list rl = {c, VEC_INIT};
 	TSNode last = st;
 	VEC(TSNode) extra = VEC_INIT;

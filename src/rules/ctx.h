@@ -192,6 +192,14 @@ char *explain_state(const struct fn *f, const struct point_state *ps);
 char *plan_region(const struct ctx *c, TSNode first, TSNode last, const char *var, const char *put,
 		  struct finding *fd);
 /*
+ * SITE in the condition of ST, an if statement of a block with no else
+ * whose body never completes (`if (cpuid == smp_processor_id()) return
+ * -EBUSY;`): the rest of the block runs on what the test decided, so a
+ * region must reach its last statement, which is returned; else a null
+ * node.
+ */
+TSNode guard_region_end(TSNode site, TSNode st);
+/*
  * The region for a site used within one statement, extended to the last
  * use of a local the statement derives from it. NULL or why not (owned).
  * FD may be NULL: only asks whether a region can be made.

@@ -577,6 +577,17 @@ static char *site_stmt_refusal(const struct ctx *c, TSNode site, TSNode st)
 	return loop_compare_refusal(c, site, st);
 }
 
+TSNode guard_region_end(TSNode site, TSNode st)
+{
+	if (!ts_type_is(st, "if_statement") || !node_within(site, ts_field(st, "condition")) ||
+	    !ts_node_is_null(ts_field(st, "alternative")) || !never_completes(ts_field(st, "consequence")))
+		return ts_null();
+	TSNode last = st;
+	for (TSNode nx = next_stmt(st); !ts_node_is_null(nx); nx = next_stmt(nx))
+		last = nx;
+	return ts_node_eq(last, st) ? ts_null() : last;
+}
+
 char *read_refusal(const struct ctx *c, TSNode site)
 {
 	TSNode st = block_stmt(site);
