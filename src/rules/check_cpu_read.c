@@ -439,6 +439,18 @@ static void read_used_directly(struct ctx *c, const struct fn *f, struct cpu_rea
 			      xstrdup(r->stable));
 		return;
 	}
+	if (is_index && !c->opts->strict_stats && !c->opts->modern && stat_update(c, sub)) {
+		/* a counter in an array this file does not declare (prot->stats[cpu].inuse++) */
+		char *arr = node_text(c, ts_field(sub, "argument"));
+		struct finding *fd = add_finding(c, RULE_P003, r->call, f, SEV_NOTE, CONF_HIGH, FIX_NONE,
+			xasprintf("statistics counter %s[smp_processor_id()] updated in preemptible code", arr),
+			take_why(r));
+		set_note(fd, xstrdup("not rewritten: the statement only counts, so a migration or preemption "
+				     "in the middle only miscounts; 2.6 kernels left such counters bare "
+				     "(--strict-stats wraps them in get_cpu()/put_cpu(); --target modern uses this_cpu_*)"));
+		free(arr);
+		return;
+	}
 	struct finding *fd = add_finding(c, RULE_P003, r->call, f, printed ? SEV_NOTE : SEV_WARNING,
 		CONF_HIGH, printed ? FIX_NONE : FIX_GET_CPU,
 		xstrdup(printed ? "smp_processor_id() in preemptible code, only printed"
