@@ -234,7 +234,8 @@ char *plan_region(const struct ctx *c, TSNode first, TSNode last, const char *va
 		if (ts_node_start_byte(s) < ts_node_start_byte(first) || ts_node_start_byte(s) > ts_node_start_byte(last))
 			continue;
 		if (ts_type_is(s, "preproc_if") || ts_type_is(s, "preproc_ifdef")) {
-			rs.refuse = xasprintf("an #if/#ifdef at line %u splits the region", line_of(c, s));
+			rs.refuse = xasprintf("an #if/#ifdef at line %u lies among the region's statements, and a "
+					      "region is not planned across one (its arms may hold exits)", line_of(c, s));
 			break;
 		}
 		ts_walk(s, region_visit, &rs);
