@@ -332,14 +332,17 @@ static bool stat_update(const struct ctx *c, TSNode sub)
 	return update && ts_type_is(ts_parent(p), "expression_statement");
 }
 
-/* A statistics counter outside --strict-stats: a note without a fix. True if so. */
-static bool stat_note(struct ctx *c, const struct fn *f, TSNode sub, const struct percpu_array *pa,
+/*
+ * A statistics counter NAME[smp_processor_id()] (the slot SUB) outside
+ * --strict-stats: a note without a fix, reported at SITE. True if so.
+ */
+static bool stat_note(struct ctx *c, const struct fn *f, TSNode site, TSNode sub, const char *name,
 		      enum rule_id rule, struct cpu_read *r)
 {
 	if (c->opts->strict_stats || c->opts->modern || !stat_update(c, sub))
 		return false;
-	struct finding *fd = add_finding(c, rule, sub, f, SEV_NOTE, CONF_HIGH, FIX_NONE,
-		xasprintf("statistics counter %s[smp_processor_id()] updated in preemptible code", pa->name),
+	struct finding *fd = add_finding(c, rule, site, f, SEV_NOTE, CONF_HIGH, FIX_NONE,
+		xasprintf("statistics counter %s[smp_processor_id()] updated in preemptible code", name),
 		take_why(r));
 	set_note(fd, xstrdup("not rewritten: the statement only counts, so a migration or preemption "
 			     "in the middle only miscounts; 2.6 kernels left such counters bare "
@@ -358,7 +361,7 @@ static void read_indexes_static_array(struct ctx *c, const struct fn *f, struct 
 		return;
 	}
 	/* a DEFINE_PER_CPU conversion changes every use: counters included */
-	if (!pa->eligible && stat_note(c, f, p, pa, RULE_P001, r))
+	if (!pa->eligible && stat_note(c, f, p, p, pa->name, RULE_P001, r))
 		return;
 	struct finding *fd = add_finding(c, RULE_P001, p, f, SEV_WARNING, CONF_HIGH,
 		pa->eligible ? FIX_DEFINE_PER_CPU : FIX_GET_CPU,
@@ -387,7 +390,7 @@ static void read_indexes_array(struct ctx *c, const struct fn *f, struct cpu_rea
 		return;
 	}
 	/* a DEFINE_PER_CPU conversion across the tree changes every use: counters included */
-	if (!pa->eligible && stat_note(c, f, p, pa, RULE_P002, r))
+	if (!pa->eligible && stat_note(c, f, p, p, pa->name, RULE_P002, r))
 		return;
 	struct finding *fd = add_finding(c, RULE_P002, p, f, SEV_WARNING, CONF_HIGH,
 		pa->eligible ? FIX_DEFINE_PER_CPU : FIX_GET_CPU,
@@ -439,17 +442,13 @@ static void read_used_directly(struct ctx *c, const struct fn *f, struct cpu_rea
 			      xstrdup(r->stable));
 		return;
 	}
-	if (is_index && !c->opts->strict_stats && !c->opts->modern && stat_update(c, sub)) {
+	if (is_index) {
 		/* a counter in an array this file does not declare (prot->stats[cpu].inuse++) */
 		char *arr = node_text(c, ts_field(sub, "argument"));
-		struct finding *fd = add_finding(c, RULE_P003, r->call, f, SEV_NOTE, CONF_HIGH, FIX_NONE,
-			xasprintf("statistics counter %s[smp_processor_id()] updated in preemptible code", arr),
-			take_why(r));
-		set_note(fd, xstrdup("not rewritten: the statement only counts, so a migration or preemption "
-				     "in the middle only miscounts; 2.6 kernels left such counters bare "
-				     "(--strict-stats wraps them in get_cpu()/put_cpu(); --target modern uses this_cpu_*)"));
+		bool counted = stat_note(c, f, r->call, sub, arr, RULE_P003, r);
 		free(arr);
-		return;
+		if (counted)
+			return;
 	}
 	struct finding *fd = add_finding(c, RULE_P003, r->call, f, printed ? SEV_NOTE : SEV_WARNING,
 		CONF_HIGH, printed ? FIX_NONE : FIX_GET_CPU,

@@ -78,6 +78,11 @@ static bool suppressed(const struct ctx *c, unsigned line, enum rule_id rule)
 /* The preprocessor conditional owning N's arm: condition text, and whether N is in the #if arm. */
 bool in_dead_code(const struct ctx *c, TSNode n)
 {
+	return in_dead_arm(c->text, n);
+}
+
+bool in_dead_arm(const char *text, TSNode n)
+{
 	TSNode child = n;
 	for (TSNode p = ts_parent(n); !ts_node_is_null(p); child = p, p = ts_parent(p)) {
 		if (!ts_type_is(p, "preproc_if") && !ts_type_is(p, "preproc_elif"))
@@ -86,7 +91,7 @@ bool in_dead_code(const struct ctx *c, TSNode n)
 		TSNode alt = ts_field(p, "alternative");
 		if (ts_node_eq(child, alt) || ts_node_eq(child, cond))
 			continue;
-		if (ts_text_is(cond, c->text, "0"))
+		if (ts_text_is(cond, text, "0"))
 			return true;
 	}
 	return false;

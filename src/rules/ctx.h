@@ -104,6 +104,8 @@ bool call_is(const struct ctx *c, TSNode call, const char *name);
 unsigned count_cpu_reads(const struct ctx *c, TSNode n);
 /* True in an `#if 0` arm. */
 bool in_dead_code(const struct ctx *c, TSNode n);
+/* in_dead_code() of a tree parsed from TEXT. */
+bool in_dead_arm(const char *text, TSNode n);
 /* True under an #if on LINUX_VERSION_CODE. */
 bool version_guarded(const struct ctx *c, TSNode n);
 

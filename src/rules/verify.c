@@ -400,8 +400,98 @@ static size_t refuse_array_uses(char *reason, struct finding *const *applied, si
 	return verify_refuse_fn(NULL, reason, applied, n, why);
 }
 
+/* ---- a DEFINE_PER_CPU conversion that left a subscript ------------------- */
+
+/* The NAME of "[static ]DEFINE_PER_CPU(T, NAME);" or DECLARE_PER_CPU, owned, or NULL. */
+static char *per_cpu_decl_name(const char *t)
+{
+	const char *p = strstr(t, "DEFINE_PER_CPU(");
+	if (!p)
+		p = strstr(t, "DECLARE_PER_CPU(");
+	const char *close = p ? strrchr(p, ')') : NULL;
+	if (!close)
+		return NULL;
+	const char *e = close;
+	while (e > p && !is_ident_char(e[-1]))
+		e--;
+	const char *b = e;
+	while (b > p && is_ident_char(b[-1]))
+		b--;
+	return b < e && (b[-1] == ' ' || b[-1] == ',') ? xstrndup(b, (size_t)(e - b)) : NULL;
+}
+
+struct subscript_find {
+	const char *text;
+	const char *name;
+	TSNode found;
+};
+
+static bool subscript_visit(TSNode n, void *ctx)
+{
+	struct subscript_find *sf = ctx;
+	if (!ts_node_is_null(sf->found))
+		return false;
+	if (ts_type_is(n, "subscript_expression") && ts_text_is(ts_field(n, "argument"), sf->text, sf->name) &&
+	    !in_dead_arm(sf->text, n))
+		sf->found = n;
+	return ts_node_is_null(sf->found);
+}
+
+/* Line (1-based) of the first NAME[...] in TEXT outside #if 0 arms, or 0. */
+static unsigned subscript_line(const char *text, size_t len, const char *name)
+{
+	struct source src;
+	source_init(&src, "", xstrndup(text, len), len);
+	TSTree *tree = ts_parse_c(src.parse_text, len);
+	struct subscript_find sf = {src.parse_text, name, ts_null()};
+	if (tree)
+		ts_walk(ts_tree_root_node(tree), subscript_visit, &sf);
+	unsigned line = ts_node_is_null(sf.found) ? 0 : source_pos(&src, ts_node_start_byte(sf.found)).line;
+	ts_parent_forget(tree);
+	ts_tree_delete(tree);
+	source_release(&src);
+	return line;
+}
+
+/*
+ * A name the applied findings make DEFINE_PER_CPU (or DECLARE_PER_CPU)
+ * that NEW still subscripts: the conversion missed a use, and the file
+ * would not compile. Every define-per-cpu finding is refused (they convert
+ * the array together). Returns the number refused.
+ */
 static size_t refuse_leftover_subscripts(const char *text, size_t len, struct finding *const *applied,
-					 size_t n, char **why);
+					 size_t n, char **why)
+{
+	VEC(char *) names = VEC_INIT;
+	for (size_t i = 0; i < n; i++) {
+		if (applied[i]->fix != FIX_DEFINE_PER_CPU)
+			continue;
+		if (applied[i]->array)
+			vec_push(&names, xstrdup(applied[i]->array));
+		for (size_t k = 0; k < applied[i]->edits.len; k++) {
+			const struct edit *e = &applied[i]->edits.items[k];
+			char *nm = e->op == EDIT_REPLACE && e->text ? per_cpu_decl_name(e->text) : NULL;
+			if (nm)
+				vec_push(&names, nm);
+		}
+	}
+	size_t refused = 0;
+	for (size_t k = 0; k < names.len && !refused; k++) {
+		unsigned line = subscript_line(text, len, names.items[k]);
+		for (size_t i = 0; line && i < n; i++) {
+			if (why[i] || applied[i]->fix != FIX_DEFINE_PER_CPU)
+				continue;
+			why[i] = xasprintf("%s[...] is left at line %u after the conversion to DEFINE_PER_CPU "
+					   "(a use the conversion would miss; it would not compile)",
+					   names.items[k], line);
+			refused++;
+		}
+	}
+	for (size_t k = 0; k < names.len; k++)
+		free(names.items[k]);
+	vec_release(&names);
+	return refused;
+}
 
 /*
  * Judges NEW against the facts OF of the old text; with FIXPOINT, also
@@ -467,158 +557,6 @@ static const char *directive(const char *s, size_t n, size_t *wlen)
 static bool word_is(const char *w, size_t n, const char *want)
 {
 	return n == strlen(want) && memcmp(w, want, n) == 0;
-}
-
-/* ---- a DEFINE_PER_CPU conversion that left a subscript ------------------- */
-
-/* The NAME of "[static ]DEFINE_PER_CPU(T, NAME);" or DECLARE_PER_CPU, owned, or NULL. */
-static char *per_cpu_decl_name(const char *t)
-{
-	const char *p = strstr(t, "DEFINE_PER_CPU(");
-	if (!p)
-		p = strstr(t, "DECLARE_PER_CPU(");
-	const char *close = p ? strrchr(p, ')') : NULL;
-	if (!close)
-		return NULL;
-	const char *e = close;
-	while (e > p && !is_ident_char(e[-1]))
-		e--;
-	const char *b = e;
-	while (b > p && is_ident_char(b[-1]))
-		b--;
-	return b < e && (b[-1] == ' ' || b[-1] == ',') ? xstrndup(b, (size_t)(e - b)) : NULL;
-}
-
-/* The directive word at line start I of TEXT (after blanks and '#'), or NULL; its length in *N. */
-static const char *directive_at(const char *text, size_t len, size_t i, size_t *n)
-{
-	size_t e = i;
-	while (e < len && text[e] != '\n')
-		e++;
-	return directive(text + i, e - i, n);
-}
-
-/*
- * From the line start I after an `#if 0` line: the start of the line after
- * its #endif, or of its #else/#elif arm (which compiles); LINE counted on.
- */
-static size_t skip_if0(const char *text, size_t len, size_t i, unsigned *line)
-{
-	int depth = 1;
-	while (i < len) {
-		size_t n;
-		const char *w = directive_at(text, len, i, &n);
-		if (w && (word_is(w, n, "if") || word_is(w, n, "ifdef") || word_is(w, n, "ifndef")))
-			depth++;
-		else if (w && word_is(w, n, "endif"))
-			depth--;
-		else if (w && depth == 1 && (word_is(w, n, "else") || word_is(w, n, "elif")))
-			depth = 0;
-		while (i < len && text[i] != '\n')
-			i++;
-		if (i < len)
-			i++, (*line)++;
-		if (depth == 0)
-			break;
-	}
-	return i;
-}
-
-/* Line (1-based) of the first NAME[ in TEXT outside comments, literals and #if 0, or 0. */
-static unsigned subscript_line(const char *text, size_t len, const char *name)
-{
-	size_t nl = strlen(name);
-	unsigned line = 1;
-	for (size_t i = 0; i < len; i++) {
-		char ch = text[i];
-		if (i == 0 || text[i - 1] == '\n') {
-			size_t n, e = i;
-			const char *w = directive_at(text, len, i, &n);
-			if (w && word_is(w, n, "if")) {
-				const char *v = w + n;
-				while (*v == ' ' || *v == '\t')
-					v++;
-				if (v[0] == '0' && !is_ident_char(v[1])) {
-					while (e < len && text[e] != '\n')
-						e++;
-					if (e >= len)
-						return 0;
-					line++;
-					i = skip_if0(text, len, e + 1, &line);
-					if (i >= len)
-						return 0;
-					ch = text[i];
-				}
-			}
-		}
-		if (ch == '\n') {
-			line++;
-		} else if (ch == '/' && i + 1 < len && text[i + 1] == '*') {
-			for (i += 2; i + 1 < len && !(text[i] == '*' && text[i + 1] == '/'); i++)
-				line += text[i] == '\n';
-			i++;
-		} else if (ch == '/' && i + 1 < len && text[i + 1] == '/') {
-			while (i + 1 < len && text[i + 1] != '\n')
-				i++;
-		} else if (ch == '"' || ch == '\'') {
-			for (i++; i < len && text[i] != ch && text[i] != '\n'; i++)
-				if (text[i] == '\\')
-					i++;
-		} else if (is_ident_char(ch) && (i == 0 || !is_ident_char(text[i - 1]))) {
-			size_t k = i;
-			while (k < len && is_ident_char(text[k]))
-				k++;
-			if (k - i == nl && memcmp(text + i, name, nl) == 0) {
-				size_t q = k;
-				while (q < len && (text[q] == ' ' || text[q] == '\t'))
-					q++;
-				if (q < len && text[q] == '[')
-					return line;
-			}
-			i = k - 1;
-		}
-	}
-	return 0;
-}
-
-/*
- * A name the applied findings make DEFINE_PER_CPU (or DECLARE_PER_CPU)
- * that NEW still subscripts: the conversion missed a use, and the file
- * would not compile. Every define-per-cpu finding is refused (they convert
- * the array together). Returns the number refused.
- */
-static size_t refuse_leftover_subscripts(const char *text, size_t len, struct finding *const *applied,
-					 size_t n, char **why)
-{
-	VEC(char *) names = VEC_INIT;
-	for (size_t i = 0; i < n; i++) {
-		if (applied[i]->fix != FIX_DEFINE_PER_CPU)
-			continue;
-		if (applied[i]->array)
-			vec_push(&names, xstrdup(applied[i]->array));
-		for (size_t k = 0; k < applied[i]->edits.len; k++) {
-			const struct edit *e = &applied[i]->edits.items[k];
-			char *nm = e->op == EDIT_REPLACE && e->text ? per_cpu_decl_name(e->text) : NULL;
-			if (nm)
-				vec_push(&names, nm);
-		}
-	}
-	size_t refused = 0;
-	for (size_t k = 0; k < names.len && !refused; k++) {
-		unsigned line = subscript_line(text, len, names.items[k]);
-		for (size_t i = 0; line && i < n; i++) {
-			if (why[i] || applied[i]->fix != FIX_DEFINE_PER_CPU)
-				continue;
-			why[i] = xasprintf("%s[...] is left at line %u after the conversion to DEFINE_PER_CPU "
-					   "(a use the conversion would miss; it would not compile)",
-					   names.items[k], line);
-			refused++;
-		}
-	}
-	for (size_t k = 0; k < names.len; k++)
-		free(names.items[k]);
-	vec_release(&names);
-	return refused;
 }
 
 /* Is line L part of a #define (itself or continued by backslashes)? */
