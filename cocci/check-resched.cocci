@@ -30,6 +30,10 @@ virtual patch
 virtual report
 virtual context
 virtual org
+// -D op_R|op_A|op_B (preemptify): one operation per run, the others off
+virtual op_R
+virtual op_A
+virtual op_B
 
 #include "cocci/sidecar.cocci"
 
@@ -37,19 +41,19 @@ virtual org
 // code are off with -D context (spatch runs no * rule with a -/+ rule).
 
 // Sidecar: R sites rename the 2.4-era misspelling preempt_enable_noresched().
-@depends on !context@
+@depends on !context && !op_A && !op_B@
 position p : script:python () { site(p, "R", "preempt_enable_no_resched") };
 @@
 - preempt_enable_noresched@p()
 + preempt_enable_no_resched()
 
 // Modern target: the preempt_check_resched(); statement goes (empty TEXT).
-@depends on !context@
+@depends on !context && !op_A && !op_B@
 position p : script:python () { site(p, "R") and site_text(p, "R") == "" };
 @@
 - preempt_check_resched@p();
 
-@depends on !context@
+@depends on !context && !op_A && !op_B@
 position p : script:python () { site(p, "R", "preempt_enable()") };
 @@
 (
@@ -63,7 +67,7 @@ position p : script:python () { site(p, "R", "preempt_enable()") };
 // Sidecar: insert the sites TEXT after the anchor statement (expression
 // statement, if, while, for, declaration). switch and do-while are refused
 // by preemptify before they reach here.
-@ia@
+@ia depends on !op_R && !op_B@
 position p : script:python () { site(p, "A") };
 expression E; statement S1, S2; type T; identifier x;
 @@
@@ -118,7 +122,7 @@ expression E; statement S1, S2; type T; identifier x;
 
 // Sidecar: insert the sites TEXT before a return/goto/break/continue
 // (or, for check-resched, an expression statement).
-@ib@
+@ib depends on !op_R && !op_A@
 position p : script:python () { site(p, "B") };
 expression E; identifier l;
 @@
@@ -166,7 +170,7 @@ position ib.p; identifier ib_text.t; expression E; identifier l;
 )
 
 // Standalone: patch mode.
-@depends on patch || !(report || context || org)@
+@depends on (patch || !(report || context || org)) && !op_R && !op_A && !op_B@
 position p : script:python () { standalone() };
 @@
 (
@@ -180,7 +184,7 @@ position p : script:python () { standalone() };
 )
 
 // Standalone: the sites, for the other modes.
-@s_cr depends on !patch && (report || context || org)@
+@s_cr depends on (!patch && (report || context || org)) && !op_R && !op_A && !op_B@
 position p : script:python () { standalone() };
 @@
   \(preempt_enable_no_resched@p\|preempt_enable_noresched@p\)();

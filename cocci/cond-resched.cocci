@@ -27,6 +27,10 @@ virtual patch
 virtual report
 virtual context
 virtual org
+// -D op_R|op_A|op_B (preemptify): one operation per run, the others off
+virtual op_R
+virtual op_A
+virtual op_B
 
 #include "cocci/sidecar.cocci"
 
@@ -35,7 +39,7 @@ virtual org
 
 // Sidecar: replace the if (or a macro statement that expands to one) by the
 // sites TEXT: cond_resched(); preceded by the comments the if held.
-@cr@
+@cr depends on !op_A && !op_B@
 expression E; statement S;
 position p : script:python () { site(p, "R") };
 @@
@@ -66,7 +70,7 @@ expression E; statement S;
 // Standalone: the sites, in every mode. (need_resched is written
 // need_resched(...): spatch 1.1.1 rejects if (need_resched()) schedule();
 // with index already used.)
-@s_cr@
+@s_cr depends on !op_R && !op_A && !op_B@
 symbol current;
 position p : script:python () { standalone() };
 @@
@@ -89,12 +93,12 @@ position p : script:python () { standalone() };
 // both arms are braced, which stay braced. Other sites become the
 // statement. A position cannot be inherited over a modification, so one
 // rule makes every change.
-@s_else depends on patch || !(report || context || org)@
+@s_else depends on (patch || !(report || context || org)) && !op_R && !op_A && !op_B@
 position s_cr.p, e; expression E, E1; statement S, S1;
 @@
   if (E1) S1 else if@p@e (E) S
 
-@s_plain depends on patch || !(report || context || org)@
+@s_plain depends on (patch || !(report || context || org)) && !op_R && !op_A && !op_B@
 position s_cr.p, q != s_else.e; expression E; statement S;
 @@
   if@p@q (E) S

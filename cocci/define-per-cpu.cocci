@@ -33,6 +33,10 @@ virtual patch
 virtual report
 virtual context
 virtual org
+// -D op_R|op_A|op_B (preemptify): one operation per run, the others off
+virtual op_R
+virtual op_A
+virtual op_B
 
 #include "cocci/sidecar.cocci"
 
@@ -42,7 +46,7 @@ virtual org
 // The declaration: the R site spans it; its TEXT gives the element type
 // (for a padding union, its member's) and the name. `__cacheline_aligned`
 // and an all-zero initialiser go with the old declaration.
-@decl_static@
+@decl_static depends on !op_A && !op_B@
 type T; identifier x; expression N; initializer I;
 position p : script:python () { decl_parts(p, "static DEFINE_PER_CPU(") is not None };
 @@
@@ -73,7 +77,7 @@ declarer name DEFINE_PER_CPU;
 + static DEFINE_PER_CPU(ty, nm);
 )
 
-@decl_global@
+@decl_global depends on !op_A && !op_B@
 type T; identifier x; expression N; initializer I;
 position p : script:python () { decl_parts(p, "DEFINE_PER_CPU(") is not None };
 @@
@@ -105,7 +109,7 @@ declarer name DEFINE_PER_CPU;
 )
 
 // An extern declaration of an array converted across the tree's files.
-@decl_extern@
+@decl_extern depends on !op_A && !op_B@
 type T; identifier x; expression N;
 position p : script:python () { decl_parts(p, "DECLARE_PER_CPU(") is not None };
 @@
@@ -137,7 +141,7 @@ declarer name DECLARE_PER_CPU;
 )
 
 // Its EXPORT_SYMBOL: the per-CPU variable's symbol is exported instead.
-@depends on !context@
+@depends on !context && !op_A && !op_B@
 identifier x;
 declarer name EXPORT_SYMBOL, EXPORT_PER_CPU_SYMBOL;
 position p : script:python () { site(p, "R", "EXPORT_PER_CPU_SYMBOL(") };
@@ -145,7 +149,7 @@ position p : script:python () { site(p, "R", "EXPORT_PER_CPU_SYMBOL(") };
 - EXPORT_SYMBOL@p(x);
 + EXPORT_PER_CPU_SYMBOL(x);
 
-@depends on !context@
+@depends on !context && !op_A && !op_B@
 identifier x;
 declarer name EXPORT_SYMBOL_GPL, EXPORT_PER_CPU_SYMBOL_GPL;
 position p : script:python () { site(p, "R", "EXPORT_PER_CPU_SYMBOL_GPL(") };
@@ -153,21 +157,21 @@ position p : script:python () { site(p, "R", "EXPORT_PER_CPU_SYMBOL_GPL(") };
 - EXPORT_SYMBOL_GPL@p(x);
 + EXPORT_PER_CPU_SYMBOL_GPL(x);
 
-@depends on !context@
+@depends on !context && !op_A && !op_B@
 identifier x;
 position p : script:python () { site(p, "R", "get_cpu_var", "subscript_expression") };
 @@
 - x@p[smp_processor_id()]
 + get_cpu_var(x)
 
-@depends on !context@
+@depends on !context && !op_A && !op_B@
 identifier x;
 position p : script:python () { site(p, "R", "__get_cpu_var", "subscript_expression") };
 @@
 - x@p[smp_processor_id()]
 + __get_cpu_var(x)
 
-@depends on !context@
+@depends on !context && !op_A && !op_B@
 identifier x; expression E;
 position p : script:python () { site(p, "R", "per_cpu", "subscript_expression") };
 @@
@@ -175,21 +179,21 @@ position p : script:python () { site(p, "R", "per_cpu", "subscript_expression") 
 + per_cpu(x, E)
 
 // A cache-line padding union: x[i].v is the per-CPU variable itself.
-@depends on !context@
+@depends on !context && !op_A && !op_B@
 identifier x, v;
 position p : script:python () { site(p, "R", "get_cpu_var", "field_expression") };
 @@
 - x@p[smp_processor_id()].v
 + get_cpu_var(x)
 
-@depends on !context@
+@depends on !context && !op_A && !op_B@
 identifier x, v;
 position p : script:python () { site(p, "R", "__get_cpu_var", "field_expression") };
 @@
 - x@p[smp_processor_id()].v
 + __get_cpu_var(x)
 
-@depends on !context@
+@depends on !context && !op_A && !op_B@
 identifier x, v; expression E;
 position p : script:python () { site(p, "R", "per_cpu", "field_expression") };
 @@
@@ -199,7 +203,7 @@ position p : script:python () { site(p, "R", "per_cpu", "field_expression") };
 // Modern target: a single update of a this-CPU slot becomes one this_cpu_*
 // statement (the sites TEXT); a slot read where preemption is already off
 // becomes (*this_cpu_ptr(&x)).
-@tc@
+@tc depends on !op_A && !op_B@
 expression E;
 position p : script:python () { site(p, "R", "this_cpu_") };
 @@
@@ -217,7 +221,7 @@ position tc.p; identifier tc_text.t; expression E;
 - E@p;
 + t;
 
-@depends on !context@
+@depends on !context && !op_A && !op_B@
 identifier x;
 position p : script:python () { site(p, "R", "(*this_cpu_ptr") };
 @@
@@ -227,7 +231,7 @@ position p : script:python () { site(p, "R", "(*this_cpu_ptr") };
 // Sidecar: insert the sites TEXT after the anchor statement (expression
 // statement, if, while, for, declaration). switch and do-while are refused
 // by preemptify before they reach here.
-@ia@
+@ia depends on !op_R && !op_B@
 position p : script:python () { site(p, "A") };
 expression E; statement S1, S2; type T; identifier x;
 @@
@@ -282,7 +286,7 @@ expression E; statement S1, S2; type T; identifier x;
 
 // Sidecar: insert the sites TEXT before a return, goto, break, continue or
 // expression statement (a region closed before the code leaves it).
-@ib@
+@ib depends on !op_R && !op_A@
 position p : script:python () { site(p, "B") };
 expression E; identifier l;
 @@
@@ -330,7 +334,7 @@ position ib.p; identifier ib_text.t; expression E; identifier l;
 )
 
 // Standalone: patch mode.
-@s_decl depends on patch || !(report || context || org)@
+@s_decl depends on (patch || !(report || context || org)) && !op_R && !op_A && !op_B@
 declarer name DEFINE_PER_CPU;
 type T; identifier x;
 position p : script:python () { standalone() };
@@ -338,7 +342,7 @@ position p : script:python () { standalone() };
 - static T@p x[NR_CPUS];
 + static DEFINE_PER_CPU(T, x);
 
-@s_use depends on patch || !(report || context || org)@
+@s_use depends on (patch || !(report || context || org)) && !op_R && !op_A && !op_B@
 identifier s_decl.x; expression E;
 @@
 (
@@ -350,13 +354,13 @@ identifier s_decl.x; expression E;
 )
 
 // Standalone: the sites, for the other modes: the array and its uses.
-@s_declf depends on !patch && (report || context || org)@
+@s_declf depends on (!patch && (report || context || org)) && !op_R && !op_A && !op_B@
 type T; identifier x;
 position p : script:python () { standalone() };
 @@
   static T@p x[NR_CPUS];
 
-@s_usef@
+@s_usef depends on !op_R && !op_A && !op_B@
 identifier s_declf.x; expression E; position p;
 @@
   x@p[E]

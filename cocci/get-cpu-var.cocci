@@ -28,13 +28,17 @@ virtual patch
 virtual report
 virtual context
 virtual org
+// -D op_R|op_A|op_B (preemptify): one operation per run, the others off
+virtual op_R
+virtual op_A
+virtual op_B
 
 #include "cocci/sidecar.cocci"
 
 // Sidecar rules: they match only with -D sites=FILE. Those that change
 // code are off with -D context (spatch runs no * rule with a -/+ rule).
 
-@depends on !context@
+@depends on !context && !op_A && !op_B@
 expression x, E;
 position p : script:python () { site(p, "R", "get_cpu_var") };
 @@
@@ -49,7 +53,7 @@ position p : script:python () { site(p, "R", "get_cpu_var") };
 // Modern target: a single update of a this-CPU slot becomes one this_cpu_*
 // statement (the sites TEXT); a slot read where preemption is already off
 // becomes (*this_cpu_ptr(&x)).
-@tc@
+@tc depends on !op_A && !op_B@
 expression E;
 position p : script:python () { site(p, "R", "this_cpu_") };
 @@
@@ -67,7 +71,7 @@ position tc.p; identifier tc_text.t; expression E;
 - E@p;
 + t;
 
-@depends on !context@
+@depends on !context && !op_A && !op_B@
 expression x;
 position p : script:python () { site(p, "R", "(*this_cpu_ptr") };
 @@
@@ -77,7 +81,7 @@ position p : script:python () { site(p, "R", "(*this_cpu_ptr") };
 // Sidecar: insert the sites TEXT after the anchor statement (expression
 // statement, if, while, for, declaration). switch and do-while are refused
 // by preemptify before they reach here.
-@ia@
+@ia depends on !op_R && !op_B@
 position p : script:python () { site(p, "A") };
 expression E; statement S1, S2; type T; identifier x;
 @@
@@ -132,7 +136,7 @@ expression E; statement S1, S2; type T; identifier x;
 
 // Sidecar: insert the sites TEXT before a return, goto, break, continue or
 // expression statement (a region closed before the code leaves it).
-@ib@
+@ib depends on !op_R && !op_A@
 position p : script:python () { site(p, "B") };
 expression E; identifier l;
 @@
@@ -180,7 +184,7 @@ position ib.p; identifier ib_text.t; expression E; identifier l;
 )
 
 // Standalone: patch mode.
-@s_gcv depends on patch || !(report || context || org)@
+@s_gcv depends on (patch || !(report || context || org)) && !op_R && !op_A && !op_B@
 expression x, E;
 assignment operator aop;
 position p : script:python () { standalone() };
@@ -204,7 +208,7 @@ position p : script:python () { standalone() };
 )
 
 // Standalone: the sites, for the other modes.
-@s_gcvf depends on !patch && (report || context || org)@
+@s_gcvf depends on (!patch && (report || context || org)) && !op_R && !op_A && !op_B@
 expression x, E;
 assignment operator aop;
 position p : script:python () { standalone() };

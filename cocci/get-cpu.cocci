@@ -27,13 +27,17 @@ virtual patch
 virtual report
 virtual context
 virtual org
+// -D op_R|op_A|op_B (preemptify): one operation per run, the others off
+virtual op_R
+virtual op_A
+virtual op_B
 
 #include "cocci/sidecar.cocci"
 
 // Sidecar rules: they match only with -D sites=FILE. Those that change
 // code are off with -D context (spatch runs no * rule with a -/+ rule).
 
-@depends on !context@
+@depends on !context && !op_A && !op_B@
 position p : script:python () { site(p, "R", "get_cpu") };
 @@
 - smp_processor_id@p()
@@ -42,7 +46,7 @@ position p : script:python () { site(p, "R", "get_cpu") };
 // Sidecar: insert the sites TEXT after the anchor statement (expression
 // statement, if, while, for, declaration). switch and do-while are refused
 // by preemptify before they reach here.
-@ia@
+@ia depends on !op_R && !op_B@
 position p : script:python () { site(p, "A") };
 expression E; statement S1, S2; type T; identifier x;
 @@
@@ -97,7 +101,7 @@ expression E; statement S1, S2; type T; identifier x;
 
 // Sidecar: insert the sites TEXT before a return/goto/break/continue
 // (or, for check-resched, an expression statement).
-@ib@
+@ib depends on !op_R && !op_A@
 position p : script:python () { site(p, "B") };
 expression E; identifier l;
 @@
@@ -145,7 +149,7 @@ position ib.p; identifier ib_text.t; expression E; identifier l;
 )
 
 // Standalone: patch mode.
-@s_gc depends on patch || !(report || context || org)@
+@s_gc depends on (patch || !(report || context || org)) && !op_R && !op_A && !op_B@
 expression c; statement S; position p : script:python () { standalone() };
 @@
   c =
@@ -156,7 +160,7 @@ expression c; statement S; position p : script:python () { standalone() };
 + put_cpu();
 
 // Standalone: the sites, for the other modes.
-@s_gcf depends on !patch && (report || context || org)@
+@s_gcf depends on (!patch && (report || context || org)) && !op_R && !op_A && !op_B@
 expression c; statement S; position p : script:python () { standalone() };
 @@
   c = smp_processor_id@p();

@@ -27,13 +27,17 @@ virtual patch
 virtual report
 virtual context
 virtual org
+// -D op_R|op_A|op_B (preemptify): one operation per run, the others off
+virtual op_R
+virtual op_A
+virtual op_B
 
 #include "cocci/sidecar.cocci"
 
 // Sidecar rules: they match only with -D sites=FILE. Those that change
 // code are off with -D context (spatch runs no * rule with a -/+ rule).
 
-@depends on !context@
+@depends on !context && !op_A && !op_B@
 type T; identifier c;
 position p : script:python () { site(p, "R") };
 @@
@@ -42,7 +46,7 @@ position p : script:python () { site(p, "R") };
 + c
   ;
 
-@depends on !context@
+@depends on !context && !op_A && !op_B@
 expression c;
 position p : script:python () { site(p, "R") };
 @@
@@ -51,7 +55,7 @@ position p : script:python () { site(p, "R") };
 // Sidecar: insert the sites TEXT after the anchor statement (expression
 // statement, if, while, for, declaration). switch and do-while are refused
 // by preemptify before they reach here.
-@ia@
+@ia depends on !op_R && !op_B@
 position p : script:python () { site(p, "A") };
 expression E; statement S1, S2; type T; identifier x;
 @@
@@ -105,7 +109,7 @@ expression E; statement S1, S2; type T; identifier x;
 )
 
 // Standalone: patch mode.
-@s_mv depends on patch || !(report || context || org)@
+@s_mv depends on (patch || !(report || context || org)) && !op_R && !op_A && !op_B@
 expression c; identifier lock =~ "^(spin_lock|spin_lock_irq|spin_lock_irqsave|spin_lock_bh|read_lock|read_lock_irq|read_lock_irqsave|read_lock_bh|write_lock|write_lock_irq|write_lock_irqsave|write_lock_bh|local_irq_disable|local_irq_save|preempt_disable)$";
 expression list es;
 position p : script:python () { standalone() };
@@ -115,7 +119,7 @@ position p : script:python () { standalone() };
 + c = smp_processor_id();
 
 // Standalone: the sites, for the other modes.
-@s_mvf depends on !patch && (report || context || org)@
+@s_mvf depends on (!patch && (report || context || org)) && !op_R && !op_A && !op_B@
 expression c; identifier lock =~ "^(spin_lock|spin_lock_irq|spin_lock_irqsave|spin_lock_bh|read_lock|read_lock_irq|read_lock_irqsave|read_lock_bh|write_lock|write_lock_irq|write_lock_irqsave|write_lock_bh|local_irq_disable|local_irq_save|preempt_disable)$";
 expression list es;
 position p : script:python () { standalone() };

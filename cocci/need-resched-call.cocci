@@ -24,13 +24,17 @@ virtual patch
 virtual report
 virtual context
 virtual org
+// -D op_R|op_A|op_B (preemptify): one operation per run, the others off
+virtual op_R
+virtual op_A
+virtual op_B
 
 #include "cocci/sidecar.cocci"
 
 // Sidecar rules: they match only with -D sites=FILE. Those that change
 // code are off with -D context (spatch runs no * rule with a -/+ rule).
 
-@depends on !context@
+@depends on !context && !op_A && !op_B@
 symbol current;
 position p : script:python () { site(p, "R", "need_resched()") };
 @@
@@ -38,7 +42,7 @@ position p : script:python () { site(p, "R", "need_resched()") };
 + need_resched()
 
 // Standalone: patch mode.
-@depends on patch || !(report || context || org)@
+@depends on (patch || !(report || context || org)) && !op_R && !op_A && !op_B@
 symbol current;
 position p : script:python () { standalone() };
 @@
@@ -46,7 +50,7 @@ position p : script:python () { standalone() };
 + need_resched()
 
 // Standalone: the sites, for the other modes.
-@s_nr depends on !patch && (report || context || org)@
+@s_nr depends on (!patch && (report || context || org)) && !op_R && !op_A && !op_B@
 symbol current;
 position p : script:python () { standalone() };
 @@

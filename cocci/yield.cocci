@@ -26,6 +26,10 @@ virtual patch
 virtual report
 virtual context
 virtual org
+// -D op_R|op_A|op_B (preemptify): one operation per run, the others off
+virtual op_R
+virtual op_A
+virtual op_B
 
 #include "cocci/sidecar.cocci"
 
@@ -34,20 +38,20 @@ virtual org
 
 // schedule() first: a rule that deletes a line would shift the
 // positions the next rule sees (spatch re-parses after each modifying rule).
-@depends on !context@
+@depends on !context && !op_A && !op_B@
 position p : script:python () { site(p, "R", "yield") };
 @@
 - schedule@p()
 + yield()
 
-@depends on !context@
+@depends on !context && !op_A && !op_B@
 symbol current;
 position p : script:python () { site(p, "R") };
 @@
 - current@p->policy |= SCHED_YIELD;
 
 // Standalone: patch mode.
-@depends on patch || !(report || context || org)@
+@depends on (patch || !(report || context || org)) && !op_R && !op_A && !op_B@
 symbol current;
 position p : script:python () { standalone() };
 @@
@@ -56,7 +60,7 @@ position p : script:python () { standalone() };
 + yield();
 
 // Standalone: the sites, for the other modes.
-@s_y depends on !patch && (report || context || org)@
+@s_y depends on (!patch && (report || context || org)) && !op_R && !op_A && !op_B@
 symbol current;
 position p : script:python () { standalone() };
 @@

@@ -121,6 +121,13 @@ static void sidecar_escape(struct buf *b, const char *s)
 static const char op_letter[] = {
 	[EDIT_REPLACE] = 'R', [EDIT_INSERT_AFTER] = 'A', [EDIT_INSERT_BEFORE] = 'B'};
 
+/* The -D virtual rule of a run of OP: the .cocci's rules for the other operations and its standalone ones stay off. */
+static char *op_virtual(enum edit_op op)
+{
+	static char names[][5] = {[EDIT_REPLACE] = "op_R", [EDIT_INSERT_AFTER] = "op_A", [EDIT_INSERT_BEFORE] = "op_B"};
+	return names[op];
+}
+
 /* The sidecar lines of one run on input NAME: the sites of KIND/OP/GROUP not yet done, one a line. */
 static void sidecar(struct buf *side, const char *name, enum fix_kind kind, enum edit_op op, const char *group,
 		    const site_vec *sites)
@@ -192,11 +199,11 @@ static int run_spatch(struct job *j, const char *dir, enum fix_kind kind, enum e
 		*err = xstrdup(error_last());
 		goto done;
 	}
-	char *argv[16] = {(char *)j->opts->spatch, "--sp-file", cocci, "-D", sites_arg,
+	char *argv[18] = {(char *)j->opts->spatch, "--sp-file", cocci, "-D", sites_arg, "-D", op_virtual(op),
 			  "--very-quiet", "--no-show-diff", "--no-includes", "--timeout", timeout,
 			  "-o", outp, in, NULL};
 	if (j->python) {
-		memmove(argv + 3, argv + 1, 13 * sizeof *argv); /* with the NULL */
+		memmove(argv + 3, argv + 1, 15 * sizeof *argv); /* with the NULL */
 		argv[1] = "--python";
 		argv[2] = (char *)j->python;
 	}
@@ -337,8 +344,9 @@ static void run_chunk(size_t i, void *ctx)
 	struct spawn_result res = SPAWN_RESULT_INIT;
 	if (ok) {
 		size_t a = 0;
-		char *head[] = {(char *)j0->opts->spatch, "--sp-file", cocci, "-D", sites_arg, "--very-quiet",
-				"--no-show-diff", "--no-includes", "--timeout", timeout, "--in-place"};
+		char *head[] = {(char *)j0->opts->spatch, "--sp-file", cocci, "-D", sites_arg,
+				"-D", op_virtual(c->reqs[0]->op), "--very-quiet", "--no-show-diff",
+				"--no-includes", "--timeout", timeout, "--in-place"};
 		for (size_t k = 0; k < ARRAY_SIZE(head); k++)
 			argv[a++] = head[k];
 		if (j0->python) {
