@@ -275,6 +275,7 @@ struct batcher {
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
 	int tokens, computing, wanting;
+	int waking; /* threads whose run is done but that have not taken the lock since */
 	bool running;
 	struct request *queue;
 	atomic_uint chunks; /* names the batch directories */
@@ -459,7 +460,7 @@ static void batcher_wait(struct batcher *b, struct request *r, int jobs)
 	b->computing--;
 	pthread_cond_broadcast(&b->cv);
 	while (!r->done) {
-		if (!b->running && b->computing == 0 && b->wanting == 0 && b->queue) {
+		if (!b->running && b->computing == 0 && b->wanting == 0 && b->waking == 0 && b->queue) {
 			/* the earliest step only: the files at later ones wait for the others to
 			 * catch up (every file takes the steps in the same order), so each
 			 * step is one process for all the files that need it */
@@ -483,13 +484,16 @@ static void batcher_wait(struct batcher *b, struct request *r, int jobs)
 			run_batch(all, jobs);
 			pthread_mutex_lock(&b->mu);
 			for (struct request *q = all; q; q = q->next)
-				q->done = true;
+				q->done = true, b->waking++;
 			b->running = false;
 			pthread_cond_broadcast(&b->cv);
 		} else {
 			pthread_cond_wait(&b->cv, &b->mu);
 		}
 	}
+	/* until every thread of the step just run is back, the next step is not
+	 * complete: starting it early splits it in two */
+	b->waking--;
 	take_token(b);
 	pthread_mutex_unlock(&b->mu);
 }
