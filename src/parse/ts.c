@@ -24,6 +24,33 @@ static _Thread_local struct {
 	uint32_t n, cap;
 } top;
 
+/* Parents found while walking down the big tree, per thread: a walk up from a
+ * node then costs one walk down, not one per step. Direct-mapped by node id;
+ * GEN empties it when the big tree changes. */
+#define PARENT_CACHE_BITS 14
+static _Thread_local struct parent_slot {
+	const void *id;
+	uint32_t gen;
+	TSNode parent;
+} parent_cache[1u << PARENT_CACHE_BITS];
+static _Thread_local uint32_t parent_gen = 1;
+
+static struct parent_slot *parent_slot(const void *id)
+{
+	uintptr_t h = (uintptr_t)id;
+	h ^= h >> 17;
+	h *= 0x9E3779B1u;
+	return &parent_cache[(h >> 7) & ((1u << PARENT_CACHE_BITS) - 1)];
+}
+
+static void parent_remember(TSNode child, TSNode parent)
+{
+	struct parent_slot *slot = parent_slot(child.id);
+	slot->id = child.id;
+	slot->gen = parent_gen;
+	slot->parent = parent;
+}
+
 const TSLanguage *tree_sitter_c(void);
 
 TSTree *ts_parse_c(const char *text, size_t len)
@@ -40,6 +67,7 @@ void ts_parent_forget(const TSTree *tree)
 	if (top.tree == tree) {
 		free(top.kids);
 		memset(&top, 0, sizeof top);
+		parent_gen++;
 	}
 }
 
@@ -54,6 +82,7 @@ static bool index_root(TSNode root)
 	top.tree = root.tree;
 	top.root_id = root.id;
 	top.n = 0;
+	parent_gen++;
 	if (count > top.cap) {
 		top.kids = xrealloc(top.kids, (size_t)count * sizeof *top.kids);
 		top.cap = count;
@@ -106,6 +135,7 @@ static TSNode parent_below(TSNode topnode, TSNode n)
 			if (covers(c, s, e) && ts_node_child_count(c) > 0) {
 				/* a zero-width or equal-range sibling may still hold N: only descend
 				 * when this child is not followed by one that also covers N */
+				parent_remember(c, parent);
 				parent = c;
 				down = true;
 				break;
@@ -125,6 +155,9 @@ TSNode ts_parent(TSNode n)
 	TSNode root = ts_tree_root_node(n.tree);
 	if (ts_node_eq(n, root) || !index_root(root))
 		return ts_node_parent(n);
+	struct parent_slot *slot = parent_slot(n.id);
+	if (slot->id == n.id && slot->gen == parent_gen)
+		return slot->parent;
 	uint32_t s = ts_node_start_byte(n);
 	uint32_t k = top_child_at(s);
 	/* N may start where an earlier, zero-width or ending, child also starts */
@@ -136,8 +169,11 @@ TSNode ts_parent(TSNode n)
 			break;
 		if (covers(t, s, ts_node_end_byte(n))) {
 			TSNode p = parent_below(t, n);
-			if (!ts_node_is_null(p))
+			if (!ts_node_is_null(p)) {
+				parent_remember(t, root);
+				parent_remember(n, p);
 				return p;
+			}
 		}
 	}
 	return ts_node_parent(n); /* not found by ranges (should not happen): the slow way */
