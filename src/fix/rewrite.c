@@ -788,6 +788,79 @@ static void build_sites(struct job *j, const bool *active, const struct lines *l
 	}
 }
 
+/*
+ * The top-level definition or declaration that holds byte AT of the tree
+ * under N, looking through preprocessor conditionals; the null node when AT
+ * lies in none, or in one tree-sitter could not parse.
+ */
+static TSNode function_at(TSNode n, size_t at)
+{
+	for (;;) {
+		TSNode next = ts_null();
+		for (uint32_t i = 0; i < ts_node_named_child_count(n); i++) {
+			TSNode c = ts_node_named_child(n, i);
+			if (ts_node_start_byte(c) <= at && at < ts_node_end_byte(c)) {
+				next = c;
+				break;
+			}
+		}
+		if (ts_node_is_null(next))
+			return next;
+		const char *t = ts_node_type(next);
+		if (strncmp(t, "preproc_if", 10) != 0 && strncmp(t, "preproc_el", 10) != 0)
+			return ts_node_has_error(next) ? ts_null() : next;
+		n = next;
+	}
+}
+
+/*
+ * Runs the groups of one fix kind and operation side by side where they
+ * cannot meet: spatch re-parses a top-level definition a rule changed, so
+ * one takes one group per run (site_group()), but they are independent of
+ * each other. Each site's group becomes its round: the k-th distinct group
+ * of its definition runs in round k. Sites outside any definition, or in
+ * one with a parse error, count as one definition; on a file tree-sitter
+ * cannot parse every group keeps a round of its own.
+ */
+static void merge_groups(site_vec *sites, const char *path, const char *text, size_t len)
+{
+	struct source src;
+	source_init(&src, path, xstrndup(text, len), len);
+	TSTree *tree = ts_parse_c(src.parse_text, len);
+	size_t n = sites->len;
+	size_t *fn = xcalloc(n ? n : 1, sizeof *fn); /* 1 + the definition's start byte, or 0 */
+	for (size_t i = 0; tree && i < n; i++) {
+		TSNode f = function_at(ts_tree_root_node(tree), sites->items[i].start);
+		fn[i] = ts_node_is_null(f) ? 0 : 1 + (size_t)ts_node_start_byte(f);
+	}
+	unsigned *round = xcalloc(n ? n : 1, sizeof *round);
+	for (size_t i = 0; tree && i < n; i++) {
+		const struct site *s = &sites->items[i];
+		unsigned next = 0; /* the groups met in this definition so far */
+		bool same = false;
+		for (size_t q = 0; q < i && !same; q++) {
+			const struct site *o = &sites->items[q];
+			if (o->kind != s->kind || o->op != s->op || fn[q] != fn[i])
+				continue;
+			if (strcmp(o->group, s->group) == 0)
+				round[i] = round[q], same = true;
+			else if (round[q] + 1 > next)
+				next = round[q] + 1;
+		}
+		if (!same)
+			round[i] = next;
+	}
+	for (size_t i = 0; tree && i < n; i++)
+		snprintf(sites->items[i].group, sizeof sites->items[i].group, "round %u", round[i]);
+	free(round);
+	free(fn);
+	if (tree) {
+		ts_parent_forget(tree);
+		ts_tree_delete(tree);
+	}
+	source_release(&src);
+}
+
 static void sites_release(site_vec *v)
 {
 	for (size_t i = 0; i < v->len; i++)
@@ -874,6 +947,7 @@ static int attempt(struct job *j, const char *dir, const bool *active, char **wh
 	lines_init(&orig, j->out->old_text, j->out->old_len);
 	build_sites(j, active, &orig, &sites);
 	lines_release(&orig);
+	merge_groups(&sites, j->out->path, cur, cur_len);
 
 	for (int kind = 1; kind < FIX_COUNT; kind++) {
 		static const enum edit_op order[] = {EDIT_REPLACE, EDIT_INSERT_AFTER,
