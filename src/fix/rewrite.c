@@ -62,6 +62,7 @@ struct job {
 	struct file_change *out;
 	struct batcher *batch; /* shared by every job of the plan */
 	const char *python;    /* spatch --python: the interpreter, resolved once; or NULL */
+	atomic_uint *spawned;  /* spatch processes of one-file runs, counted for -v */
 };
 
 /* ---- verification of one run ------------------------------------------ */
@@ -209,6 +210,8 @@ static int run_spatch(struct job *j, const char *dir, enum fix_kind kind, enum e
 	}
 	/* spatch's own --timeout covers matching; ours also covers parsing.
 	 * It runs in TMPDIR: it resolves #include "cocci/sidecar.cocci" there. */
+	if (j->spawned)
+		atomic_fetch_add(j->spawned, 1);
 	if (spawn_run(argv, j->tmpdir, timeout_sec + 5, &res) < 0) {
 		*err = xasprintf("spatch: %s", error_last());
 		goto done;
@@ -516,8 +519,6 @@ static int spatch_one(struct job *j, const char *dir, enum fix_kind kind, enum e
 		*err = xstrdup("interrupted");
 		return -1;
 	}
-	if (j->batch)
-		atomic_fetch_add(&j->batch->processes, 1);
 	return run_spatch(j, dir, kind, op, group, sites, text, len, out, out_len, err);
 }
 
@@ -1393,6 +1394,7 @@ int rewrite_plan(const struct scan_result *scan, const struct rewrite_options *o
 		jobs[k].tmpdir = tmpdir;
 		jobs[k].batch = opts->no_batch ? NULL : &b;
 		jobs[k].python = python;
+		jobs[k].spawned = &b.processes;
 	}
 	progress_phase(opts->progress, "rewriting", njobs, true);
 	/* batched: a thread per file (up to REWRITE_THREADS), `cpus` of them computing at a time */
