@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/stat.h>
 #include <tree_sitter/api.h>
 
 #include "check.h"
@@ -343,19 +344,19 @@ static void test_tree_fixed_point(void)
 	tree_context_build(&t, paths, ARRAY_SIZE(files), &want, NULL, 2);
 	enum fn_context ctx = CTX_HARDIRQ;
 	const char *why = NULL;
-	CHECK(tree_context_lookup(t, "ring_a", 6, &ctx, &why) && ctx == CTX_PROCESS && strstr(why, "cycle"),
+	CHECK(tree_context_lookup(t, "ring_a", 6, "-", &ctx, &why) && ctx == CTX_PROCESS && strstr(why, "cycle"),
 	      "a cycle with preemption on stays preemptible (pessimistic): %s", why ? why : "(none)");
-	CHECK(tree_context_lookup(t, "ring_b", 6, &ctx, &why) && ctx == CTX_PROCESS, "b: the other half of the cycle");
-	CHECK(tree_context_lookup(t, "lock_e", 6, &ctx, &why) && ctx == CTX_CALLERS && strstr(why, "from lock_g()"),
+	CHECK(tree_context_lookup(t, "ring_b", 6, "-", &ctx, &why) && ctx == CTX_PROCESS, "b: the other half of the cycle");
+	CHECK(tree_context_lookup(t, "lock_e", 6, "-", &ctx, &why) && ctx == CTX_CALLERS && strstr(why, "from lock_g()"),
 	      "e: every call holds a lock, across the cycle: %s", why ? why : "(none)");
-	CHECK(tree_context_lookup(t, "lock_f", 6, &ctx, &why) && ctx == CTX_CALLERS, "f: called from e() with m held");
-	CHECK(tree_context_lookup(t, "helper_h", 8, &ctx, &why) && ctx == CTX_CALLERS && strstr(why, "hard-IRQ"),
+	CHECK(tree_context_lookup(t, "lock_f", 6, "-", &ctx, &why) && ctx == CTX_CALLERS, "f: called from e() with m held");
+	CHECK(tree_context_lookup(t, "helper_h", 8, "-", &ctx, &why) && ctx == CTX_CALLERS && strstr(why, "hard-IRQ"),
 	      "h: its only caller is an interrupt handler in another file: %s", why ? why : "(none)");
-	CHECK(tree_context_lookup(t, "hooked_n", 8, &ctx, &why) && ctx == CTX_PROCESS && strstr(why, "address is taken"),
+	CHECK(tree_context_lookup(t, "hooked_n", 8, "-", &ctx, &why) && ctx == CTX_PROCESS && strstr(why, "address is taken"),
 	      "n: a function pointer elsewhere keeps it preemptible: %s", why ? why : "(none)");
-	CHECK(!tree_context_lookup(t, "top_caller", 10, &ctx, &why), "a name never asked about is not followed");
-	CHECK(tree_context_atomic(t, "lock_e") && !tree_context_atomic(t, "ring_a"), "tree_context_atomic()");
-	CHECK(tree_context_lookup(t, "f", 1, &ctx, &why) && ctx == CTX_PROCESS && strstr(why, "fewer than"),
+	CHECK(!tree_context_lookup(t, "top_caller", 10, "-", &ctx, &why), "a name never asked about is not followed");
+	CHECK(tree_context_atomic(t, "lock_e", "-") && !tree_context_atomic(t, "ring_a", "-"), "tree_context_atomic()");
+	CHECK(tree_context_lookup(t, "f", 1, "-", &ctx, &why) && ctx == CTX_PROCESS && strstr(why, "fewer than"),
 	      "a name too short to follow stays preemptible: %s", why ? why : "(none)");
 	tree_context_free(t);
 	tree_want_release(&want);
@@ -424,6 +425,71 @@ static void test_define_bodies(void)
 	}
 }
 
+/*
+ * Architectures: a function defined under arch/alpha meets the callers of
+ * generic code and of alpha, not those of arch/mips (another family), and
+ * the mips function of the same name is followed on its own.
+ */
+static void test_tree_arch_families(void)
+{
+	char dir[] = "/tmp/preemptify-tree-XXXXXX";
+	if (!CHECK(mkdtemp(dir) != NULL, "mkdtemp"))
+		return;
+	static const struct {
+		const char *name, *text;
+	} files[] = {
+		{"arch/alpha/kernel/irq.c", "void dispatch_irq(int irq) { int c = smp_processor_id(); use(c, irq); }\n"},
+		{"arch/alpha/kernel/entry.c", "void alpha_int(int irq, void *d, struct pt_regs *r) { dispatch_irq(irq); }\n"
+					      "void alpha_setup(void) { request_irq(1, alpha_int, 0, \"a\", 0); }\n"},
+		{"arch/mips/kernel/irq.c", "void dispatch_irq(int irq) { int c = smp_processor_id(); use(c, irq); }\n"
+					   "void mips_poll(void) { dispatch_irq(3); }\n"},
+		{"kernel/generic.c", "void core_hook(void) { int c = smp_processor_id(); use(c); }\n"},
+		{"arch/mips/kernel/hook.c", "void mips_hook(void) { core_hook(); }\n"},
+		{"arch/alpha/kernel/hook.c", "void alpha_hook(void) { spin_lock(&l); core_hook(); spin_unlock(&l); }\n"},
+	};
+	char *paths[ARRAY_SIZE(files)];
+	for (size_t i = 0; i < ARRAY_SIZE(files); i++) {
+		paths[i] = xasprintf("%s/%s", dir, files[i].name);
+		for (char *sl = strchr(paths[i] + strlen(dir) + 1, '/'); sl; sl = strchr(sl + 1, '/')) {
+			*sl = '\0';
+			mkdir(paths[i], 0700);
+			*sl = '/';
+		}
+		CHECK(write_file(paths[i], files[i].text, strlen(files[i].text)) == 0, "write %s", paths[i]);
+	}
+	tree_want_vec want = VEC_INIT;
+	struct tree_want w[] = {{xstrdup("dispatch_irq"), xstrdup(paths[0])},
+				{xstrdup("dispatch_irq"), xstrdup(paths[2])},
+				{xstrdup("core_hook"), xstrdup(paths[3])}};
+	for (size_t i = 0; i < ARRAY_SIZE(w); i++)
+		vec_push(&want, w[i]);
+	struct tree_context *t = NULL;
+	tree_context_build(&t, paths, ARRAY_SIZE(files), &want, NULL, 2);
+	enum fn_context ctx = CTX_HARDIRQ;
+	const char *why = NULL;
+	CHECK(tree_context_lookup(t, "dispatch_irq", 12, paths[0], &ctx, &why) && ctx == CTX_CALLERS,
+	      "alpha's dispatch_irq(): called only from alpha's IRQ handler; the mips call is another function: %s",
+	      why ? why : "(none)");
+	CHECK(tree_context_lookup(t, "dispatch_irq", 12, paths[2], &ctx, &why) && ctx == CTX_PROCESS,
+	      "mips's dispatch_irq(): called with preemption on: %s", why ? why : "(none)");
+	CHECK(tree_context_lookup(t, "core_hook", 9, paths[3], &ctx, &why) && ctx == CTX_PROCESS,
+	      "generic code meets every architecture's callers: %s", why ? why : "(none)");
+	tree_context_free(t);
+	tree_want_release(&want);
+	for (size_t i = ARRAY_SIZE(files); i-- > 0;) {
+		remove(paths[i]);
+		free(paths[i]);
+	}
+	static const char *const dirs[] = {"arch/alpha/kernel", "arch/alpha", "arch/mips/kernel", "arch/mips", "arch",
+					   "kernel"};
+	for (size_t i = 0; i < ARRAY_SIZE(dirs); i++) {
+		char *d = xasprintf("%s/%s", dir, dirs[i]);
+		rmdir(d);
+		free(d);
+	}
+	rmdir(dir);
+}
+
 int main(void)
 {
 	test_cfg_shapes();
@@ -433,6 +499,7 @@ int main(void)
 	test_contexts();
 	test_neutraliser();
 	test_tree_fixed_point();
+	test_tree_arch_families();
 	test_define_bodies();
 	/* like the scanner, on a worker thread's stack */
 	parallel_for(1, 1, deep_nesting, NULL);

@@ -125,7 +125,7 @@ static void tree_contexts(struct file_analysis *fa)
 		enum fn_context ctx;
 		const char *why;
 		if (f->ctx != CTX_PROCESS || !analysis_fn_is_shared(fa, f) ||
-		    !tree_context_lookup(fa->ext, f->name, strlen(f->name), &ctx, &why))
+		    !tree_context_lookup(fa->ext, f->name, strlen(f->name), fa->src->path, &ctx, &why))
 			continue;
 		if (ctx == CTX_PROCESS) {
 			f->tree_note = why;

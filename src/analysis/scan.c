@@ -378,7 +378,7 @@ static void note_preemptible(struct scan_result *out, char *const *again, size_t
 		bool rescanned = false;
 		for (size_t k = 0; k < n && !rescanned; k++)
 			rescanned = strcmp(again[k], f->file) == 0;
-		if (rescanned || !tree_context_lookup(out->tree, f->function, strlen(f->function), &ctx, &why) ||
+		if (rescanned || !tree_context_lookup(out->tree, f->function, strlen(f->function), f->file, &ctx, &why) ||
 		    ctx != CTX_PROCESS || !why)
 			continue;
 		char *e = xasprintf("%s; %s", f->evidence, why);
@@ -779,7 +779,7 @@ void scan_with_tree(char *const *index, size_t n, char *const *scanned, size_t n
 	tree_context_build(&out->tree, index, n, &out->want, ids, opts->jobs);
 	/* the files defining a function the tree found atomic: their verdicts change */
 	for (size_t i = 0; i < out->want.len; i++)
-		if (tree_context_atomic(out->tree, out->want.items[i].name))
+		if (tree_context_atomic(out->tree, out->want.items[i].name, out->want.items[i].file))
 			vec_push(&again, out->want.items[i].file);
 	struct scan_options o = *opts;
 	o.tree = out->tree;

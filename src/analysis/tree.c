@@ -29,6 +29,7 @@ struct tname {
 	enum fn_context ctx;
 	char *reason;         /* atomic: why; failed: why not */
 	unsigned depth;
+	unsigned fam;         /* arch_family() of the definition: 0, any */
 	VEC(uint32_t) files;  /* the files naming it */
 };
 
@@ -58,6 +59,7 @@ struct tfile {
 	bool ids_done;
 	bool parsed;          /* analyse_one() parsed it (else: declarations only) */
 	bool sliced;          /* ...only the functions that matter (slice_ranges()) */
+	unsigned fam;         /* arch_family() */
 	struct tree_ids ids;  /* file_ids(): sorted identifier hashes */
 };
 
@@ -80,13 +82,58 @@ static uint64_t fnv(const char *s, size_t n)
 
 static uint32_t ident_hash(const char *s, size_t n);
 
-static int name_find(const struct tree_context *t, const char *s, size_t n)
+/*
+ * The architectures whose code can meet: a file under arch/A/ or
+ * include/asm-A/ is built only for A, and calls or is called by generic
+ * code and by code of A's family only (alpha's handle_irq() is not the one
+ * a MIPS assembly file names). A family groups the architectures that
+ * share sources in 2.4: mips64 builds arch/mips directories, x86_64
+ * includes ia64's swiotlb.c, ppc includes m68k's Amiga files, m68k
+ * includes asm-sparc headers. 0: generic code (or an architecture not
+ * listed), which meets every family.
+ */
+static unsigned arch_family(const char *path)
+{
+	static const struct {
+		const char *arch;
+		unsigned fam;
+	} archs[] = {
+		{"i386", 1},  {"x86_64", 1}, {"ia64", 1},    {"um", 1},        {"mips", 2},  {"mips64", 2},
+		{"sparc", 3}, {"sparc64", 3}, {"m68k", 3},   {"m68knommu", 3}, {"ppc", 3},   {"ppc64", 3},
+		{"s390", 4},  {"s390x", 4},  {"sh", 5},      {"sh64", 5},      {"arm", 6},   {"arm26", 6},
+		{"alpha", 7}, {"cris", 8},   {"parisc", 9},  {"h8300", 10},    {"v850", 11}, {"m32r", 12},
+		{"frv", 13},
+	};
+	unsigned fam = 0;
+	for (const char *p = path; *p; p++) {
+		if (p != path && p[-1] != '/')
+			continue;
+		size_t skip = strncmp(p, "arch/", 5) == 0 ? 5 : strncmp(p, "include/asm-", 12) == 0 ? 12 : 0;
+		if (!skip)
+			continue;
+		const char *a = p + skip, *e = strchr(a, '/');
+		if (!e)
+			continue;
+		for (size_t k = 0; k < ARRAY_SIZE(archs); k++)
+			if (strlen(archs[k].arch) == (size_t)(e - a) && memcmp(archs[k].arch, a, (size_t)(e - a)) == 0)
+				fam = archs[k].fam; /* the last one: the tree may lie below a directory named arch */
+	}
+	return fam;
+}
+
+static bool families_meet(unsigned a, unsigned b)
+{
+	return a == 0 || b == 0 || a == b;
+}
+
+/* The followed function NAME (N bytes) of family FAM. */
+static int name_find(const struct tree_context *t, const char *s, size_t n, unsigned fam)
 {
 	if (!t->cap)
 		return -1;
 	for (size_t k = fnv(s, n) & (t->cap - 1); t->table[k]; k = (k + 1) & (t->cap - 1)) {
 		const struct tname *x = &t->names.items[t->table[k] - 1];
-		if (x->len == n && memcmp(x->name, s, n) == 0)
+		if (x->len == n && x->fam == fam && memcmp(x->name, s, n) == 0)
 			return (int)t->table[k] - 1;
 	}
 	return -1;
@@ -108,13 +155,13 @@ static void table_rebuild(struct tree_context *t)
 	}
 }
 
-/* Adds NAME (not yet known) to follow; returns its index. */
-static uint32_t name_add(struct tree_context *t, const char *name, unsigned depth)
+/* Adds NAME of family FAM (not yet known) to follow; returns its index. */
+static uint32_t name_add(struct tree_context *t, const char *name, unsigned depth, unsigned fam)
 {
-	int have = name_find(t, name, strlen(name));
+	int have = name_find(t, name, strlen(name), fam);
 	if (have >= 0)
 		return (uint32_t)have;
-	struct tname x = {xstrdup(name), strlen(name), 0, T_NEW, CTX_PROCESS, NULL, depth, VEC_INIT};
+	struct tname x = {xstrdup(name), strlen(name), 0, T_NEW, CTX_PROCESS, NULL, depth, fam, VEC_INIT};
 	x.hash = ident_hash(x.name, x.len);
 	if (x.len < TREE_MIN_NAME) {
 		x.state = T_FAILED;
@@ -308,7 +355,7 @@ static void search_one(size_t i, void *ctx)
 		file_ids(f);
 	for (size_t k = 0; k < j->t->names.len; k++) {
 		const struct tname *x = &j->t->names.items[k];
-		if (x->state == T_NEW && file_has(f, x->hash))
+		if (x->state == T_NEW && families_meet(x->fam, f->fam) && file_has(f, x->hash))
 			vec_push(&j->found[i], (uint32_t)k);
 	}
 }
@@ -951,7 +998,7 @@ static char *interrupt_stub(const struct tree_context *t, const struct tname *x)
 	uint32_t h = ident_hash(stub, sn);
 	for (size_t i = 0; i < t->nfiles; i++) {
 		const struct tfile *f = &t->files[i];
-		if (!f->ids_done || !file_has(f, h))
+		if (!f->ids_done || !families_meet(x->fam, f->fam) || !file_has(f, h))
 			continue;
 		char *text;
 		size_t len;
@@ -1033,7 +1080,7 @@ static int decide(struct tree_context *t, uint32_t n, bool *added)
 						 f->path, r->line, r->why);
 			} else {
 				for (size_t q = 0; q < r->nroots && !fail; q++) {
-					int have = name_find(t, r->roots[q], strlen(r->roots[q]));
+					int have = name_find(t, r->roots[q], strlen(r->roots[q]), f->fam);
 					if (have >= 0 && t->names.items[have].state == T_ATOMIC)
 						continue; /* analysed again: the call will read protected */
 					if (have >= 0 && t->names.items[have].state == T_FAILED)
@@ -1046,7 +1093,7 @@ static int decide(struct tree_context *t, uint32_t n, bool *added)
 								 r->caller, f->path, r->line, TREE_MAX_DEPTH);
 					else {
 						if (have < 0) {
-							name_add(t, r->roots[q], x->depth + 1);
+							name_add(t, r->roots[q], x->depth + 1, f->fam);
 							x = &t->names.items[n];
 							*added = true;
 						}
@@ -1109,6 +1156,7 @@ void tree_context_build(struct tree_context **out, char *const *files, size_t n,
 	t->nfiles = n;
 	for (size_t i = 0; i < n; i++) {
 		t->files[i].path = files[i];
+		t->files[i].fam = arch_family(files[i]);
 		if (ids && ids[i].ids) { /* taken over */
 			t->files[i].ids = ids[i];
 			t->files[i].ids_done = true;
@@ -1116,7 +1164,7 @@ void tree_context_build(struct tree_context **out, char *const *files, size_t n,
 		}
 	}
 	for (size_t i = 0; i < want->len; i++)
-		name_add(t, want->items[i].name, 0);
+		name_add(t, want->items[i].name, 0, arch_family(want->items[i].file));
 	size_t wave = 1;
 	for (unsigned round = 0; round < 256 && !interrupted(); round++) {
 		t->stats.rounds++;
@@ -1162,10 +1210,10 @@ void tree_context_build(struct tree_context **out, char *const *files, size_t n,
 	*out = t;
 }
 
-bool tree_context_lookup(const struct tree_context *t, const char *name, size_t len,
+bool tree_context_lookup(const struct tree_context *t, const char *name, size_t len, const char *path,
 			 enum fn_context *ctx, const char **reason)
 {
-	int k = t ? name_find(t, name, len) : -1;
+	int k = t ? name_find(t, name, len, arch_family(path)) : -1;
 	if (k < 0)
 		return false;
 	const struct tname *x = &t->names.items[k];
@@ -1176,9 +1224,9 @@ bool tree_context_lookup(const struct tree_context *t, const char *name, size_t 
 	return true;
 }
 
-bool tree_context_atomic(const struct tree_context *t, const char *name)
+bool tree_context_atomic(const struct tree_context *t, const char *name, const char *path)
 {
-	int k = t ? name_find(t, name, strlen(name)) : -1;
+	int k = t ? name_find(t, name, strlen(name), arch_family(path)) : -1;
 	return k >= 0 && t->names.items[k].state == T_ATOMIC;
 }
 

@@ -12,7 +12,8 @@
  * across files:
  *
  *   1. search every file of the tree for the names followed (one pass over
- *      the bytes per round, identifiers hashed; no parsing);
+ *      the bytes per round, identifiers hashed; no parsing), but the files
+ *      of other architectures than the definition's (arch_family());
  *   2. parse and analyse only the files that name one, with the contexts
  *      known so far, and classify each use (call with or without preemption
  *      off, registration, address taken, declaration, EXPORT_SYMBOL);
@@ -86,16 +87,18 @@ void tree_context_build(struct tree_context **out, char *const *files, size_t n,
 			const tree_want_vec *want, struct tree_ids *ids, int jobs);
 
 /*
- * The context the tree gives function NAME (LEN bytes). True when NAME was
- * followed; then *CTX is its context (CTX_PROCESS when not atomic) and
- * *REASON why (atomic: the callers or registration, across files;
- * preemptible: the use that keeps it so). Both point into T.
+ * The context the tree gives function NAME (LEN bytes) defined in PATH
+ * (its architecture picks among same-named functions: arch/alpha's and
+ * arch/mips's handle_irq() are two). True when NAME was followed; then
+ * *CTX is its context (CTX_PROCESS when not atomic) and *REASON why
+ * (atomic: the callers or registration, across files; preemptible: the
+ * use that keeps it so). Both point into T.
  */
-bool tree_context_lookup(const struct tree_context *t, const char *name, size_t len,
+bool tree_context_lookup(const struct tree_context *t, const char *name, size_t len, const char *path,
 			 enum fn_context *ctx, const char **reason);
 
-/* True if NAME ended atomic (the files defining it need scanning again). */
-bool tree_context_atomic(const struct tree_context *t, const char *name);
+/* True if NAME defined in PATH ended atomic (the files defining it need scanning again). */
+bool tree_context_atomic(const struct tree_context *t, const char *name, const char *path);
 
 const struct tree_stats *tree_context_stats(const struct tree_context *t);
 
