@@ -231,10 +231,42 @@ static void test_trailing_comments(void)
 			"\tmb();\n\tmb();  /* magic */\n\tx(get_cpu());\n\tput_cpu();\n");
 }
 
+static void expect_brace(const char *name, const char *old, const char *spatch_out, const char *want)
+{
+	size_t n;
+	char *got = lines_brace_before_comment(old, strlen(old), spatch_out, strlen(spatch_out), &n);
+	CHECK(n == strlen(want) && memcmp(got, want, n) == 0, "%s: got\n%s", name, got);
+	free(got);
+}
+
+/* A brace spatch opens after a `//` comment goes before the comment; the file's own braces stay. */
+static void test_brace_before_comment(void)
+{
+	expect_brace("after an if with a // comment",
+		     "\tif (v < BEGIN) // FIXME\n\t\treturn;\n",
+		     "\tif (v < BEGIN) // FIXME\n\t{\n\t\tput_cpu();\n\t\treturn;\n\t}\n",
+		     "\tif (v < BEGIN) { // FIXME\n\t\tput_cpu();\n\t\treturn;\n\t}\n");
+	expect_brace("after else",
+		     "\telse // the rest\n\t\treturn;\n",
+		     "\telse // the rest\n\t{\n\t\tput_cpu();\n\t\treturn;\n\t}\n",
+		     "\telse { // the rest\n\t\tput_cpu();\n\t\treturn;\n\t}\n");
+	const char *own = "\tif (v) // why\n\t{\n\t\treturn;\n\t}\n";
+	expect_brace("the file's own brace stays", own,
+		     "\tif (v) // why\n\t{\n\t\tput_cpu();\n\t\treturn;\n\t}\n",
+		     "\tif (v) // why\n\t{\n\t\tput_cpu();\n\t\treturn;\n\t}\n");
+	const char *url = "\tif (v) f(\"http://x\");\n";
+	expect_brace("// in a string is no comment", url, "\tif (v) f(\"http://x\");\n\t{\n\t}\n",
+		     "\tif (v) f(\"http://x\");\n\t{\n\t}\n");
+	const char *call = "\tfoo(a) // note\n";
+	expect_brace("a brace after a statement's line is not its block", call, "\tfoo(a); // note\n\t{\n\t}\n",
+		     "\tfoo(a); // note\n\t{\n\t}\n");
+}
+
 int main(void)
 {
 	test_tokens();
 	test_rewrite();
 	test_trailing_comments();
+	test_brace_before_comment();
 	return check_summary();
 }

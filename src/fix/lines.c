@@ -374,3 +374,82 @@ char *lines_keep_trailing_comments(const char *old_text, size_t old_len, const c
 	*out_len = b.len;
 	return buf_detach(&b);
 }
+
+/*
+ * The offset of the `//` comment that ends line S (N bytes), outside string
+ * and character literals and block comments, or N when there is none.
+ */
+static size_t line_comment(const char *s, size_t n)
+{
+	for (size_t i = 0; i + 1 < n; i++) {
+		if (s[i] == '"' || s[i] == '\'') {
+			char q = s[i];
+			for (i++; i < n && s[i] != q; i++)
+				if (s[i] == '\\')
+					i++;
+		} else if (s[i] == '/' && s[i + 1] == '*') {
+			const char *e = memmem(s + i + 2, n - i - 2, "*/", 2);
+			if (!e)
+				return n;
+			i = (size_t)(e - s) + 1;
+		} else if (s[i] == '/' && s[i + 1] == '/') {
+			return i;
+		}
+	}
+	return n;
+}
+
+/* Is line S (N bytes) an opening brace alone? */
+static bool lone_brace(const char *s, size_t n)
+{
+	size_t i = indent_len(s, n);
+	if (i >= n || s[i] != '{')
+		return false;
+	for (i++; i < n; i++)
+		if (s[i] != ' ' && s[i] != '\t' && s[i] != '\r')
+			return false;
+	return true;
+}
+
+char *lines_brace_before_comment(const char *old_text, size_t old_len, const char *new_text,
+				 size_t new_len, size_t *out_len)
+{
+	struct lines oldl, newl;
+	lines_init(&oldl, old_text, old_len);
+	lines_init(&newl, new_text, new_len);
+	struct buf b = BUF_INIT;
+	for (unsigned line = 1; line <= newl.start.len; line++) {
+		size_t n, bn = 0;
+		const char *s = lines_get(&newl, line, &n);
+		size_t full = (line < newl.start.len ? newl.start.items[line] : new_len) -
+			      newl.start.items[line - 1];
+		const char *brace = line < newl.start.len ? lines_get(&newl, line + 1, &bn) : NULL;
+		size_t c = brace && lone_brace(brace, bn) ? line_comment(s, n) : n;
+		size_t e = c;
+		while (e > 0 && (s[e - 1] == ' ' || s[e - 1] == '\t'))
+			e--;
+		bool header = c < n && e > 0 &&
+			      (s[e - 1] == ')' || (e >= 4 && memcmp(s + e - 4, "else", 4) == 0 &&
+						   (e == 4 || s[e - 5] == ' ' || s[e - 5] == '\t' || s[e - 5] == '}')));
+		/* the brace is new: OLD does not have this line followed by it */
+		for (unsigned k = 1; header && k < oldl.start.len; k++) {
+			size_t on, obn;
+			const char *o = lines_get(&oldl, k, &on);
+			const char *ob = lines_get(&oldl, k + 1, &obn);
+			if (on == n && memcmp(o, s, n) == 0 && lone_brace(ob, obn))
+				header = false;
+		}
+		if (!header) {
+			buf_add(&b, s, full);
+			continue;
+		}
+		buf_add(&b, s, e);
+		buf_puts(&b, " {");
+		buf_add(&b, s + e, full - e);
+		line++; /* the brace's line goes */
+	}
+	lines_release(&oldl);
+	lines_release(&newl);
+	*out_len = b.len;
+	return buf_detach(&b);
+}

@@ -57,4 +57,15 @@ char *lines_indent_added(const char *old_text, size_t old_len, const char *new_t
 char *lines_keep_trailing_comments(const char *old_text, size_t old_len, const char *new_text,
 				   size_t new_len, size_t *out_len);
 
+/*
+ * Moves an opening brace spatch put on a line of its own, after a line
+ * that ends with a `//` comment (`if (x) // why` then `{`), before that
+ * comment: `if (x) { // why`, as a kernel hand writes it (checkpatch:
+ * "that open brace { should be on the previous line"). Only a brace NEW
+ * adds after an `if`/`for`/`while` header or `else` moves. Returns the new
+ * text (owned).
+ */
+char *lines_brace_before_comment(const char *old_text, size_t old_len, const char *new_text,
+				 size_t new_len, size_t *out_len);
+
 #endif

@@ -1138,8 +1138,9 @@ static void process_file(size_t i, void *ctx)
 		size_t kept_len;
 		char *kept = lines_keep_trailing_comments(c->old_text, c->old_len, text, len, &kept_len);
 		free(text);
-		text = kept;
-		len = kept_len;
+		/* and puts a brace it opens after a `//` comment before the comment */
+		text = lines_brace_before_comment(c->old_text, c->old_len, kept, kept_len, &len);
+		free(kept);
 		if (validate_active(j, active, why, text, len) && drop_failed(j, active, why, &n_active)) {
 			free(text);
 			continue;

@@ -256,8 +256,11 @@ static bool comment_placed(const struct tok *e, size_t ke, const struct tok *a, 
 		return ka >= e->slot_lo && ka <= e->slot_hi;
 	if (e->same_line != a->same_line)
 		return false;
+	/* a trailing comment stays where it was, or (lines_brace_before_comment())
+	 * goes after an opening brace inserted right after it: `if (x) { // why` */
 	if (e->same_line)
-		return ka == ke;
+		return ka == ke || (ka == ke + 1 && ke < enc->len && enc->items[ke]->inserted &&
+				    enc->items[ke]->len == 1 && enc->items[ke]->s[0] == '{');
 	/* a comment on a line of its own may sit either side of inserted code */
 	size_t lo = ke < ka ? ke : ka, hi = ke < ka ? ka : ke;
 	for (size_t i = lo; i < hi; i++)

@@ -3,7 +3,9 @@
 # whose rules differ (a declaration, __get_cpu_var, per_cpu) share a run
 # when they lie in different top-level definitions, and keep runs of their
 # own when one function holds two of them (spatch re-parses a function a
-# rule changed). The rewrite is the same either way.
+# rule changed). The rewrite is the same either way. And a brace spatch
+# opens after a line ending in a `//` comment goes before the comment, as a
+# hand writes it (checkpatch: OPEN_BRACE).
 . "$(dirname "$0")/lib.sh"
 
 mkdir three one
@@ -62,4 +64,24 @@ expect_out '^\+		per_cpu\(hits, cpu\) = 0;$' "one function: the loop over CPUs"
 expect_err 'preemptify: 2 spatch processes ' "two groups in one function: a run each"
 run diff --no-slice one
 if [ "$out" = "$sliced" ]; then ok; else bad "one process per group on whole files gives the same diff"; fi
+
+mkdir brace
+cat >brace/kmap.c <<'C'
+#include <linux/smp.h>
+
+extern int slots[];
+
+void unmap_slot(int type, unsigned long vaddr)
+{
+	int idx = type + 4 * smp_processor_id();
+
+	if (vaddr < 4096) // FIXME
+		return;
+	slots[idx] = 0;
+}
+C
+run diff brace; expect_rc 1 "brace: changes"
+expect_out '^\+	if \(vaddr < 4096\) \{ // FIXME$' "the new brace goes before the // comment"
+expect_no_out '^\+	\{$' "no brace on a line of its own"
+expect_err '1 site fixed' "the validator accepts the comment after the brace"
 finish
