@@ -467,6 +467,18 @@ static void check_macro_uses(struct ctx *c, struct percpu_array *pa)
 	}
 }
 
+/* The #define whose body indexes PA by the running CPU (`x[smp_processor_id()]`), or NULL. */
+static const struct macro_def *cpu_macro_naming(struct ctx *c, const struct percpu_array *pa)
+{
+	for (size_t k = 0; k < c->src->defs.len; k++) {
+		const struct macro_def *d = &c->src->defs.items[k];
+		size_t n = strlen(d->body);
+		if (text_has_word(d->body, n, pa->name) && text_has_word(d->body, n, "smp_processor_id"))
+			return d;
+	}
+	return NULL;
+}
+
 /* The tree's converted arrays this file names without declaring them: their uses convert here too. */
 static void tree_arrays_used(struct ctx *c)
 {
@@ -823,6 +835,16 @@ bool percpu_arrays_report(struct ctx *c)
 		if (!pa->this_cpu && !pa->is_static && pa->why_not) { /* the tree's verdict, or its lack */
 			add_protected(c, RULE_P008, pa->name_node, NULL,
 				      xasprintf("NR_CPUS array %s is left as it is", pa->name), xstrdup(pa->why_not));
+			continue;
+		}
+		const struct macro_def *via = pa->this_cpu ? NULL : cpu_macro_naming(c, pa);
+		if (via) {
+			add_protected(c, RULE_P008, pa->name_node, NULL,
+				      xasprintf("NR_CPUS array %s is left as it is", pa->name),
+				      xasprintf("%s is indexed by the running CPU in the body of #define %s (line %u); "
+						"an array reached through a macro is not converted: by hand, "
+						"DEFINE_PER_CPU and the macro's body with __get_cpu_var() or per_cpu()",
+						pa->name, via->name, source_pos(c->src, via->offset).line));
 			continue;
 		}
 		if (!pa->this_cpu) {

@@ -62,4 +62,25 @@ expect_out 'fix: get-cpu' "without --may-sleep the region is planned"
 run scan -v --may-sleep board_wait,other_wait ms.c; expect_rc 1 "--may-sleep"
 expect_out 'board_wait\(\) .*may sleep' "--may-sleep: the call is reported as sleeping"
 expect_out 'region would contain board_wait\(\)' "--may-sleep: no region over it"
+# an NR_CPUS array indexed by the running CPU only inside a #define body:
+# left as it is, and the reason names the macro (not "never indexed")
+cat >mac.c <<'EOF2'
+struct slot { int users; };
+static struct slot __slots[NR_CPUS];
+#define this_slot (&__slots[smp_processor_id()])
+void slots_init(void)
+{
+	int i;
+	for (i = 0; i < NR_CPUS; i++)
+		__slots[i].users = 0;
+}
+int slot_users(void)
+{
+	return this_slot->users;
+}
+EOF2
+run scan -v mac.c
+expect_out 'NR_CPUS array __slots is left as it is \[P008\]' "array behind a macro: left"
+expect_out 'indexed by the running CPU in the body of #define this_slot \(line 3\)' "the reason names the macro"
+expect_no_out 'never indexed by the running CPU' "not called a table of the CPUs' data"
 finish
