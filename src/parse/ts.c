@@ -26,13 +26,14 @@ static _Thread_local struct {
 
 /* Parents found while walking down the big tree, per thread: a walk up from a
  * node then costs one walk down, not one per step. Direct-mapped by node id;
- * GEN empties it when the big tree changes. */
-#define PARENT_CACHE_BITS 14
+ * GEN empties it when the big tree changes. On the heap while a big tree is
+ * indexed (a static thread-local array would cost every thread its pages). */
+#define PARENT_CACHE_BITS 10
 static _Thread_local struct parent_slot {
 	const void *id;
 	uint32_t gen;
 	TSNode parent;
-} parent_cache[1u << PARENT_CACHE_BITS];
+} *parent_cache;
 static _Thread_local uint32_t parent_gen = 1;
 
 static struct parent_slot *parent_slot(const void *id)
@@ -45,6 +46,8 @@ static struct parent_slot *parent_slot(const void *id)
 
 static void parent_remember(TSNode child, TSNode parent)
 {
+	if (!parent_cache)
+		return;
 	struct parent_slot *slot = parent_slot(child.id);
 	slot->id = child.id;
 	slot->gen = parent_gen;
@@ -67,6 +70,8 @@ void ts_parent_forget(const TSTree *tree)
 	if (top.tree == tree) {
 		free(top.kids);
 		memset(&top, 0, sizeof top);
+		free(parent_cache);
+		parent_cache = NULL;
 		parent_gen++;
 	}
 }
@@ -83,6 +88,8 @@ static bool index_root(TSNode root)
 	top.root_id = root.id;
 	top.n = 0;
 	parent_gen++;
+	if (!parent_cache)
+		parent_cache = xcalloc(1u << PARENT_CACHE_BITS, sizeof *parent_cache);
 	if (count > top.cap) {
 		top.kids = xrealloc(top.kids, (size_t)count * sizeof *top.kids);
 		top.cap = count;
@@ -155,8 +162,8 @@ TSNode ts_parent(TSNode n)
 	TSNode root = ts_tree_root_node(n.tree);
 	if (ts_node_eq(n, root) || !index_root(root))
 		return ts_node_parent(n);
-	struct parent_slot *slot = parent_slot(n.id);
-	if (slot->id == n.id && slot->gen == parent_gen)
+	struct parent_slot *slot = parent_cache ? parent_slot(n.id) : NULL;
+	if (slot && slot->id == n.id && slot->gen == parent_gen)
 		return slot->parent;
 	uint32_t s = ts_node_start_byte(n);
 	uint32_t k = top_child_at(s);
