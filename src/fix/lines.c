@@ -158,6 +158,20 @@ static size_t indent_len(const char *s, size_t n)
 	return i;
 }
 
+/* Bytes of line LINE of L with its newline (LEN: the text's length). */
+static size_t line_full(const struct lines *l, unsigned line, size_t len)
+{
+	return (line < l->start.len ? l->start.items[line] : len) - l->start.items[line - 1];
+}
+
+/* E moved back over the blanks that end S[LO, E). */
+static size_t trim_end(const char *s, size_t lo, size_t e)
+{
+	while (e > lo && (s[e - 1] == ' ' || s[e - 1] == '\t'))
+		e--;
+	return e;
+}
+
 /* Is new line L of hunk H, blanks aside, one of the hunk's old lines (a changed line, not a new one)? */
 static bool in_old_side(const struct textdiff_hunk *h, const struct lines *oldl,
 			const struct lines *newl, unsigned l)
@@ -230,8 +244,7 @@ char *lines_indent_added(const char *old_text, size_t old_len, const char *new_t
 	for (unsigned line = 1; line <= newl.start.len; line++) {
 		size_t n;
 		const char *s = lines_get(&newl, line, &n);
-		size_t full = (line < newl.start.len ? newl.start.items[line] : new_len) -
-			      newl.start.items[line - 1];
+		size_t full = line_full(&newl, line, new_len);
 		size_t ind = indent_len(s, n);
 		if (was[line]) {
 			size_t on;
@@ -267,9 +280,7 @@ char *lines_indent_added(const char *old_text, size_t old_len, const char *new_t
 /* The trailing comment of line S (N bytes): its offset, or N when there is none. */
 static size_t trailing_comment(const char *s, size_t n)
 {
-	size_t e = n;
-	while (e > 0 && (s[e - 1] == ' ' || s[e - 1] == '\t'))
-		e--;
+	size_t e = trim_end(s, 0, n);
 	if (e < 4 || s[e - 1] != '/' || s[e - 2] != '*')
 		return n;
 	for (size_t i = e - 2; i-- > 0; )
@@ -286,9 +297,7 @@ static unsigned old_line_with(const struct lines *oldl, const char *comment, siz
 		size_t n;
 		const char *o = lines_get(oldl, k, &n);
 		size_t c = trailing_comment(o, n);
-		size_t e = n;
-		while (e > c && (o[e - 1] == ' ' || o[e - 1] == '\t'))
-			e--;
+		size_t e = trim_end(o, c, n);
 		if (c == n || e - c != mn || memcmp(o + c, comment, mn) != 0)
 			continue;
 		if (found)
@@ -327,15 +336,12 @@ char *lines_keep_trailing_comments(const char *old_text, size_t old_len, const c
 	for (unsigned line = 1; line <= newl.start.len; line++) {
 		size_t n, pn = 0;
 		const char *s = lines_get(&newl, line, &n);
-		size_t full = (line < newl.start.len ? newl.start.items[line] : new_len) -
-			      newl.start.items[line - 1];
+		size_t full = line_full(&newl, line, new_len);
 		const char *next = line < newl.start.len ? lines_get(&newl, line + 1, &pn) : NULL;
 		size_t c = next ? trailing_comment(next, pn) : 0;
 		unsigned k = 0;
 		if (next && c < pn && c > 0 && trailing_comment(s, n) == n) {
-			size_t e = pn;
-			while (e > c && (next[e - 1] == ' ' || next[e - 1] == '\t'))
-				e--;
+			size_t e = trim_end(next, c, pn);
 			k = old_line_with(&oldl, next + c, e - c);
 			/* only back onto the line it was on: the same code, comment aside, or the
 			 * line before an added release (whose own line may have been edited) */
@@ -360,13 +366,10 @@ char *lines_keep_trailing_comments(const char *old_text, size_t old_len, const c
 		buf_add(&b, o + ob, on - ob);
 		buf_add(&b, s + n, full - n);
 		/* and the added line loses it */
-		size_t e = c;
-		while (e > 0 && (next[e - 1] == ' ' || next[e - 1] == '\t'))
-			e--;
+		size_t e = trim_end(next, 0, c);
 		buf_add(&b, next, e);
 		line++;
-		size_t nfull = (line < newl.start.len ? newl.start.items[line] : new_len) -
-			       newl.start.items[line - 1];
+		size_t nfull = line_full(&newl, line, new_len);
 		buf_add(&b, next + pn, nfull - pn);
 	}
 	lines_release(&oldl);
@@ -421,13 +424,10 @@ char *lines_brace_before_comment(const char *old_text, size_t old_len, const cha
 	for (unsigned line = 1; line <= newl.start.len; line++) {
 		size_t n, bn = 0;
 		const char *s = lines_get(&newl, line, &n);
-		size_t full = (line < newl.start.len ? newl.start.items[line] : new_len) -
-			      newl.start.items[line - 1];
+		size_t full = line_full(&newl, line, new_len);
 		const char *brace = line < newl.start.len ? lines_get(&newl, line + 1, &bn) : NULL;
 		size_t c = brace && lone_brace(brace, bn) ? line_comment(s, n) : n;
-		size_t e = c;
-		while (e > 0 && (s[e - 1] == ' ' || s[e - 1] == '\t'))
-			e--;
+		size_t e = trim_end(s, 0, c);
 		bool header = c < n && e > 0 &&
 			      (s[e - 1] == ')' || (e >= 4 && memcmp(s + e - 4, "else", 4) == 0 &&
 						   (e == 4 || s[e - 5] == ' ' || s[e - 5] == '\t' || s[e - 5] == '}')));
