@@ -262,11 +262,53 @@ static void test_brace_before_comment(void)
 		     "\tfoo(a); // note\n\t{\n\t}\n");
 }
 
+static void expect_spacing(const char *name, const char *old, const char *spatch_out, const char *want)
+{
+	size_t n;
+	char *got = lines_indent_added(old, strlen(old), spatch_out, strlen(spatch_out), &n);
+	CHECK(n == strlen(want) && memcmp(got, want, n) == 0, "%s: got\n%s", name, got);
+	free(got);
+}
+
+/* A changed line keeps the old line's blanks inside ( ) and its indentation; none trails it. */
+static void test_changed_line_spacing(void)
+{
+	expect_spacing("the blank before ) comes back",
+		       "  if ( cpu == smp_processor_id() ) {\n\t\tf();\n",
+		       "  if ( cpu == get_cpu()) {\n\t\tf();\n",
+		       "  if ( cpu == get_cpu() ) {\n\t\tf();\n");
+	expect_spacing("the blank after ( comes back",
+		       "\tif ( smp_processor_id() != 0 ) {\n",
+		       "\tif (get_cpu() != 0 ) {\n",
+		       "\tif ( get_cpu() != 0 ) {\n");
+	expect_spacing("no blank before ( added: the call keeps spatch's form",
+		       "\tint cpu = smp_processor_id ();\n",
+		       "\tint cpu = get_cpu();\n",
+		       "\tint cpu = get_cpu();\n");
+	expect_spacing("no trailing blank on a changed line",
+		       "\tint cpu = smp_processor_id(); \n",
+		       "\tint cpu = get_cpu();\n",
+		       "\tint cpu = get_cpu();\n");
+	expect_spacing("a line spatch only reprinted is the old line",
+		       "\tx = a +\n\t\tb;  \n",
+		       "\tx = a +\n\t\tb;\n",
+		       "\tx = a +\n\t\tb;  \n");
+	expect_spacing("the old indentation, a first token changed",
+		       "\t\tsd[cpu].level = 0;\n",
+		       "\t\t\tper_cpu(sd, cpu).level = 0;\n",
+		       "\t\tper_cpu(sd, cpu).level = 0;\n");
+	expect_spacing("a string on the line: left to spatch",
+		       "\tprintk(\"( %d )\", smp_processor_id() );\n",
+		       "\tprintk(\"( %d )\", get_cpu());\n",
+		       "\tprintk(\"( %d )\", get_cpu());\n");
+}
+
 int main(void)
 {
 	test_tokens();
 	test_rewrite();
 	test_trailing_comments();
 	test_brace_before_comment();
+	test_changed_line_spacing();
 	return check_summary();
 }

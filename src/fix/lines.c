@@ -202,6 +202,96 @@ static unsigned neighbour(const struct lines *newl, const bool *added, unsigned 
 	return 0;
 }
 
+/* A token of a line: [s, e), after the blanks [ws, s). */
+struct ltok {
+	size_t ws, s, e;
+};
+
+static bool word_char(char c)
+{
+	return c == '_' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
+}
+
+/* The tokens of line S (N bytes): words, and every other character alone. At most MAX; false if more. */
+static bool line_tokens(const char *s, size_t n, struct ltok *t, size_t max, size_t *count)
+{
+	size_t k = 0, i = 0;
+	while (i < n) {
+		size_t ws = i;
+		while (i < n && (s[i] == ' ' || s[i] == '\t'))
+			i++;
+		if (i == n)
+			break;
+		if (k == max)
+			return false;
+		size_t st = i;
+		if (word_char(s[i]))
+			while (i < n && word_char(s[i]))
+				i++;
+		else
+			i++;
+		t[k++] = (struct ltok){ws, st, i};
+	}
+	*count = k;
+	return true;
+}
+
+/*
+ * Appends NEW (N bytes, a changed line) to B with OLD's blanks (ON bytes)
+ * where the two lines have the same tokens: spatch reprints the line and
+ * drops a blank next to the part it replaced (`if ( cpu == get_cpu())`
+ * for `if ( cpu == smp_processor_id() )`). Only blanks differ from NEW;
+ * the part that changed keeps NEW's, but for its first token. False, B
+ * untouched, for a line with a string or character literal or a comment.
+ */
+static bool respace(struct buf *b, const char *o, size_t on, const char *s, size_t n)
+{
+	enum { MAX_TOKENS = 256 };
+	struct ltok ot[MAX_TOKENS], nt[MAX_TOKENS];
+	size_t no, nn;
+	if (memchr(o, '"', on) || memchr(o, '\'', on) || memchr(s, '"', n) || memchr(s, '\'', n) ||
+	    memmem(s, n, "/*", 2) || memmem(s, n, "//", 2) || memmem(o, on, "/*", 2) || memmem(o, on, "//", 2))
+		return false;
+	if (!line_tokens(o, on, ot, MAX_TOKENS, &no) || !line_tokens(s, n, nt, MAX_TOKENS, &nn) || !no || !nn)
+		return false;
+	size_t pre = 0, suf = 0;
+	while (pre < no && pre < nn && ot[pre].e - ot[pre].s == nt[pre].e - nt[pre].s &&
+	       memcmp(o + ot[pre].s, s + nt[pre].s, ot[pre].e - ot[pre].s) == 0)
+		pre++;
+	while (suf < no - pre && suf < nn - pre) {
+		const struct ltok *x = &ot[no - 1 - suf], *y = &nt[nn - 1 - suf];
+		if (x->e - x->s != y->e - y->s || memcmp(o + x->s, s + y->s, x->e - x->s) != 0)
+			break;
+		suf++;
+	}
+	bool same = pre == no && pre == nn;
+	for (size_t k = 0; k < nn; k++) {
+		const struct ltok *y = &nt[k];
+		/* the old token this one stands for: in the prefix or the suffix; at
+		 * the changed part's edges only a blank inside ( ) or [ ] comes back */
+		const struct ltok *x = k < pre ? &ot[k] : k >= nn - suf ? &ot[no - (nn - k)] : NULL;
+		if (!same && k == nn - suf && k > pre - (pre > 0) && s[y->s] != ')' && s[y->s] != ']')
+			x = NULL;
+		if (!same && k == pre && k < nn - suf && pre < no - suf &&
+		    (k == 0 || s[nt[k - 1].s] == '(' || s[nt[k - 1].s] == '['))
+			x = &ot[pre]; /* the indentation, or a blank after ( */
+		const char *ws = s + y->ws;
+		size_t wn = y->s - y->ws;
+		if (x) {
+			ws = o + x->ws, wn = x->s - x->ws;
+			/* never join two words the new line keeps apart */
+			if (!wn && k > 0 && word_char(s[nt[k - 1].e - 1]) && word_char(s[y->s]))
+				ws = " ", wn = 1;
+		}
+		buf_add(b, ws, wn);
+		buf_add(b, s + y->s, y->e - y->s);
+	}
+	/* blanks ending the line: the old line's when only blanks changed (no churn), else none */
+	if (same)
+		buf_add(b, o + ot[no - 1].e, on - ot[no - 1].e);
+	return true;
+}
+
 char *lines_indent_added(const char *old_text, size_t old_len, const char *new_text,
 			 size_t new_len, size_t *out_len)
 {
@@ -249,6 +339,10 @@ char *lines_indent_added(const char *old_text, size_t old_len, const char *new_t
 		if (was[line]) {
 			size_t on;
 			const char *o = lines_get(&oldl, was[line], &on);
+			if (respace(&b, o, on, s, n)) {
+				buf_add(&b, s + n, full - n);
+				continue;
+			}
 			size_t oind = indent_len(o, on);
 			buf_add(&b, o, oind);
 			buf_add(&b, s + ind, full - ind);
