@@ -26,8 +26,9 @@ static _Thread_local struct {
 
 /* Parents found while walking down the big tree, per thread: a walk up from a
  * node then costs one walk down, not one per step. Direct-mapped by node id;
- * GEN empties it when the big tree changes. On the heap while a big tree is
- * indexed (a static thread-local array would cost every thread its pages). */
+ * GEN empties it when the big tree changes. Small, and on the heap only
+ * while a big tree is indexed: 8192 slots or more raised diff's peak RSS
+ * on the 2.4 tree from 176 to over 250 MB (measured). */
 #define PARENT_CACHE_BITS 10
 static _Thread_local struct parent_slot {
 	const void *id;
