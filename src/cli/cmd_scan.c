@@ -677,13 +677,15 @@ static int explain_tree(const struct cli_command *cmd, const char *root, const c
 int cmd_explain(int argc, char **argv)
 {
 	const struct cli_command *cmd = cli_command_find("explain");
-	struct strvec ignore = {0};
+	struct scan_cli a = SCAN_CLI_INIT; /* the options explain shares with scan, and the config */
 	const char *context_root = NULL;
 	bool quiet = false; /* explain writes nothing but errors on stderr anyway */
 	const struct cli_option opts[] = {
-		{"ignore", 0, OPT_LIST, &ignore, "RULES", "skip rules, by code or name"},
+		{"ignore", 0, OPT_LIST, &a.ignore, "RULES", "skip rules, by code or name"},
 		{"context-root", 0, OPT_STRING, &context_root, "DIR",
 		 "follow the callers of the file's functions through the tree DIR"},
+		{"config", 0, OPT_STRING, &a.config, "FILE", "read FILE instead of the nearest " CONFIG_FILE_NAME},
+		{"no-config", 0, OPT_FLAG, &a.no_config, NULL, "read no " CONFIG_FILE_NAME},
 		CLI_QUIET_OPTION(&quiet),
 		{NULL, 0, 0, NULL, NULL, NULL},
 	};
@@ -710,9 +712,17 @@ int cmd_explain(int argc, char **argv)
 		fprintf(stderr, "preemptify explain: expected one FILE or FILE:LINE argument (see 'preemptify explain --help')\n");
 		goto done;
 	}
-	struct scan_options so = SCAN_OPTIONS_INIT;
-	if (rules_mask(cmd, &ignore, &so.rules) < 0)
+	struct strvec named = {&file, 1, 1};
+	if (scan_cli_config(cmd, &a, &named, NULL) != EXIT_OK)
 		goto done;
+	struct scan_options so = SCAN_OPTIONS_INIT;
+	if (rules_mask(cmd, &a.ignore, &so.rules) < 0)
+		goto done;
+	kernel_api_reset_sleepers();
+	for (size_t i = 0; i < a.may_sleep.len; i++)
+		kernel_api_add_sleeper(a.may_sleep.items[i]);
+	so.modern = a.modern;
+	so.strict_stats = a.strict_stats;
 	so.verbose = true;
 	so.jobs = context_root ? 0 : 1;
 	so.want = context_root != NULL;
@@ -738,7 +748,11 @@ int cmd_explain(int argc, char **argv)
 		if (shown++)
 			putchar('\n');
 		explain_finding(f, src);
-		flagged += !f->protected_site;
+		const char *glob = a.cfg && !f->protected_site ? config_ignores(a.cfg, f) : NULL;
+		if (glob)
+			printf("  config: %s ignores %s in \"%s\" ([ignore-paths]); scan does not report it\n",
+			       a.cfg->path, rule_code(f->rule), glob);
+		flagged += !f->protected_site && !glob;
 	}
 	for (size_t i = 0; i < r.diagnostics.len; i++) {
 		const struct diagnostic *d = &r.diagnostics.items[i];
@@ -771,7 +785,7 @@ done:
 	free(file);
 	free(src);
 	strvec_release(&args);
-	strvec_release(&ignore);
+	scan_cli_release(&a);
 	scan_result_release(&r);
 	return rc;
 }

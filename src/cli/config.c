@@ -344,23 +344,46 @@ static char *relative_to(const char *dir, const char *file)
 	return rel;
 }
 
+/* Whether the [ignore-paths] key GLOB names FILE (REL: FILE relative to the config's directory, or NULL). */
+static bool glob_names(const char *glob, const char *file, const char *rel)
+{
+	return path_glob_match(glob, file) || (rel && path_glob_match(glob, rel));
+}
+
+/* The rules (bits of enum rule_id) that C's [ignore-paths] ignores in FILE. */
+static unsigned ignore_mask(const struct config *c, const char *file)
+{
+	unsigned mask = 0;
+	char *rel = relative_to(c->dir, file);
+	for (size_t k = 0; k < c->ignore_globs.len; k++)
+		if (glob_names(c->ignore_globs.items[k], file, rel))
+			mask |= c->ignore_masks.items[k];
+	free(rel);
+	return mask;
+}
+
+const char *config_ignores(const struct config *c, const struct finding *f)
+{
+	const char *glob = NULL;
+	char *rel = relative_to(c->dir, f->file);
+	for (size_t k = 0; k < c->ignore_globs.len && !glob; k++)
+		if ((c->ignore_masks.items[k] & (1u << f->rule)) && glob_names(c->ignore_globs.items[k], f->file, rel))
+			glob = c->ignore_globs.items[k];
+	free(rel);
+	return glob;
+}
+
 size_t config_filter(const struct config *c, struct scan_result *r)
 {
 	size_t kept = 0, dropped = 0;
-	char *file = NULL, *rel = NULL; /* a copy: the finding named it may be released */
+	char *file = NULL; /* a copy: the finding named it may be released */
 	unsigned mask = 0;
 	for (size_t i = 0; i < r->findings.len; i++) {
 		struct finding *f = &r->findings.items[i];
 		if (c->ignore_globs.len && (!file || strcmp(file, f->file) != 0)) {
 			free(file);
 			file = xstrdup(f->file);
-			free(rel);
-			rel = relative_to(c->dir, f->file);
-			mask = 0;
-			for (size_t k = 0; k < c->ignore_globs.len; k++)
-				if (path_glob_match(c->ignore_globs.items[k], f->file) ||
-				    (rel && path_glob_match(c->ignore_globs.items[k], rel)))
-					mask |= c->ignore_masks.items[k];
+			mask = ignore_mask(c, file);
 		}
 		if (c->ignore_globs.len && !f->protected_site && (mask & (1u << f->rule))) {
 			r->stats.per_rule[f->rule]--;
@@ -372,7 +395,6 @@ size_t config_filter(const struct config *c, struct scan_result *r)
 	}
 	r->findings.len = kept;
 	free(file);
-	free(rel);
 	return dropped;
 }
 

@@ -49,6 +49,12 @@ void config_find(char **out, const char *start);
  */
 size_t config_filter(const struct config *c, struct scan_result *r);
 
+/*
+ * The [ignore-paths] key (a glob) under which C ignores F's rule in F's
+ * file, or NULL when none does (explain names it).
+ */
+const char *config_ignores(const struct config *c, const struct finding *f);
+
 void config_release(struct config *c);
 
 #endif

@@ -51,6 +51,8 @@ printf 'may_sleep = ["board_wait"]\n' >ms.toml
 run scan -v --config ms.toml proj/other/ms.c
 expect_out 'board_wait\(\) .*may sleep' "may_sleep: the call is reported as sleeping"
 run scan -v --no-config proj/other/ms.c; expect_no_out 'board_wait\(\) .*may sleep' "without the file it is not"
+run explain --config ms.toml proj/other/ms.c; expect_out 'board_wait\(\) .*may sleep' "explain: may_sleep from --config"
+run explain proj/other/ms.c; expect_no_out 'board_wait\(\) .*may sleep' "explain: no config, no sleeper"
 
 # [ignore-paths]: globs relative to the file's directory
 cp proj/other/c.c proj/sub/c2.c
@@ -64,6 +66,11 @@ expect_out '^proj/sub/c2\.c:.*\[P003\]$' "cpu-id still reported outside other/"
 expect_no_out 'lp\.c:.*\[P004\]$' "P004 ignored under sub/drv"
 expect_no_out 'c\.c:.*\[P003\]$' "cpu-id ignored under other"
 run scan -q proj/sub/drv; expect_rc 0 "[ignore-paths] from a PATH below the file"
+# explain reads the same file: it names the ignore instead of hiding the site
+run explain proj/sub/drv/lp.c; expect_rc 0 "explain: the only site is ignored by the config"
+expect_out '^  config: .*proj/\.preemptify\.toml ignores P004 in "sub/drv/\*"' "explain names the file and glob"
+run explain --no-config proj/sub/drv/lp.c; expect_rc 1 "explain --no-config: the site is flagged"
+expect_no_out '^  config:' "no config line without the file"
 run scan --format json proj/sub/drv; expect_out '"P004": 0' "JSON stats count what was reported"
 
 # baseline: relative to the file's directory; --baseline wins
@@ -104,5 +111,6 @@ rm proj/.preemptify.toml
 mkdir fl && cp "$SRC/fixtures/drivers/block/floppy_switch.c" fl/
 printf 'target = "modern"\n' >fl/.preemptify.toml
 run diff fl; expect_rc 1 "diff with target from the file"; expect_out '^\+.*this_cpu_inc\(fd_stats\.polls\)' "target = modern"
+run explain fl/floppy_switch.c; expect_out 'this_cpu_inc\(fd_stats\.polls\)' "explain: the fix planned for the file's target"
 run diff --target 2.6 fl; expect_out '^\+.*__get_cpu_var\(fd_stats\)\.polls\+\+' "--target wins"
 finish
