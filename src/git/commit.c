@@ -15,12 +15,13 @@ struct run {
 	git_reference *head;
 	git_commit *parent;       /* HEAD, then each commit made; NULL while unborn */
 	git_tree *parent_tree;    /* its tree; the empty tree while unborn */
-	git_signature *sig;
+	git_signature *author;
+	git_signature *sig;   /* the committer: also signs off and writes the reflog, as git does */
 	bool unborn, detached, create_branch;
 	item_vec items;
 	VEC(size_t) group_first;  /* item index opening each group */
 };
-#define RUN_INIT {NULL, NULL, NULL, NULL, NULL, NULL, false, false, false, VEC_INIT, VEC_INIT}
+#define RUN_INIT {NULL, NULL, NULL, NULL, NULL, NULL, NULL, false, false, false, VEC_INIT, VEC_INIT}
 
 static void items_release(item_vec *v)
 {
@@ -34,6 +35,7 @@ static void run_release(struct run *run)
 	git_reference_free(run->head);
 	git_commit_free(run->parent);
 	git_tree_free(run->parent_tree);
+	git_signature_free(run->author);
 	git_signature_free(run->sig);
 	items_release(&run->items);
 	vec_release(&run->group_first);
@@ -129,7 +131,9 @@ static int check_state(struct run *run, struct repo_commit_report *out)
 	if (run->opts->branch &&
 	    repo_check_branch(g, run->opts->branch, run->opts->force, run->unborn, &run->create_branch) < 0)
 		return -1;
-	return repo_identity(g, &run->sig);
+	if (repo_identity(g, REPO_AUTHOR, &run->author) < 0)
+		return -1;
+	return repo_identity(g, REPO_COMMITTER, &run->sig);
 }
 
 /* The changes to commit as checked items; the others listed in out->unchanged. */
@@ -402,7 +406,7 @@ static int build_group(struct run *run, size_t group, const char *message, git_o
 		goto done;
 	}
 	const git_commit *parents[1] = {run->parent};
-	if (git_commit_create(out, g, NULL, run->sig, run->sig, NULL, message, tree, run->parent ? 1 : 0,
+	if (git_commit_create(out, g, NULL, run->author, run->sig, NULL, message, tree, run->parent ? 1 : 0,
 			      parents) < 0 ||
 	    git_commit_lookup(&commit, g, out) < 0) {
 		repo_git_fail("creating the commit");

@@ -17,8 +17,15 @@ struct repo {
 /* Sets the error slot from libgit2's last error, prefixed by WHAT; returns -1. */
 int repo_git_fail(const char *what);
 
-/* The configured committer identity; -1 with a how-to-set-it message if none. */
-int repo_identity(git_repository *g, git_signature **out);
+enum repo_role { REPO_AUTHOR, REPO_COMMITTER };
+
+/*
+ * The identity git would use for ROLE: GIT_AUTHOR_NAME/GIT_AUTHOR_EMAIL
+ * (GIT_COMMITTER_* for the committer) when set, else user.name and
+ * user.email, else $EMAIL for the address; the time is now. -1 with a
+ * how-to-set-it message if there is none.
+ */
+int repo_identity(git_repository *g, enum repo_role role, git_signature **out);
 
 /* One file to commit. */
 struct item {

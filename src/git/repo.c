@@ -27,13 +27,39 @@ int repo_git_fail(const char *what)
 	return error_set("%s: %s", what, m);
 }
 
-int repo_identity(git_repository *g, git_signature **out)
+/* VAR's value when set and not empty, else NULL. */
+static const char *env_nonempty(const char *var)
 {
-	if (git_signature_default(out, g) < 0)
-		return error_set("no identity to commit with: set one with "
-				 "git config user.name \"Your Name\" and "
-				 "git config user.email you@example.com");
-	return 0;
+	const char *v = getenv(var);
+	return v && *v ? v : NULL;
+}
+
+int repo_identity(git_repository *g, enum repo_role role, git_signature **out)
+{
+	/* git's order: GIT_<ROLE>_NAME/EMAIL, then user.name/user.email, then $EMAIL */
+	const char *name = env_nonempty(role == REPO_AUTHOR ? "GIT_AUTHOR_NAME" : "GIT_COMMITTER_NAME");
+	const char *email = env_nonempty(role == REPO_AUTHOR ? "GIT_AUTHOR_EMAIL" : "GIT_COMMITTER_EMAIL");
+	git_config *cfg = NULL;
+	git_buf cname = {0}, cemail = {0};
+	if ((!name || !email) && git_repository_config_snapshot(&cfg, g) == 0) {
+		if (!name && git_config_get_string_buf(&cname, cfg, "user.name") == 0 && cname.size)
+			name = cname.ptr;
+		if (!email && git_config_get_string_buf(&cemail, cfg, "user.email") == 0 && cemail.size)
+			email = cemail.ptr;
+	}
+	if (!email)
+		email = env_nonempty("EMAIL");
+	int rc = 0;
+	if (!name || !email)
+		rc = error_set("no identity to commit with: set one with "
+			       "git config user.name \"Your Name\" and "
+			       "git config user.email you@example.com");
+	else if (git_signature_now(out, name, email) < 0)
+		rc = repo_git_fail("the identity to commit with");
+	git_buf_dispose(&cname);
+	git_buf_dispose(&cemail);
+	git_config_free(cfg);
+	return rc;
 }
 
 /* The directory part of PATH as a path to open: "/" at the root, "." for a bare name. */

@@ -590,7 +590,7 @@ int repo_series(struct repo *r, const struct repo_series_options *opts, const ch
 		goto done;
 	rc = -1;
 	if (s.opts->signoff || s.opts->cover_letter) {
-		if (repo_identity(s.g, &s.sig) < 0)
+		if (repo_identity(s.g, REPO_COMMITTER, &s.sig) < 0)
 			goto done;
 		s.signoff = xasprintf("%s <%s>", s.sig->name, s.sig->email);
 	}
