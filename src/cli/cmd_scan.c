@@ -838,7 +838,8 @@ int cmd_rules(int argc, char **argv)
 	for (size_t i = 0; i < args.len; i++) {
 		int r = rule_parse(args.items[i]);
 		if (r < 0) {
-			fprintf(stderr, "preemptify rules: unknown rule '%s' (P001-P007 or a rule name)\n", args.items[i]);
+			fprintf(stderr, "preemptify rules: unknown rule '%s' (%s-%s or a rule name)\n", args.items[i],
+				rule_code(0), rule_code(RULE_COUNT - 1));
 			goto done;
 		}
 		want |= 1u << r;

@@ -1,5 +1,5 @@
 /*
- * Rules: find the candidate sites of P001-P007 in an analysed file, decide
+ * Rules: find the candidate sites of P001-P008 in an analysed file, decide
  * each one with the data-flow state, and plan the fix as edits.
  */
 #ifndef PREEMPTIFY_RULES_H

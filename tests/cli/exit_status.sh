@@ -5,7 +5,7 @@
 # works); 2 usage error (also a request that cannot be answered), 3 failure.
 . "$(dirname "$0")/lib.sh"
 
-run rules P999; expect_rc 2 "rules with an unknown rule"; expect_err "unknown rule 'P999'" "rules names it"
+run rules P999; expect_rc 2 "rules with an unknown rule"; expect_err "unknown rule 'P999' \(P001-P008 or a rule name\)" "rules names it and the range"
 
 # series without a recorded commit run and without a RANGE: a usage error
 git init -q norun && git -C norun -c user.name=T -c user.email=t@example.com commit -q --allow-empty -m init
