@@ -570,7 +570,7 @@ static void arrays_users(tree_array_vec *a, char *const *index, size_t n, char *
 		if (!maybe || read_file(index[f], &text, &len) < 0)
 			continue;
 		for (size_t i = 0; i < a->len; i++) {
-			if (!text_has_word(text, len, a->items[i].name))
+			if (!text_names_object(text, len, a->items[i].name)) /* `struct rt_cache_stat` is a tag */
 				continue;
 			any = true;
 			vec_push(&users[i], index[f]);

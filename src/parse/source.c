@@ -599,6 +599,37 @@ bool source_in_directive(const struct source *src, size_t offset)
 	return false;
 }
 
+/* Is the identifier before P (blanks skipped, not before TEXT) one of the tag keywords? */
+static bool after_tag_keyword(const char *text, const char *p)
+{
+	while (p > text && (p[-1] == ' ' || p[-1] == '\t' || p[-1] == '\n'))
+		p--;
+	const char *end = p;
+	while (p > text && is_ident_char(p[-1]))
+		p--;
+	size_t n = (size_t)(end - p);
+	return (n == 6 && (memcmp(p, "struct", 6) == 0)) || (n == 5 && memcmp(p, "union", 5) == 0) ||
+	       (n == 4 && memcmp(p, "enum", 4) == 0);
+}
+
+bool text_names_object(const char *text, size_t len, const char *word)
+{
+	size_t n = strlen(word);
+	if (n == 0)
+		return false;
+	for (const char *p = memmem(text, len, word, n); p; p = memmem(p + 1, len - (size_t)(p + 1 - text), word, n)) {
+		if ((p != text && is_ident_char(p[-1])) || (p + n != text + len && is_ident_char(p[n])))
+			continue;
+		const char *q = p;
+		while (q > text && (q[-1] == ' ' || q[-1] == '\t' || q[-1] == '\n'))
+			q--;
+		bool member = q > text && (q[-1] == '.' || (q[-1] == '>' && q - 1 > text && q[-2] == '-'));
+		if (!member && !after_tag_keyword(text, p))
+			return true;
+	}
+	return false;
+}
+
 bool text_has_word(const char *text, size_t len, const char *word)
 {
 	size_t n = strlen(word);

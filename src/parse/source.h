@@ -58,4 +58,11 @@ static inline bool is_ident_char(char c)
 /* Does TEXT (LEN bytes) hold WORD as a whole identifier? */
 bool text_has_word(const char *text, size_t len, const char *word);
 
+/*
+ * Does TEXT hold WORD as the name of an object or function: a whole
+ * identifier that is not a struct, union or enum tag (`struct WORD`) and
+ * not a member (`.WORD`, `->WORD`)? Those live in other name spaces.
+ */
+bool text_names_object(const char *text, size_t len, const char *word);
+
 #endif

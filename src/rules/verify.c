@@ -762,19 +762,31 @@ static char *apply_edits(const char *text, size_t len, struct finding *const *pl
 
 /* ---- the plan ------------------------------------------------------------- */
 
-/* The first error span that meets F's edits or its site, or NULL. */
+/* Whether the error span E meets [LO, HI) (a zero-width MISSING node meets what holds it). */
+static bool span_meets(const struct span *e, size_t lo, size_t hi)
+{
+	return e->start < hi && (e->end > lo || (e->end == e->start && e->start >= lo));
+}
+
+/*
+ * The first error span that meets F's site or one of its edits, or NULL.
+ * Each edit alone: an array's conversion edits uses far apart in the file,
+ * and an error between them is no part of the change. (An error elsewhere
+ * in a changed function is not enough: on the 2.4 tree most of those are
+ * macros spatch parses, and refusing them lost 12 correct hunks.)
+ */
 static const struct span *error_near(const struct finding *f, const span_vec *errs)
 {
-	size_t lo = f->pos.offset, hi = f->pos.offset + 1;
-	for (size_t k = 0; k < f->edits.len; k++) {
-		if (f->edits.items[k].start.offset < lo)
-			lo = f->edits.items[k].start.offset;
-		if (f->edits.items[k].end.offset > hi)
-			hi = f->edits.items[k].end.offset;
+	for (size_t i = 0; i < errs->len; i++) {
+		const struct span *e = &errs->items[i];
+		bool meets = span_meets(e, f->pos.offset, f->pos.offset + 1);
+		for (size_t k = 0; k < f->edits.len && !meets; k++) {
+			const struct edit *x = &f->edits.items[k];
+			meets = span_meets(e, x->start.offset, x->end.offset + (x->end.offset == x->start.offset));
+		}
+		if (meets)
+			return e;
 	}
-	for (size_t i = 0; i < errs->len; i++)
-		if (errs->items[i].start < hi && errs->items[i].end > lo)
-			return &errs->items[i];
 	return NULL;
 }
 

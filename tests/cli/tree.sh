@@ -111,6 +111,48 @@ expect_out 'fastnet_stat\.c:6:.*statistics counter fastdev_stats\[smp_processor_
 expect_out 'its P008 is off or suppressed in again/drivers/net/fastnet_stat.c' "the suppression named as the reason"
 
 
+# a shared array whose struct tag (`struct rt_stat`, in a header with no
+# extern) has its name, and a parse error in a function between two uses
+# (a label before #ifdef): neither is a part of the conversion
+mkdir -p tag/include/linux tag/include/net tag/net/ipv4
+printf 'struct rt_stat {\n\tunsigned int hit;\n\tunsigned int miss;\n};\n' >tag/include/net/rt_stat.h
+cat >tag/net/ipv4/rt.c <<'EOC'
+#include <net/rt_stat.h>
+
+struct rt_stat rt_stat[NR_CPUS];
+
+int rt_hits(void)
+{
+	int i, n = 0;
+
+	for (i = 0; i < NR_CPUS; i++)
+		n += rt_stat[i].hit;
+	return n;
+}
+
+void rt_redirect(int x)
+{
+	if (x)
+		goto reject;
+	return;
+reject:
+#ifdef CONFIG_RT_VERBOSE
+	printk("rejected\n");
+#endif
+	x++;
+}
+
+void rt_miss(void)
+{
+	rt_stat[smp_processor_id()].miss++;
+}
+EOC
+run diff tag; expect_rc 1 "the tag tree converts"
+expect_out '^\+DEFINE_PER_CPU\(struct rt_stat, rt_stat\);$' "tag tree: the definition"
+expect_out '^\+		n \+= per_cpu\(rt_stat, i\)\.hit;$' "tag tree: the loop over CPUs"
+expect_out '^\+	get_cpu_var\(rt_stat\)\.miss\+\+;$' "tag tree: the use after the unparsed function"
+if printf '%s\n' "$out" | grep -q '^[-+].*printk'; then bad "the function the grammar could not parse is left alone"; else ok; fi
+
 # commit: the files of one shared array build only together: one commit, named after it
 rm -rf repo && cp -r "$SRC/fixtures/trees/fastnet" repo
 export GIT_AUTHOR_NAME=T GIT_AUTHOR_EMAIL=t@example.org GIT_COMMITTER_NAME=T GIT_COMMITTER_EMAIL=t@example.org
