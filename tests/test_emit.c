@@ -210,6 +210,28 @@ static void test_emit_json(void)
 	free(s);
 }
 
+/* A rule whose results include a warning defaults to "warning" (Multitool reads an explicit warning as absent). */
+static void test_emit_sarif_default_level(void)
+{
+	struct scan_result r = SCAN_RESULT_INIT;
+	fabricate(&r);
+	char *s = emit_to_string(FORMAT_SARIF, &r, false, false);
+	const char *p6 = strstr(s, "{\"id\": \"P006\"");
+	const char *err = p6 ? strstr(p6, "\"defaultConfiguration\": {\"level\": \"error\"}") : NULL;
+	CHECK(err && err < strstr(p6, "{\"id\": \"P007\""));
+	free(s);
+	for (size_t i = 0; i < r.findings.len; i++)
+		if (r.findings.items[i].rule == RULE_P006)
+			r.findings.items[i].severity = SEV_WARNING; /* an irq-only sleeping call */
+	s = emit_to_string(FORMAT_SARIF, &r, false, false);
+	p6 = strstr(s, "{\"id\": \"P006\"");
+	const char *lvl = p6 ? strstr(p6, "\"defaultConfiguration\": {\"level\": \"") : NULL;
+	CHECK(lvl && strncmp(lvl + strlen("\"defaultConfiguration\": {\"level\": \""), "warning\"", 8) == 0);
+	CHECK(strstr(s, "{\"ruleId\": \"P006\", \"ruleIndex\": 5, \"kind\": \"fail\", \"level\": \"warning\"") != NULL);
+	free(s);
+	scan_result_release(&r);
+}
+
 static void test_emit_sarif(void)
 {
 	struct scan_result r = SCAN_RESULT_INIT;
@@ -224,6 +246,7 @@ static void test_emit_sarif(void)
 	CHECK(strstr(s, "{\"id\": \"P001\", \"name\": \"percpu-array\", \"shortDescription\": {\"text\": ") != NULL);
 	CHECK(strstr(s, "{\"id\": \"P006\", \"name\": \"sleep-in-atomic\"") != NULL);
 	CHECK(strstr(s, "\"defaultConfiguration\": {\"level\": \"error\"}") != NULL);
+	CHECK(strstr(s, "\"defaultConfiguration\": {\"level\": \"note\"}") != NULL); /* P008: no result */
 	CHECK(strstr(s, "{\"ruleId\": \"P003\", \"ruleIndex\": 2, \"kind\": \"fail\", \"level\": \"warning\"") != NULL);
 	CHECK(strstr(s, "{\"ruleId\": \"P006\", \"ruleIndex\": 5, \"kind\": \"fail\", \"level\": \"error\"") != NULL);
 	/* an unknown end (line 0): the rest of the start line */
@@ -671,6 +694,7 @@ int main(void)
 	test_emit_text();
 	test_emit_json();
 	test_emit_sarif();
+	test_emit_sarif_default_level();
 	test_emit_sarif_run();
 	test_cli_parse();
 	test_walk();

@@ -245,8 +245,19 @@ static const char *sarif_level(enum severity s)
 }
 
 /* The level a rule's findings usually have (a finding may still differ). */
-static const char *rule_default_level(enum rule_id r)
+/*
+ * The rule's defaultConfiguration level: its usual severity, or "warning"
+ * when some of its results in R are warnings. Every result names its level,
+ * which wins by the spec, but SARIF viewers built on Microsoft's SDK
+ * (Multitool 5.7) take an explicit "warning" for "absent" and show the
+ * default: an irq-only P006 would show as an error.
+ */
+static const char *rule_default_level(enum rule_id r, const struct scan_result *res)
 {
+	for (size_t i = 0; i < res->findings.len; i++)
+		if (res->findings.items[i].rule == r && !res->findings.items[i].protected_site &&
+		    res->findings.items[i].severity == SEV_WARNING)
+			return "warning";
 	return sarif_level(rule_severity(r));
 }
 
@@ -386,7 +397,7 @@ static void doc_uri(struct buf *b, const char *name, const char *fragment)
 	buf_release(&uri);
 }
 
-static void sarif_rules(struct buf *b)
+static void sarif_rules(struct buf *b, const struct scan_result *res)
 {
 	for (int k = 0; k < RULE_COUNT; k++) {
 		enum rule_id r = (enum rule_id)k;
@@ -402,7 +413,7 @@ static void sarif_rules(struct buf *b)
 		buf_puts(b, "}, \"helpUri\": ");
 		doc_uri(b, "rules.md", rule_code(r));
 		buf_puts(b, ", \"defaultConfiguration\": {");
-		json_kv(b, "level", rule_default_level(r), true);
+		json_kv(b, "level", rule_default_level(r, res), true);
 		buf_puts(b, "}}");
 	}
 }
@@ -690,7 +701,7 @@ void emit_sarif(FILE *out, const struct scan_result *r, bool verbose, const stru
 	buf_puts(&b, ", \"informationUri\": ");
 	doc_uri(&b, "README.md", NULL);
 	buf_puts(&b, ",\n        \"rules\": [");
-	sarif_rules(&b);
+	sarif_rules(&b, r);
 	buf_puts(&b, "\n        ]}},\n");
 	sarif_run_info(&b, run);
 	buf_puts(&b, "      \"results\": [");

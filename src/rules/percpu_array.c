@@ -5,6 +5,34 @@
 #include <stdlib.h>
 #include <string.h>
 
+
+/*
+ * TYPE on one line for a message: each `{ ... }` body abbreviated and
+ * blanks (newlines included) folded, so that a finding stays one line
+ * (`union { struct schedule_data { ... } schedule_data; ... }`).
+ */
+static char *one_line_type(const char *type)
+{
+	struct buf b = BUF_INIT;
+	int depth = 0;
+	for (const char *p = type; *p; p++) {
+		if (*p == '{') {
+			if (depth++ == 0)
+				buf_puts(&b, "{ ... }");
+		} else if (*p == '}') {
+			depth -= depth > 0;
+		} else if (depth == 0 && (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r')) {
+			if (b.len && b.ptr[b.len - 1] != ' ')
+				buf_putc(&b, ' ');
+		} else if (depth == 0) {
+			buf_putc(&b, *p);
+		}
+	}
+	while (b.len && b.ptr[b.len - 1] == ' ')
+		b.ptr[--b.len] = '\0';
+	return buf_detach(&b);
+}
+
 /* ---- NR_CPUS arrays: discovery ------------------------------------------------ */
 
 /* The innermost array_declarator of ARR: the one whose declarator is the name. */
@@ -856,10 +884,10 @@ bool percpu_arrays_report(struct ctx *c)
 				      xasprintf("NR_CPUS array %s is not this CPU's data", pa->name), why);
 			continue;
 		}
-		const char *body = strchr(pa->type, '{');
-		char *type = pa->member ? xasprintf("union { %s %s; ... }", pa->type, pa->member)
-			     : body ? xasprintf("%.*s{ ... }", (int)(body - pa->type), pa->type)
-				    : xstrdup(pa->type);
+		char *short_type = one_line_type(pa->type);
+		char *type = pa->member ? xasprintf("union { %s %s; ... }", short_type, pa->member)
+				 : xstrdup(short_type);
+		free(short_type);
 		struct finding *fd = add_finding(c, RULE_P008, pa->name_node, NULL, SEV_NOTE, CONF_HIGH,
 			pa->eligible ? FIX_DEFINE_PER_CPU : FIX_NONE,
 			xasprintf("2.4 per-CPU array %s %s[NR_CPUS]: %s in 2.6", type, pa->name,

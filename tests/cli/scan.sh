@@ -83,4 +83,21 @@ run scan -v mac.c
 expect_out 'NR_CPUS array __slots is left as it is \[P008\]' "array behind a macro: left"
 expect_out 'indexed by the running CPU in the body of #define this_slot \(line 3\)' "the reason names the macro"
 expect_no_out 'never indexed by the running CPU' "not called a table of the CPUs' data"
+# a padding union around a multi-line struct: the finding stays on one line
+cat >pad.c <<'EOF2'
+static union {
+	struct run_data {
+		void *curr;
+		long last;
+	} run_data;
+	char __pad[SMP_CACHE_BYTES];
+} run_slots[NR_CPUS];
+void *run_curr(void)
+{
+	return run_slots[smp_processor_id()].run_data.curr;
+}
+EOF2
+run scan pad.c
+expect_out '^pad\.c:7:3: note: 2\.4 per-CPU array union \{ struct run_data \{ \.\.\. \} run_data; \.\.\. \} run_slots\[NR_CPUS\]: .*\[P008\]$' "the declaration folded in the message"
+if printf '%s\n' "$out" | grep -vq '^pad\.c:[0-9]*:[0-9]*: '; then bad "every output line is a finding"; else ok; fi
 finish
