@@ -303,6 +303,27 @@ static void test_changed_line_spacing(void)
 		       "\tprintk(\"( %d )\", get_cpu());\n");
 }
 
+/* A line preemptify adds is indented with tabs, as checkpatch asks, and ends in no blank. */
+static void test_added_line_indent(void)
+{
+	expect_spacing("space-indented neighbours: the added line takes tabs",
+		       "        cpu = smp_processor_id();\n        f(cpu);\n}\n",
+		       "        cpu = get_cpu();\n        f(cpu);\n        put_cpu();\n}\n",
+		       "        cpu = get_cpu();\n        f(cpu);\n\tput_cpu();\n}\n");
+	expect_spacing("twelve columns: a tab and four spaces",
+		       "\tif (x) {\n\t    f(smp_processor_id());\n\t}\n",
+		       "\tif (x) {\n\t    f(get_cpu());\n            put_cpu();\n\t}\n",
+		       "\tif (x) {\n\t    f(get_cpu());\n\t    put_cpu();\n\t}\n");
+	expect_spacing("a shallow space indent becomes one tab",
+		       "  f(smp_processor_id());\n",
+		       "  f(get_cpu());\n  put_cpu();\n",
+		       "  f(get_cpu());\n\tput_cpu();\n");
+	expect_spacing("no trailing blank on an added line",
+		       "\tf(smp_processor_id());\n",
+		       "\tf(get_cpu());\n\tput_cpu();  \n",
+		       "\tf(get_cpu());\n\tput_cpu();\n");
+}
+
 int main(void)
 {
 	test_tokens();
@@ -310,5 +331,6 @@ int main(void)
 	test_trailing_comments();
 	test_brace_before_comment();
 	test_changed_line_spacing();
+	test_added_line_indent();
 	return check_summary();
 }

@@ -292,6 +292,26 @@ static bool respace(struct buf *b, const char *o, size_t on, const char *s, size
 	return true;
 }
 
+/*
+ * The indentation IND (N blanks) as the kernel writes it: a tab per 8
+ * columns, then spaces for the rest (an alignment); a line indented by
+ * fewer than 8 columns gets one tab, since checkpatch refuses a line that
+ * starts with a space.
+ */
+static void add_tab_indent(struct buf *b, const char *ind, size_t n)
+{
+	size_t width = 0;
+	for (size_t i = 0; i < n; i++)
+		width = ind[i] == '\t' ? (width / 8 + 1) * 8 : width + 1;
+	size_t tabs = width / 8, spaces = width % 8;
+	if (!tabs && spaces)
+		tabs = 1, spaces = 0;
+	for (size_t i = 0; i < tabs; i++)
+		buf_putc(b, '\t');
+	for (size_t i = 0; i < spaces; i++)
+		buf_putc(b, ' ');
+}
+
 char *lines_indent_added(const char *old_text, size_t old_len, const char *new_text,
 			 size_t new_len, size_t *out_len)
 {
@@ -355,12 +375,20 @@ char *lines_indent_added(const char *old_text, size_t old_len, const char *new_t
 		if (r && rn && r[rn - 1] == '{')
 			r = (ref = neighbour(&newl, added, line, 1)) ? lines_get(&newl, ref, &rn) : NULL;
 		size_t rind = r ? indent_len(r, rn) : 0;
-		if (r && memchr(r, '\t', rind)) {
-			buf_add(&b, r, rind);
-			buf_add(&b, s + ind, full - ind);
-		} else {
+		if (!added[line]) {
 			buf_add(&b, s, full);
+			continue;
 		}
+		/* a line preemptify adds: the kernel's indentation (tabs, as checkpatch
+		 * asks, also among space-indented neighbours) and no trailing blanks */
+		if (ind == n)
+			; /* a blank line stays empty */
+		else if (r && memchr(r, '\t', rind))
+			add_tab_indent(&b, r, rind);
+		else
+			add_tab_indent(&b, s, ind);
+		buf_add(&b, s + ind, trim_end(s, ind, n) - ind);
+		buf_add(&b, s + n, full - n);
 	}
 	free(added);
 	free(was);
