@@ -67,6 +67,17 @@ grep_q "Signed-off-by: A U Thor <author@example.com>" "$TMP/out2/0001-net-foo-us
 grep_q "0001-jbd-commit-use-cond_resched.patch" "$TMP/files3"
 grep_q "Subject: [PATCH 1/1] jbd: commit:" "$TMP/out3/0001-jbd-commit-use-cond_resched.patch"
 
+# the cover letter's shortlog wraps long summaries as git format-patch does
+echo "long" >>drivers/char/lp.c
+git commit -qam "char: lp: a summary long enough that the cover letter must wrap it onto a second line somewhere"
+"$TEST_REPO" series --range HEAD~1 "$TMP/out6" >/dev/null || fail "series of a long summary failed"
+git format-patch -q --cover-letter -o "$TMP/git6" HEAD~1
+sed -n '/^A U Thor (1):/,/^$/p' "$TMP/out6/0000-cover-letter.patch" >"$TMP/ours"
+sed -n '/^A U Thor (1):/,/^$/p' "$TMP/git6/0000-cover-letter.patch" >"$TMP/theirs"
+[ "$(wc -l <"$TMP/theirs")" -ge 3 ] || fail "git's shortlog did not wrap: $(cat "$TMP/theirs")"
+test_cmp "$TMP/theirs" "$TMP/ours"
+git reset -q --hard HEAD~1
+
 # an empty range and a repository without a run are errors
 expect_fail "$TMP/err" "$TEST_REPO" series --range HEAD..HEAD "$TMP/out4"
 grep_q "no commits in the range" "$TMP/err"
