@@ -29,7 +29,7 @@ static void usage(FILE *out)
 	      "       preemptify help COMMAND | --help | --version\n\n"
 	      "Ports Linux 2.4 driver code to the 2.6 preemptible kernel.\n\ncommands:\n", out);
 	for (size_t i = 0; i < ARRAY_SIZE(commands); i++)
-		fprintf(out, "  %-9s %s\n", commands[i].name, commands[i].summary);
+		fprintf(out, "  %-10s  %s\n", commands[i].name, commands[i].summary);
 	fputs("\n'preemptify COMMAND --help' lists a command's options.\n"
 	      "exit status: scan, explain: 0 no findings, 1 findings; diff: 0 no changes, 1 changes;\n"
 	      "  apply, commit, series, rules: 0 done (also when there was nothing to do);\n"

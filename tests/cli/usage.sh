@@ -5,6 +5,7 @@
 run; expect_rc 2 "no command"; expect_err '^usage: preemptify COMMAND' "no command prints usage"
 run --help; expect_rc 0 "--help"; expect_out '^  scan +' "--help lists scan"
 expect_out '^  explain +' "--help lists explain"; expect_out '^  rules +' "--help lists rules"
+expect_no_out '^  [a-z]+ [A-Z]' "--help: every command's summary stands apart from its name"
 run help; expect_rc 0 "help alone"; expect_out '^usage:' "help alone prints usage"
 run --version; expect_rc 0 "--version"; expect_out '^preemptify [0-9]+\.[0-9]+\.[0-9]+$' "--version format"
 
@@ -15,6 +16,12 @@ for cmd in scan explain rules; do
 	run help "$cmd"; expect_rc 0 "help $cmd"
 	if [ "$out" = "$help1" ]; then ok; else bad "help $cmd equals $cmd --help"; fi
 done
+for cmd in scan diff apply commit series explain rules completion; do
+	run "$cmd" --help
+	expect_no_out '\(repeatable\).*\(repeatable\)' "$cmd --help says (repeatable) once per option"
+done
+run series --help
+expect_out '^      --to ADDR\[,\.\.\.\] +a To: header in every mail \(repeatable\)$' "series --help: --to is repeatable"
 run scan --help
 expect_out '^  -f, --format text\|json\|sarif' "scan --help lists --format and its values"
 expect_out '^  -j, --jobs N' "scan --help lists -j"
