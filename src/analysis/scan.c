@@ -532,19 +532,30 @@ void tree_array_release(struct tree_array *t)
 	free(t->users);
 }
 
-/* Arrays defined in more than one file are left alone (arch variants of one name). */
+/*
+ * Arrays defined in more than one file are left alone (arch variants of one
+ * name); each says where else its name is defined, from its own side.
+ */
 static void arrays_dedupe(tree_array_vec *a)
 {
-	for (size_t i = 0; i < a->len; i++)
-		for (size_t k = i + 1; k < a->len; k++)
-			if (strcmp(a->items[i].name, a->items[k].name) == 0) {
-				if (!a->items[i].why_not)
-					a->items[i].why_not = xasprintf("%s is defined in more than one file (%s:%u, %s:%u)",
-									a->items[i].name, a->items[i].file, a->items[i].line,
-									a->items[k].file, a->items[k].line);
-				if (!a->items[k].why_not)
-					a->items[k].why_not = xstrdup(a->items[i].why_not);
-			}
+	for (size_t i = 0; i < a->len; i++) {
+		struct tree_array *t = &a->items[i];
+		struct buf b = BUF_INIT;
+		size_t others = 0;
+		for (size_t k = 0; k < a->len; k++) {
+			if (k == i || strcmp(t->name, a->items[k].name) != 0)
+				continue;
+			if (others < 2)
+				buf_printf(&b, "%s%s:%u", others ? ", " : "", a->items[k].file, a->items[k].line);
+			others++;
+		}
+		if (others > 2)
+			buf_printf(&b, " and %zu more", others - 2);
+		if (others && !t->why_not)
+			t->why_not = xasprintf("%s is also defined in %s (one name, several definitions: "
+					       "each is left as it is)", t->name, buf_cstr(&b));
+		buf_release(&b);
+	}
 }
 
 typedef VEC(bool) bool_vec;

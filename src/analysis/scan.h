@@ -41,8 +41,11 @@ typedef VEC(struct tree_array) tree_array_vec;
 
 void tree_array_release(struct tree_array *t);
 
-/* The entry of T (may be NULL) named NAME, or NULL. */
-const struct tree_array *tree_array_find(const tree_array_vec *t, const char *name);
+/*
+ * The entry of T (may be NULL) named NAME, or NULL: the one defined in FILE
+ * when there is one (arch variants of a name), else the first.
+ */
+const struct tree_array *tree_array_find(const tree_array_vec *t, const char *name, const char *file);
 
 struct scan_options {
 	unsigned rules;   /* bit (1u << rule_id) set = rule enabled */

@@ -76,7 +76,7 @@ static TSNode nr_cpus_declarator(const struct ctx *c, TSNode n, uint32_t *ndecl,
 			TSNode nm = ts_field(in, "declarator");
 			if (ts_node_is_null(size) && ts_type_is(nm, "identifier")) {
 				char *name = node_text(c, nm);
-				const struct tree_array *t = tree_array_find(c->opts->arrays, name);
+				const struct tree_array *t = tree_array_find(c->opts->arrays, name, c->src->path);
 				if (t && !t->why_not)
 					arr = a;
 				free(name);
@@ -249,7 +249,7 @@ static void global_storage(struct ctx *c, struct percpu_array *pa, TSNode n)
 				       line_of(c, n), NULL, NULL};
 		vec_push(&c->out->arrays, t);
 	}
-	const struct tree_array *t = tree_array_find(c->opts->arrays, pa->name);
+	const struct tree_array *t = tree_array_find(c->opts->arrays, pa->name, c->src->path);
 	if (pa->why_not)
 		return;
 	if (t && !t->why_not) {
@@ -262,7 +262,8 @@ static void global_storage(struct ctx *c, struct percpu_array *pa, TSNode n)
 		pa->why_not = xstrdup(pa->is_extern ? "the array is extern and its definition is not among the files "
 					      "scanned (convert it with the tree: scan its directory, or the "
 					      "whole tree)"
-					   : "the array is not static and the tree was not indexed (--no-tree)");
+					   : "the array is not static and its other files were not indexed "
+					     "(--no-tree, or explain without --context-root DIR)");
 }
 
 /* Records a file-scope declaration of an NR_CPUS array. */
@@ -904,10 +905,15 @@ bool percpu_arrays_report(struct ctx *c)
 	return false;
 }
 
-const struct tree_array *tree_array_find(const tree_array_vec *t, const char *name)
+const struct tree_array *tree_array_find(const tree_array_vec *t, const char *name, const char *file)
 {
+	const struct tree_array *first = NULL;
 	for (size_t i = 0; t && i < t->len; i++)
-		if (strcmp(t->items[i].name, name) == 0)
-			return &t->items[i];
-	return NULL;
+		if (strcmp(t->items[i].name, name) == 0) {
+			if (file && strcmp(t->items[i].file, file) == 0)
+				return &t->items[i];
+			if (!first)
+				first = &t->items[i];
+		}
+	return first;
 }

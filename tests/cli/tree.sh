@@ -181,4 +181,24 @@ if [ -n "$mine" ] && [ "$mine" = "$theirs" ]; then ok; else bad "diff --stat as 
 $mine
 git's
 $theirs"; fi
+# one name defined by three architectures: each definition is left as it is,
+# and says where else the name is defined, from its own side
+mkdir -p av/arch/alpha/kernel av/arch/i386/kernel av/arch/mips/kernel
+for a in alpha i386 mips; do
+	cat >"av/arch/$a/kernel/setup.c" <<'EOC'
+struct cpuinfo { unsigned long loops; };
+struct cpuinfo cpu_data[NR_CPUS];
+
+void calibrate(void)
+{
+	cpu_data[smp_processor_id()].loops = 1;
+}
+EOC
+done
+run scan -v av
+expect_out "^av/arch/mips/kernel/setup.c:2:[0-9]+: note: fix: none - not converted: cpu_data is also defined in av/arch/alpha/kernel/setup.c:2, av/arch/i386/kernel/setup.c:2 \\(one name" "an arch variant names the other definitions"
+expect_out "^av/arch/alpha/kernel/setup.c:2:[0-9]+: note: fix: none - not converted: cpu_data is also defined in av/arch/i386/kernel/setup.c:2, av/arch/mips/kernel/setup.c:2 " "each variant from its own side"
+# explain on one file indexes no tree, and says so truly (not --no-tree)
+run explain av/arch/mips/kernel/setup.c:2
+expect_out "its other files were not indexed \\(--no-tree, or explain without --context-root DIR\\)" "explain alone: why a non-static array is left"
 finish
