@@ -3,6 +3,9 @@
  * reasoning and the planned edits) and rules (what each rule means), plus
  * scan_cli_run(), the walk+scan step every scanning command shares.
  */
+
+/* realpath() is XSI. */
+#define _XOPEN_SOURCE 700
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -102,6 +105,46 @@ int scan_cli_options(const struct cli_command *cmd, const struct scan_cli *a,
 	return 0;
 }
 
+struct spelled {
+	char *real;
+	const char *path;
+};
+
+static int spelled_cmp(const void *a, const void *b)
+{
+	return strcmp(((const struct spelled *)a)->real, ((const struct spelled *)b)->real);
+}
+
+/*
+ * The index walked from --context-root spells a file its own way
+ * (`./net/core/dev.c` for `--context-root .`); where it is a file scanned
+ * (`net/core/dev.c`), it takes the scanned spelling, so that one file is
+ * one file to the analysis (its uses of a shared array, its findings).
+ */
+static void index_spell_as_scanned(struct strvec *index, const struct strvec *files)
+{
+	struct spelled *sc = xmalloc((files->len ? files->len : 1) * sizeof *sc);
+	size_t n = 0;
+	for (size_t i = 0; i < files->len; i++) {
+		char *real = realpath(files->items[i], NULL);
+		if (real)
+			sc[n++] = (struct spelled){real, files->items[i]};
+	}
+	qsort(sc, n, sizeof *sc, spelled_cmp);
+	for (size_t i = 0; n && i < index->len; i++) {
+		struct spelled key = {realpath(index->items[i], NULL), NULL};
+		const struct spelled *hit = key.real ? bsearch(&key, sc, n, sizeof *sc, spelled_cmp) : NULL;
+		if (hit && strcmp(hit->path, index->items[i]) != 0) {
+			free(index->items[i]);
+			index->items[i] = xstrdup(hit->path);
+		}
+		free(key.real);
+	}
+	for (size_t i = 0; i < n; i++)
+		free(sc[i].real);
+	free(sc);
+}
+
 /*
  * The tree index over --context-root DIR (walked with the same excludes),
  * or over the files scanned; then the files it changes scanned again.
@@ -138,8 +181,10 @@ static int scan_tree(const struct cli_command *cmd, const struct scan_cli *a, co
 		diagnostic_release(&diags.items[i]);
 	}
 	vec_release(&diags);
-	if (rc == 0)
+	if (rc == 0) {
+		index_spell_as_scanned(&index, files);
 		scan_with_tree(index.items, index.len, files->items, files->len, so, out, NULL);
+	}
 	strvec_release(&index);
 	return rc;
 }

@@ -96,6 +96,10 @@ run scan -v again
 expect_out 'fastdev_ring_owner is named in assembly code \(again/arch/demo/kernel/entry.S\)' "the assembly use is the reason"
 run scan -v again/net
 expect_out 'fastdev_stats is not static and the files scanned are not a whole tree' "a subdirectory alone does not convert a shared array"
+# --context-root . from inside the tree: the index's ./net/... is the scanned net/...
+ctx=$(cd again && "$BIN" diff --context-root . net drivers include arch 2>&1)
+if printf '%s\n' "$ctx" | grep -qxF '+DEFINE_PER_CPU(struct fastdev_stat, fastdev_stats);'; then ok
+else bad "--context-root . with relative paths converts the shared array: $ctx"; fi
 run explain --context-root again again/drivers/net/fastnet_stat.c:6
 expect_out 'the files naming it convert together: .*again/include/linux/fastdev_stat\.h' "explain names every file of the conversion: the header"
 expect_out 'the files naming it convert together: .*again/net/core/fastdev_stat\.c' "explain names every file of the conversion: the definition"
