@@ -359,6 +359,37 @@ static int cstr_cmp(const void *a, const void *b)
 }
 
 /*
+ * Drops the findings and diagnostics of files not among PATHS (N of them):
+ * with --context-root, a file of the wider tree is read for its context,
+ * never reported or rewritten (a shared array it names is refused instead).
+ */
+static void keep_files(struct scan_result *out, char *const *paths, size_t n)
+{
+	char **sorted = xmalloc((n ? n : 1) * sizeof *sorted);
+	memcpy(sorted, paths, n * sizeof *sorted);
+	qsort(sorted, n, sizeof *sorted, cstr_cmp);
+	size_t w = 0;
+	for (size_t i = 0; i < out->findings.len; i++) {
+		struct finding *f = &out->findings.items[i];
+		if (bsearch(&f->file, sorted, n, sizeof *sorted, cstr_cmp))
+			out->findings.items[w++] = *f;
+		else
+			finding_release(f);
+	}
+	out->findings.len = w;
+	w = 0;
+	for (size_t i = 0; i < out->diagnostics.len; i++) {
+		struct diagnostic *d = &out->diagnostics.items[i];
+		if (bsearch(&d->file, sorted, n, sizeof *sorted, cstr_cmp))
+			out->diagnostics.items[w++] = *d;
+		else
+			diagnostic_release(d);
+	}
+	out->diagnostics.len = w;
+	free(sorted);
+}
+
+/*
  * The findings the tree leaves as they were, in files not scanned again:
  * their evidence gains what a scan with the index would say (flow.c's
  * point_explain(): the use that keeps the function preemptible).
@@ -780,6 +811,8 @@ void scan_with_tree(char *const *index, size_t n, char *const *scanned, size_t n
 	char_vec *users = arrays_prepare(index, n, judged, njudged, opts, out, ids);
 	if (!out->want.len && !out->macros.len) {
 		convert_tree_arrays(opts, out, users);
+		if (index != scanned)
+			keep_files(out, scanned, nscanned);
 		resort(out);
 		return;
 	}
@@ -801,6 +834,8 @@ void scan_with_tree(char *const *index, size_t n, char *const *scanned, size_t n
 	note_preemptible(out, again.items, again.len);
 	vec_release(&again);
 	convert_tree_arrays(opts, out, users);
+	if (index != scanned)
+		keep_files(out, scanned, nscanned);
 	resort(out);
 }
 

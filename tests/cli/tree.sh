@@ -205,4 +205,44 @@ expect_out "^av/arch/alpha/kernel/setup.c:2:[0-9]+: note: fix: none - not conver
 # explain on one file indexes no tree, and says so truly (not --no-tree)
 run explain av/arch/mips/kernel/setup.c:2
 expect_out "its other files were not indexed \\(--no-tree, or explain without --context-root DIR\\)" "explain alone: why a non-static array is left"
+# --context-root reads the wider tree for context, but reports and rewrites
+# only the paths given: a header outside them that declares a shared array
+# (refused: not all its files are given) and has sites of its own stays out
+mkdir -p cr/include/linux cr/net/core cr/drivers/net
+cat >cr/include/linux/crstat.h <<'EOC'
+struct crstat { unsigned long n; };
+extern struct crstat crstats[NR_CPUS];
+
+static inline void crstat_note(void)
+{
+	int cpu = smp_processor_id();
+	printk("%d", cpu);
+	crnote(cpu);
+}
+EOC
+cat >cr/net/core/crstat.c <<'EOC'
+#include <linux/crstat.h>
+struct crstat crstats[NR_CPUS];
+
+void crstat_core(void)
+{
+	crstats[smp_processor_id()].n = 1;
+}
+EOC
+cat >cr/drivers/net/crdrv.c <<'EOC'
+#include <linux/crstat.h>
+
+void crdrv_poll(void)
+{
+	int cpu = smp_processor_id();
+	crstats[cpu].n = 0;
+	crnote(cpu);
+}
+EOC
+run scan -v --context-root cr cr/drivers/net cr/net
+expect_out '^cr/drivers/net/crdrv.c:5:[0-9]+: warning: .*\[P00[23]\]' "the driver's own site is reported"
+expect_no_out '^cr/include/' "no finding in a file outside the paths given"
+run diff --context-root cr cr/drivers/net cr/net
+expect_out '^\+\+\+ b/cr/drivers/net/crdrv.c' "the driver is rewritten"
+expect_no_out '^\+\+\+ b/cr/include/' "nothing outside the paths given is rewritten"
 finish
