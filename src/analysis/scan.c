@@ -325,30 +325,20 @@ int scan_files(char *const *paths, size_t n, const struct scan_options *opts, st
 /* Drops OUT's findings and diagnostics about the files in PATHS (sorted). */
 static void drop_files(struct scan_result *out, char *const *paths, size_t n)
 {
-	size_t w = 0;
+	bool *kf = xcalloc(out->findings.len + 1, sizeof *kf), *kd = xcalloc(out->diagnostics.len + 1, sizeof *kd);
 	for (size_t i = 0; i < out->findings.len; i++) {
-		struct finding *f = &out->findings.items[i];
-		bool drop = false;
-		for (size_t k = 0; k < n && !drop; k++)
-			drop = strcmp(f->file, paths[k]) == 0;
-		if (drop)
-			finding_release(f);
-		else
-			out->findings.items[w++] = *f;
+		kf[i] = true;
+		for (size_t k = 0; k < n && kf[i]; k++)
+			kf[i] = strcmp(out->findings.items[i].file, paths[k]) != 0;
 	}
-	out->findings.len = w;
-	w = 0;
 	for (size_t i = 0; i < out->diagnostics.len; i++) {
-		struct diagnostic *d = &out->diagnostics.items[i];
-		bool drop = false;
-		for (size_t k = 0; k < n && !drop; k++)
-			drop = strcmp(d->file, paths[k]) == 0;
-		if (drop)
-			diagnostic_release(d);
-		else
-			out->diagnostics.items[w++] = *d;
+		kd[i] = true;
+		for (size_t k = 0; k < n && kd[i]; k++)
+			kd[i] = strcmp(out->diagnostics.items[i].file, paths[k]) != 0;
 	}
-	out->diagnostics.len = w;
+	scan_result_keep(out, kf, kd);
+	free(kf);
+	free(kd);
 }
 
 typedef VEC(char *) char_vec;
@@ -368,24 +358,14 @@ static void keep_files(struct scan_result *out, char *const *paths, size_t n)
 	char **sorted = xmalloc((n ? n : 1) * sizeof *sorted);
 	memcpy(sorted, paths, n * sizeof *sorted);
 	qsort(sorted, n, sizeof *sorted, cstr_cmp);
-	size_t w = 0;
-	for (size_t i = 0; i < out->findings.len; i++) {
-		struct finding *f = &out->findings.items[i];
-		if (bsearch(&f->file, sorted, n, sizeof *sorted, cstr_cmp))
-			out->findings.items[w++] = *f;
-		else
-			finding_release(f);
-	}
-	out->findings.len = w;
-	w = 0;
-	for (size_t i = 0; i < out->diagnostics.len; i++) {
-		struct diagnostic *d = &out->diagnostics.items[i];
-		if (bsearch(&d->file, sorted, n, sizeof *sorted, cstr_cmp))
-			out->diagnostics.items[w++] = *d;
-		else
-			diagnostic_release(d);
-	}
-	out->diagnostics.len = w;
+	bool *kf = xcalloc(out->findings.len + 1, sizeof *kf), *kd = xcalloc(out->diagnostics.len + 1, sizeof *kd);
+	for (size_t i = 0; i < out->findings.len; i++)
+		kf[i] = bsearch(&out->findings.items[i].file, sorted, n, sizeof *sorted, cstr_cmp) != NULL;
+	for (size_t i = 0; i < out->diagnostics.len; i++)
+		kd[i] = bsearch(&out->diagnostics.items[i].file, sorted, n, sizeof *sorted, cstr_cmp) != NULL;
+	scan_result_keep(out, kf, kd);
+	free(kf);
+	free(kd);
 	free(sorted);
 }
 
@@ -850,6 +830,24 @@ static void resort(struct scan_result *out)
 		qsort(out->findings.items, out->findings.len, sizeof(struct finding), finding_cmp);
 	if (out->diagnostics.len > 1)
 		qsort(out->diagnostics.items, out->diagnostics.len, sizeof(struct diagnostic), diag_cmp);
+}
+
+void scan_result_keep(struct scan_result *out, const bool *keep_finding, const bool *keep_diag)
+{
+	size_t w = 0;
+	for (size_t i = 0; i < out->findings.len; i++)
+		if (keep_finding[i])
+			out->findings.items[w++] = out->findings.items[i];
+		else
+			finding_release(&out->findings.items[i]);
+	out->findings.len = w;
+	w = 0;
+	for (size_t i = 0; i < out->diagnostics.len; i++)
+		if (keep_diag[i])
+			out->diagnostics.items[w++] = out->diagnostics.items[i];
+		else
+			diagnostic_release(&out->diagnostics.items[i]);
+	out->diagnostics.len = w;
 }
 
 void scan_result_release(struct scan_result *r)

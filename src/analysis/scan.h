@@ -145,6 +145,11 @@ void scan_with_tree(char *const *index, size_t n, char *const *scanned, size_t n
 /* True if SRC contains a trigger token (or a macro defined over one). */
 bool scan_prefilter(const char *src, size_t len);
 
+/*
+ * Keeps the findings I with KEEP_FINDING[I] and the diagnostics I with
+ * KEEP_DIAG[I], in order; releases the others.
+ */
+void scan_result_keep(struct scan_result *out, const bool *keep_finding, const bool *keep_diag);
 void scan_result_release(struct scan_result *r);
 
 #endif

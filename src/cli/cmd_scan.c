@@ -301,34 +301,24 @@ static bool is_changed(struct since *s, const char *path)
 static void since_filter(struct since *s, struct scan_result *out)
 {
 	struct strvec arrays = STRVEC_INIT;
-	bool *keep = xcalloc(out->findings.len ? out->findings.len : 1, sizeof *keep);
+	bool *keep = xcalloc(out->findings.len + 1, sizeof *keep);
 	for (size_t i = 0; i < out->findings.len; i++) {
 		const struct finding *f = &out->findings.items[i];
 		keep[i] = is_changed(s, f->file);
 		if (keep[i] && f->array)
 			strvec_push(&arrays, f->array);
 	}
-	size_t w = 0;
 	for (size_t i = 0; i < out->findings.len; i++) {
-		struct finding *f = &out->findings.items[i];
+		const struct finding *f = &out->findings.items[i];
 		for (size_t k = 0; !keep[i] && f->array && k < arrays.len; k++)
 			keep[i] = strcmp(arrays.items[k], f->array) == 0;
-		if (keep[i])
-			out->findings.items[w++] = *f;
-		else
-			finding_release(f);
 	}
-	out->findings.len = w;
-	w = 0;
-	for (size_t i = 0; i < out->diagnostics.len; i++) {
-		struct diagnostic *d = &out->diagnostics.items[i];
-		if (is_changed(s, d->file))
-			out->diagnostics.items[w++] = *d;
-		else
-			diagnostic_release(d);
-	}
-	out->diagnostics.len = w;
+	bool *keep_diag = xcalloc(out->diagnostics.len + 1, sizeof *keep_diag);
+	for (size_t i = 0; i < out->diagnostics.len; i++)
+		keep_diag[i] = is_changed(s, out->diagnostics.items[i].file);
+	scan_result_keep(out, keep, keep_diag);
 	free(keep);
+	free(keep_diag);
 	strvec_release(&arrays);
 }
 
@@ -840,31 +830,10 @@ done:
 /* Prints TEXT wrapped at WIDTH columns, each line indented by INDENT. */
 static void print_wrapped(const char *text, const char *indent, size_t width)
 {
-	size_t col = 0, ind = strlen(indent);
-	const char *p = text;
-	while (*p) {
-		while (*p == ' ')
-			p++;
-		size_t w = strcspn(p, " ");
-		if (!w)
-			break;
-		if (col && col + 1 + w > width) {
-			putchar('\n');
-			col = 0;
-		}
-		if (!col) {
-			fputs(indent, stdout);
-			col = ind;
-		} else {
-			putchar(' ');
-			col++;
-		}
-		printf("%.*s", (int)w, p);
-		col += w;
-		p += w;
-	}
-	if (col)
-		putchar('\n');
+	struct buf b = BUF_INIT;
+	buf_add_wrapped(&b, text, indent, indent, width);
+	fputs(buf_cstr(&b), stdout);
+	buf_release(&b);
 }
 
 int cmd_rules(int argc, char **argv)

@@ -436,38 +436,6 @@ done:
 	return rc;
 }
 
-/*
- * Adds SUMMARY to the cover letter's shortlog as format-patch does: wrapped
- * at word boundaries to 72 columns, indented 2, continued at 4 (a word longer
- * than a line stays whole).
- */
-static void shortlog_add(struct buf *b, const char *summary)
-{
-	size_t col = 0;
-	const char *p = summary;
-	while (*p) {
-		while (*p == ' ')
-			p++;
-		size_t w = strcspn(p, " ");
-		if (!w)
-			break;
-		if (col == 0) {
-			buf_puts(b, "  ");
-			col = 2;
-		} else if (col + 1 + w > 72) {
-			buf_puts(b, "\n    ");
-			col = 4;
-		} else {
-			buf_putc(b, ' ');
-			col++;
-		}
-		buf_add(b, p, w);
-		col += w;
-		p += w;
-	}
-	buf_putc(b, '\n');
-}
-
 /* Writes the patch of commit I into out->files; keeps what the cover letter needs. */
 static int write_patch(struct series *s, size_t i, struct repo_series_report *out)
 {
@@ -512,7 +480,8 @@ static int write_patch(struct series *s, size_t i, struct repo_series_report *ou
 	vec_push(&out->files, path);
 	path = NULL;
 	message_count_sites(git_commit_message(c), &s->sites);
-	shortlog_add(&s->shortlog, git_commit_summary(c));
+	/* wrapped as git format-patch wraps its shortlog: 72 columns, indented 2, continued at 4 */
+	buf_add_wrapped(&s->shortlog, git_commit_summary(c), "  ", "    ", 72);
 	if (i == 0) {
 		s->first_parent_tree = pt;
 		pt = NULL;

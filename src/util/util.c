@@ -130,6 +130,36 @@ void buf_vprintf(struct buf *b, const char *fmt, va_list ap)
 	b->len += (size_t)n;
 }
 
+void buf_add_wrapped(struct buf *b, const char *text, const char *first, const char *rest, size_t width)
+{
+	size_t col = 0;
+	bool started = false;
+	for (const char *p = text; *p;) {
+		while (*p == ' ')
+			p++;
+		size_t w = strcspn(p, " ");
+		if (!w)
+			break;
+		if (started && col + 1 + w > width) {
+			buf_putc(b, '\n');
+			buf_puts(b, rest);
+			col = strlen(rest);
+		} else if (started) {
+			buf_putc(b, ' ');
+			col++;
+		} else {
+			buf_puts(b, first);
+			col = strlen(first);
+			started = true;
+		}
+		buf_add(b, p, w);
+		col += w;
+		p += w;
+	}
+	if (started)
+		buf_putc(b, '\n');
+}
+
 void buf_printf(struct buf *b, const char *fmt, ...)
 {
 	va_list ap;

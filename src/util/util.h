@@ -60,6 +60,12 @@ void buf_vprintf(struct buf *b, const char *fmt, va_list ap);
  * its Latin-1 reading.
  */
 void buf_json_str(struct buf *b, const char *s);
+/*
+ * Appends TEXT's words wrapped at WIDTH columns, the first line after FIRST,
+ * the others after REST, each ended by a newline (nothing for no word); a
+ * word longer than a line stays whole.
+ */
+void buf_add_wrapped(struct buf *b, const char *text, const char *first, const char *rest, size_t width);
 /* Never NULL: "" for an empty buffer. */
 const char *buf_cstr(const struct buf *b);
 /* Hands the storage to the caller (NUL-terminated, never NULL) and resets B. */
