@@ -552,13 +552,13 @@ static void apply_kept(struct ctx *c)
  */
 static void report_global_part(struct ctx *c, struct percpu_array *pa)
 {
-	size_t at;
+	size_t at, end; /* the span shown: the name, the EXPORT_SYMBOL or the use */
 	if (!ts_node_is_null(pa->name_node))
-		at = ts_node_start_byte(pa->name_node);
+		at = ts_node_start_byte(pa->name_node), end = ts_node_end_byte(pa->name_node);
 	else if (pa->exports.len)
-		at = pa->exports.items[0].start;
+		at = pa->exports.items[0].start, end = pa->exports.items[0].end;
 	else if (pa->uses.len)
-		at = ts_node_start_byte(pa->uses.items[0]);
+		at = ts_node_start_byte(pa->uses.items[0]), end = ts_node_end_byte(pa->uses.items[0]);
 	else
 		return; /* named only where it is no use (a comment): nothing converts here */
 	const struct tree_array *t = pa->global;
@@ -573,7 +573,7 @@ static void report_global_part(struct ctx *c, struct percpu_array *pa)
 	char *ev = conversion_evidence(c, pa);
 	char *evidence = xasprintf("%s; the files naming it convert together: %s", ev, t->users ? t->users : t->file);
 	free(ev);
-	struct finding *fd = add_finding_at(c, RULE_P008, at, at, NULL, SEV_NOTE, CONF_HIGH,
+	struct finding *fd = add_finding_at(c, RULE_P008, at, end, NULL, SEV_NOTE, CONF_HIGH,
 					    pa->eligible ? FIX_DEFINE_PER_CPU : FIX_NONE, msg, evidence);
 	if (!fd)
 		return; /* off or suppressed here: scan_with_tree() refuses the other files' parts */

@@ -92,6 +92,16 @@ expect_err 'preemptify: [0-9]+ spatch processes \(0 file runs shared a process\)
 if [ "$out" = "$shared" ]; then ok; else bad "batched and sliced runs give the diff whole files give"; fi
 
 # the shared array's verdicts and reasons
+# SARIF: every part of a shared array's conversion highlights its name, never an empty span
+run scan -f sarif again
+empty=$(printf '%s\n' "$out" | python3 -c '
+import json, sys
+res = json.load(sys.stdin)["runs"][0]["results"]
+parts = [r for r in res if r["ruleId"] == "P008"]
+bad = [r for r in parts if r["locations"][0]["physicalLocation"]["region"].get("endColumn") in
+       (None, r["locations"][0]["physicalLocation"]["region"].get("startColumn"))]
+print(len(parts), len(bad))')
+if [ "${empty% *}" -ge 3 ] && [ "${empty#* }" -eq 0 ]; then ok; else bad "P008 parts with an empty SARIF region (parts, empty): $empty"; fi
 run scan -v again
 expect_out 'fastdev_ring_owner is named in assembly code \(again/arch/demo/kernel/entry.S\)' "the assembly use is the reason"
 run scan -v again/net
