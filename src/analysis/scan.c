@@ -322,25 +322,6 @@ int scan_files(char *const *paths, size_t n, const struct scan_options *opts, st
 	return failed;
 }
 
-/* Drops OUT's findings and diagnostics about the files in PATHS (sorted). */
-static void drop_files(struct scan_result *out, char *const *paths, size_t n)
-{
-	bool *kf = xcalloc(out->findings.len + 1, sizeof *kf), *kd = xcalloc(out->diagnostics.len + 1, sizeof *kd);
-	for (size_t i = 0; i < out->findings.len; i++) {
-		kf[i] = true;
-		for (size_t k = 0; k < n && kf[i]; k++)
-			kf[i] = strcmp(out->findings.items[i].file, paths[k]) != 0;
-	}
-	for (size_t i = 0; i < out->diagnostics.len; i++) {
-		kd[i] = true;
-		for (size_t k = 0; k < n && kd[i]; k++)
-			kd[i] = strcmp(out->diagnostics.items[i].file, paths[k]) != 0;
-	}
-	scan_result_keep(out, kf, kd);
-	free(kf);
-	free(kd);
-}
-
 typedef VEC(char *) char_vec;
 
 static int cstr_cmp(const void *a, const void *b)
@@ -349,20 +330,23 @@ static int cstr_cmp(const void *a, const void *b)
 }
 
 /*
- * Drops the findings and diagnostics of files not among PATHS (N of them):
- * with --context-root, a file of the wider tree is read for its context,
- * never reported or rewritten (a shared array it names is refused instead).
+ * Keeps OUT's findings and diagnostics whose file is among PATHS (N of them)
+ * when LISTED, or is not among them when !LISTED.  With --context-root, a
+ * file of the wider tree is read for its context, never reported or
+ * rewritten (a shared array it names is refused instead); a file scanned
+ * again with the index drops its first findings.
  */
-static void keep_files(struct scan_result *out, char *const *paths, size_t n)
+static void filter_files(struct scan_result *out, char *const *paths, size_t n, bool listed)
 {
 	char **sorted = xmalloc((n ? n : 1) * sizeof *sorted);
-	memcpy(sorted, paths, n * sizeof *sorted);
+	if (n)
+		memcpy(sorted, paths, n * sizeof *sorted);
 	qsort(sorted, n, sizeof *sorted, cstr_cmp);
 	bool *kf = xcalloc(out->findings.len + 1, sizeof *kf), *kd = xcalloc(out->diagnostics.len + 1, sizeof *kd);
 	for (size_t i = 0; i < out->findings.len; i++)
-		kf[i] = bsearch(&out->findings.items[i].file, sorted, n, sizeof *sorted, cstr_cmp) != NULL;
+		kf[i] = (bsearch(&out->findings.items[i].file, sorted, n, sizeof *sorted, cstr_cmp) != NULL) == listed;
 	for (size_t i = 0; i < out->diagnostics.len; i++)
-		kd[i] = bsearch(&out->diagnostics.items[i].file, sorted, n, sizeof *sorted, cstr_cmp) != NULL;
+		kd[i] = (bsearch(&out->diagnostics.items[i].file, sorted, n, sizeof *sorted, cstr_cmp) != NULL) == listed;
 	scan_result_keep(out, kf, kd);
 	free(kf);
 	free(kd);
@@ -515,7 +499,7 @@ static void scan_again(char_vec *again, const struct scan_options *o, struct sca
 		if (w == 0 || strcmp(again->items[w - 1], again->items[i]) != 0)
 			again->items[w++] = again->items[i];
 	again->len = w;
-	drop_files(out, again->items, again->len);
+	filter_files(out, again->items, again->len, false);
 	struct scan_result r = SCAN_RESULT_INIT;
 	scan_files(again->items, again->len, o, &r);
 	for (size_t k = 0; k < r.findings.len; k++)
@@ -792,7 +776,7 @@ void scan_with_tree(char *const *index, size_t n, char *const *scanned, size_t n
 	if (!out->want.len && !out->macros.len) {
 		convert_tree_arrays(opts, out, users);
 		if (index != scanned)
-			keep_files(out, scanned, nscanned);
+			filter_files(out, scanned, nscanned, true);
 		resort(out);
 		return;
 	}
@@ -815,7 +799,7 @@ void scan_with_tree(char *const *index, size_t n, char *const *scanned, size_t n
 	vec_release(&again);
 	convert_tree_arrays(opts, out, users);
 	if (index != scanned)
-		keep_files(out, scanned, nscanned);
+		filter_files(out, scanned, nscanned, true);
 	resort(out);
 }
 
