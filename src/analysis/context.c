@@ -115,6 +115,11 @@ static void registered_by_call(struct fn_use *u, TSNode args, TSNode child, cons
 		u->kind = USE_EXPORT;
 		return;
 	}
+	if (len && api_callback_arg(name, len) == (int)argi && ts_type_is(child, "identifier")) {
+		u->kind = USE_CALL; /* NF_HOOK(..., okfn): run here, in the caller's context */
+		u->call = ts_parent(args);
+		return;
+	}
 	const struct registration *r = len ? api_registration(REG_CALL, name, len) : NULL;
 	if (r && r->arg == argi)
 		use_registered(u, r);
@@ -171,6 +176,34 @@ static void registered_by_designator(struct fn_use *u, TSNode pair, const char *
 	use_registered(u, api_registration_in(REG_FIELD, src + a, b - a, src + s, e - s));
 }
 
+/*
+ * The member CHILD of LIST, a positional initialiser of a declared struct
+ * (or of an element of a declared array of them), given in order from the
+ * first member: { ipgre_rcv, ipgre_err, 0, IPPROTO_GRE, ... }.
+ */
+static void registered_by_position(struct fn_use *u, TSNode list, TSNode child, const char *src)
+{
+	TSNode up = ts_parent(list);
+	if (ts_type_is(up, "initializer_list"))
+		up = ts_parent(up); /* an array of them */
+	if (!ts_type_is(up, "init_declarator"))
+		return;
+	unsigned pos = 0;
+	for (uint32_t i = 0; i < ts_node_named_child_count(list); i++) {
+		TSNode m = ts_node_named_child(list, i);
+		if (ts_node_eq(m, child))
+			break;
+		if (ts_type_is(m, "comment"))
+			continue;
+		if (ts_type_is(m, "initializer_pair"))
+			return; /* designated members before it: its place is not its position */
+		pos++;
+	}
+	uint32_t s, e;
+	declaration_type(list, &s, &e);
+	use_registered(u, api_registration_at(pos, src + s, e - s));
+}
+
 /* An identifier in a #define body or a file-scope macro call we cannot see through. */
 static bool in_macro_text(TSNode n)
 {
@@ -207,7 +240,9 @@ static void classify_use(const struct ident_scan *is, const struct file_analysis
 		registered_by_assignment(is, u, ts_field(p, "left"), src);
 	else if (ts_type_is(p, "initializer_pair"))
 		registered_by_designator(u, p, src);
-	else if (ts_type_is(p, "initializer_list") && in_timer_list_decl(p, src) && u->kind != USE_REGISTERED) {
+	else if (ts_type_is(p, "initializer_list") && u->kind != USE_REGISTERED)
+		registered_by_position(u, p, child, src);
+	if (ts_type_is(p, "initializer_list") && in_timer_list_decl(p, src) && u->kind != USE_REGISTERED) {
 		u->kind = USE_REGISTERED;
 		u->ctx = CTX_SOFTIRQ;
 		u->reason = xasprintf("timer function (static timer_list initialiser at line %u)", u->line);
@@ -355,6 +390,14 @@ static void collect_calls(struct file_analysis *fa, struct fn *f)
 			const char *name;
 			size_t len = ts_call_name(call, src, &name);
 			int idx = len ? analysis_fn_index(fa, name, len) : -1;
+			int cb = len ? api_callback_arg(name, len) : -1;
+			TSNode args = ts_field(call, "arguments");
+			if (idx < 0 && cb >= 0 && (uint32_t)cb < ts_node_named_child_count(args)) {
+				TSNode a = ts_node_named_child(args, (uint32_t)cb); /* NF_HOOK(..., okfn) */
+				if (ts_type_is(a, "identifier"))
+					idx = analysis_fn_index(fa, src + ts_node_start_byte(a),
+								ts_node_end_byte(a) - ts_node_start_byte(a));
+			}
 			if (idx < 0)
 				continue;
 			struct point_state ps = flow_state_at(f, ts_node_start_byte(call));

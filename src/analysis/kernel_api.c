@@ -209,10 +209,71 @@ static const struct registration registrations[] = {
 	{REG_FIELD, "handler", 0, CTX_SOFTIRQ,
 	 "protocol receive handler (.handler of a struct inet_protocol, line %u): run by the NET_RX softirq",
 	 "inet_protocol"},
+	{REG_FIELD, "err_handler", 0, CTX_SOFTIRQ,
+	 "protocol error handler (.err_handler of a struct inet_protocol, line %u): called by icmp_rcv() "
+	 "in the NET_RX softirq", "inet_protocol"},
+	{REG_FIELD, "handler", 0, CTX_SOFTIRQ,
+	 "IPv6 protocol receive handler (.handler of a struct inet6_protocol, line %u): run by the NET_RX "
+	 "softirq", "inet6_protocol"},
+	{REG_FIELD, "err_handler", 0, CTX_SOFTIRQ,
+	 "IPv6 protocol error handler (.err_handler of a struct inet6_protocol, line %u): called by "
+	 "icmpv6_rcv() in the NET_RX softirq", "inet6_protocol"},
 	{REG_FIELD, "func", 0, CTX_SOFTIRQ,
 	 "packet handler (.func of a struct packet_type, line %u): run by the NET_RX softirq", "packet_type"},
 	{REG_FIELD, "handler", 0, CTX_HARDIRQ,
 	 "interrupt handler (.handler of a struct irqaction, line %u)", "irqaction"},
+	/* netfilter: nf_hook_slow() and nf_reinject() run the hooks under
+	 * br_read_lock_bh(BR_NETPROTO_LOCK); ipt_do_table() and ip6t_do_table()
+	 * run the matches and targets under read_lock_bh(&table->lock) */
+	{REG_FIELD, "hook", 0, CTX_CALLERS,
+	 "netfilter hook (.hook of a struct nf_hook_ops, line %u): nf_hook_slow() runs it with "
+	 "BR_NETPROTO_LOCK read-held and bottom halves off", "nf_hook_ops"},
+	{REG_FIELD, "target", 0, CTX_CALLERS,
+	 "iptables target (.target of a struct ipt_target, line %u): ipt_do_table() runs it with the "
+	 "table's lock read-held and bottom halves off", "ipt_target"},
+	{REG_FIELD, "match", 0, CTX_CALLERS,
+	 "iptables match (.match of a struct ipt_match, line %u): ipt_do_table() runs it with the "
+	 "table's lock read-held and bottom halves off", "ipt_match"},
+	{REG_FIELD, "target", 0, CTX_CALLERS,
+	 "ip6tables target (.target of a struct ip6t_target, line %u): ip6t_do_table() runs it with the "
+	 "table's lock read-held and bottom halves off", "ip6t_target"},
+	{REG_FIELD, "match", 0, CTX_CALLERS,
+	 "ip6tables match (.match of a struct ip6t_match, line %u): ip6t_do_table() runs it with the "
+	 "table's lock read-held and bottom halves off", "ip6t_match"},
+	/* the same members in 2.4's positional initialisers (include/net/protocol.h,
+	 * include/linux/netdevice.h, include/linux/interrupt.h) */
+	{REG_POSITION, "handler", 0, CTX_SOFTIRQ,
+	 "protocol receive handler (first member of a struct inet_protocol initialiser, line %u): run by the "
+	 "NET_RX softirq", "inet_protocol"},
+	{REG_POSITION, "err_handler", 1, CTX_SOFTIRQ,
+	 "protocol error handler (second member of a struct inet_protocol initialiser, line %u): called by "
+	 "icmp_rcv() in the NET_RX softirq", "inet_protocol"},
+	{REG_POSITION, "handler", 0, CTX_SOFTIRQ,
+	 "IPv6 protocol receive handler (first member of a struct inet6_protocol initialiser, line %u): run "
+	 "by the NET_RX softirq", "inet6_protocol"},
+	{REG_POSITION, "err_handler", 1, CTX_SOFTIRQ,
+	 "IPv6 protocol error handler (second member of a struct inet6_protocol initialiser, line %u): called "
+	 "by icmpv6_rcv() in the NET_RX softirq", "inet6_protocol"},
+	{REG_POSITION, "func", 2, CTX_SOFTIRQ,
+	 "packet handler (third member of a struct packet_type initialiser, line %u): run by the NET_RX "
+	 "softirq", "packet_type"},
+	{REG_POSITION, "handler", 0, CTX_HARDIRQ,
+	 "interrupt handler (first member of a struct irqaction initialiser, line %u)", "irqaction"},
+	{REG_POSITION, "hook", 1, CTX_CALLERS,
+	 "netfilter hook (second member of a struct nf_hook_ops initialiser, line %u): nf_hook_slow() runs "
+	 "it with BR_NETPROTO_LOCK read-held and bottom halves off", "nf_hook_ops"},
+	{REG_POSITION, "target", 2, CTX_CALLERS,
+	 "iptables target (third member of a struct ipt_target initialiser, line %u): ipt_do_table() runs "
+	 "it with the table's lock read-held and bottom halves off", "ipt_target"},
+	{REG_POSITION, "match", 2, CTX_CALLERS,
+	 "iptables match (third member of a struct ipt_match initialiser, line %u): ipt_do_table() runs it "
+	 "with the table's lock read-held and bottom halves off", "ipt_match"},
+	{REG_POSITION, "target", 2, CTX_CALLERS,
+	 "ip6tables target (third member of a struct ip6t_target initialiser, line %u): ip6t_do_table() "
+	 "runs it with the table's lock read-held and bottom halves off", "ip6t_target"},
+	{REG_POSITION, "match", 2, CTX_CALLERS,
+	 "ip6tables match (third member of a struct ip6t_match initialiser, line %u): ip6t_do_table() runs "
+	 "it with the table's lock read-held and bottom halves off", "ip6t_match"},
 	/* 2.4 scsi_dispatch_cmd(): spin_lock_irqsave(&io_request_lock) around it */
 	{REG_FIELD, "queuecommand", 0, CTX_CALLERS,
 	 "SCSI queuecommand (.queuecommand of a Scsi_Host_Template, line %u): the midlayer calls it "
@@ -226,6 +287,29 @@ const struct registration *api_registration(enum reg_via via, const char *name, 
 		    name_is(name, len, registrations[i].name))
 			return &registrations[i];
 	return NULL;
+}
+
+/*
+ * 2.4 include/linux/netfilter.h: NF_HOOK() calls okfn(skb) at once when no
+ * hook is registered; nf_hook_slow() and nf_reinject() call it under
+ * br_read_lock_bh(BR_NETPROTO_LOCK).  Either way okfn runs in its caller's
+ * context, or with bottom halves off: never preemptible where the caller
+ * is not.
+ */
+static const struct callback_arg {
+	const char *name;
+	int arg;
+} callback_args[] = {
+	{"NF_HOOK", 5},
+	{"nf_hook_slow", 5},
+};
+
+int api_callback_arg(const char *name, size_t len)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(callback_args); i++)
+		if (name_is(name, len, callback_args[i].name))
+			return callback_args[i].arg;
+	return -1;
 }
 
 /* TYPE's text names the struct WANT as a whole word (`struct inet_protocol`). */
@@ -245,6 +329,15 @@ const struct registration *api_registration_in(enum reg_via via, const char *nam
 	for (size_t i = 0; i < ARRAY_SIZE(registrations); i++)
 		if (registrations[i].via == via && name_is(name, len, registrations[i].name) &&
 		    (!registrations[i].type || type_names(type, tlen, registrations[i].type)))
+			return &registrations[i];
+	return NULL;
+}
+
+const struct registration *api_registration_at(unsigned pos, const char *type, size_t tlen)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(registrations); i++)
+		if (registrations[i].via == REG_POSITION && registrations[i].arg == pos &&
+		    type_names(type, tlen, registrations[i].type))
 			return &registrations[i];
 	return NULL;
 }

@@ -61,16 +61,18 @@ enum reg_via {
 	REG_FIELD,         /* a field, assigned (x.f = / x->f =) or initialised (.f =) */
 	REG_POINTER_FIELD, /* a field assigned through a pointer only (dev->poll =) */
 	REG_VARIABLE,      /* a global variable assigned: pm_idle = f */
+	REG_POSITION,      /* a positional initialiser of the struct type: { f, g, 0 } */
 };
 
 /* A registration: the kernel will call the function in context CTX. */
 struct registration {
 	enum reg_via via;
 	const char *name;  /* callee, field or variable */
-	unsigned arg;      /* REG_CALL: the argument index of the function */
+	unsigned arg;      /* REG_CALL: the argument index; REG_POSITION: the member's */
 	enum fn_context ctx;
 	const char *fmt;   /* the reason; %u = line */
-	const char *type;  /* REG_FIELD: only in an initialiser of this struct type; NULL any */
+	const char *type;  /* REG_FIELD: only in an initialiser of this struct type (NULL any);
+			    * REG_POSITION: the struct type */
 };
 
 /* The registration through NAME (LEN bytes) of kind VIA, or NULL (rows without a type only). */
@@ -82,5 +84,15 @@ const struct registration *api_registration(enum reg_via via, const char *name, 
  */
 const struct registration *api_registration_in(enum reg_via via, const char *name, size_t len,
 					       const char *type, size_t tlen);
+
+/* The registration by the member at POS of a positional initialiser of TYPE, or NULL. */
+const struct registration *api_registration_at(unsigned pos, const char *type, size_t tlen);
+
+/*
+ * A call that runs one of its function arguments in the caller's context
+ * (netfilter's NF_HOOK(pf, hook, skb, in, out, okfn)): the argument's index,
+ * or -1.  Such an argument counts as a call made at the call's point.
+ */
+int api_callback_arg(const char *name, size_t len);
 
 #endif

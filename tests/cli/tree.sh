@@ -255,4 +255,106 @@ expect_no_out '^cr/include/' "no finding in a file outside the paths given"
 run diff --context-root cr cr/drivers/net cr/net
 expect_out '^\+\+\+ b/cr/drivers/net/crdrv.c' "the driver is rewritten"
 expect_no_out '^\+\+\+ b/cr/include/' "nothing outside the paths given is rewritten"
+# netfilter and protocol tables: NF_HOOK(..., okfn) runs okfn in its
+# caller's context; 2.4's positional initialisers of struct packet_type and
+# struct inet_protocol register their handlers as the designated ones do;
+# an iptables target runs under the table's lock. A positional initialiser
+# of a struct the kernel does not run in a known context registers nothing.
+mkdir -p nf/include/net nf/net/ipv4
+cat >nf/include/net/nfdemo.h <<'EOC'
+struct sk_buff;
+int nfdemo_finish(struct sk_buff *skb);
+int nfdemo_out_finish(struct sk_buff *skb);
+EOC
+cat >nf/net/ipv4/nfdemo_in.c <<'EOC'
+#include <net/nfdemo.h>
+
+static int nfdemo_rcv(struct sk_buff *skb, struct net_device *dev, struct packet_type *pt)
+{
+	return NF_HOOK(PF_INET, NF_IP_PRE_ROUTING, skb, dev, NULL, nfdemo_finish);
+}
+
+int nfdemo_send(struct sk_buff *skb)
+{
+	return NF_HOOK(PF_INET, NF_IP_LOCAL_OUT, skb, NULL, skb->dev, nfdemo_out_finish);
+}
+
+static struct packet_type nfdemo_packet_type = {
+	0x0800,		/* type */
+	NULL,		/* any device */
+	nfdemo_rcv,	/* func */
+	NULL,
+	NULL,
+};
+EOC
+cat >nf/net/ipv4/nfdemo_out.c <<'EOC'
+#include <net/nfdemo.h>
+
+int nfdemo_finish(struct sk_buff *skb)
+{
+	int cpu = smp_processor_id();
+
+	nfdemo_count(cpu, skb);
+	return 0;
+}
+
+int nfdemo_out_finish(struct sk_buff *skb)
+{
+	int cpu = smp_processor_id();
+
+	nfdemo_count(cpu, skb);
+	return 0;
+}
+EOC
+cat >nf/net/ipv4/nfdemo_tun.c <<'EOC'
+static int tun_rcv(struct sk_buff *skb)
+{
+	return 0;
+}
+
+static void tun_err(struct sk_buff *skb, u32 info)
+{
+	int cpu = smp_processor_id();
+
+	tun_note(cpu, info);
+}
+
+static struct inet_protocol tun_protocol = {
+	tun_rcv,	/* handler */
+	tun_err,	/* error control */
+	0,		/* next */
+	IPPROTO_GRE,	/* protocol */
+};
+
+static unsigned int demo_target(struct sk_buff **pskb, unsigned int hooknum)
+{
+	int cpu = smp_processor_id();
+
+	tun_note(cpu, hooknum);
+	return 0;
+}
+
+static struct ipt_target demo_tg = {
+	.name	= "DEMO",
+	.target	= demo_target,
+};
+
+static void demo_op(int x)
+{
+	int cpu = smp_processor_id();
+
+	tun_note(cpu, x);
+}
+
+static struct demo_ops demo_ops = {
+	demo_op,
+};
+EOC
+run scan nf; expect_rc 1 "the netfilter tree keeps two findings"
+if [ "$(printf '%s\n' "$out" | sed -nE 's#^nf/([^:]+:[0-9]+):.*\[(P[0-9]+)\]$#\1 \2#p')" = "$(printf '%s\n' 'net/ipv4/nfdemo_out.c:13 P003' 'net/ipv4/nfdemo_tun.c:35 P003')" ]; then ok
+else bad "okfn of a softirq's NF_HOOK, a positional inet_protocol's err_handler and an iptables target are atomic; okfn of a preemptible caller and an unknown table's member are not"; fi
+run explain --context-root nf nf/net/ipv4/nfdemo_out.c:5; expect_rc 0 "okfn under a softirq's NF_HOOK: protected"
+expect_out 'from nfdemo_rcv\(\) at nf/net/ipv4/nfdemo_in.c:5 .*third member of a struct packet_type initialiser' "the chain names the NF_HOOK and the positional packet_type"
+run explain --context-root nf nf/net/ipv4/nfdemo_out.c:13; expect_rc 1 "okfn of a preemptible caller: a finding"
+expect_out 'called from nfdemo_send\(\) at nf/net/ipv4/nfdemo_in.c:10 with preemption on' "the preemptible NF_HOOK caller is named"
 finish
