@@ -317,6 +317,9 @@ static const char *irq_signature(const struct fn *f, const char *src)
 			return "interrupt handler (2.4 handler signature, line %u)";
 	}
 	size_t n = strlen(f->name);
+	if (strcmp(f->name, "do_entInt") == 0)
+		return "alpha's interrupt entry point (entInt in entry.S calls it for every interrupt, IPI, "
+		       "machine check and timer tick the PALcode delivers, line %u)";
 	if ((n > 10 && strcmp(f->name + n - 10, "_interrupt") == 0) || strcmp(f->name, "do_IRQ") == 0)
 		return "interrupt entry point (named like one and given struct pt_regs *, line %u)";
 	return NULL;

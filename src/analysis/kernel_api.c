@@ -222,6 +222,15 @@ static const struct registration registrations[] = {
 	 "packet handler (.func of a struct packet_type, line %u): run by the NET_RX softirq", "packet_type"},
 	{REG_FIELD, "handler", 0, CTX_HARDIRQ,
 	 "interrupt handler (.handler of a struct irqaction, line %u)", "irqaction"},
+	/* alpha: do_entInt(), the PALcode's interrupt entry, calls
+	 * alpha_mv.machine_check for a machine check and alpha_mv.device_interrupt
+	 * for a device interrupt (2.4 arch/alpha/kernel/irq_alpha.c) */
+	{REG_FIELD, "machine_check", 0, CTX_HARDIRQ,
+	 "alpha machine-check handler (.machine_check of a struct alpha_machine_vector, line %u): "
+	 "do_entInt() calls it in interrupt context", "alpha_machine_vector"},
+	{REG_FIELD, "device_interrupt", 0, CTX_HARDIRQ,
+	 "alpha device-interrupt dispatcher (.device_interrupt of the machine vector, line %u): "
+	 "do_entInt() calls it in interrupt context", NULL},
 	/* netfilter: nf_hook_slow() and nf_reinject() run the hooks under
 	 * br_read_lock_bh(BR_NETPROTO_LOCK); ipt_do_table() and ip6t_do_table()
 	 * run the matches and targets under read_lock_bh(&table->lock) */

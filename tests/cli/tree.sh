@@ -357,4 +357,64 @@ run explain --context-root nf nf/net/ipv4/nfdemo_out.c:5; expect_rc 0 "okfn unde
 expect_out 'from nfdemo_rcv\(\) at nf/net/ipv4/nfdemo_in.c:5 .*third member of a struct packet_type initialiser' "the chain names the NF_HOOK and the positional packet_type"
 run explain --context-root nf nf/net/ipv4/nfdemo_out.c:13; expect_rc 1 "okfn of a preemptible caller: a finding"
 expect_out 'called from nfdemo_send\(\) at nf/net/ipv4/nfdemo_in.c:10 with preemption on' "the preemptible NF_HOOK caller is named"
+# alpha: do_entInt() is the interrupt entry; the machine vector's
+# machine_check (initialised) and device_interrupt (assigned at boot) are
+# called from it in interrupt context, and so is the IPI handler it calls
+mkdir -p mv/arch/alpha/kernel
+cat >mv/arch/alpha/kernel/irq_alpha.c <<'EOC'
+asmlinkage void
+do_entInt(unsigned long type, unsigned long vector, unsigned long la_ptr,
+	  unsigned long a3, unsigned long a4, unsigned long a5,
+	  struct pt_regs regs)
+{
+	switch (type) {
+	case 0:
+		handle_ipi(&regs);
+		return;
+	case 2:
+		alpha_mv.machine_check(vector, la_ptr, &regs);
+		return;
+	case 3:
+		alpha_mv.device_interrupt(vector, &regs);
+		return;
+	}
+}
+EOC
+cat >mv/arch/alpha/kernel/smp.c <<'EOC'
+void handle_ipi(struct pt_regs *regs)
+{
+	int this_cpu = smp_processor_id();
+
+	ipi_note(this_cpu, regs);
+}
+EOC
+cat >mv/arch/alpha/kernel/sys_demo.c <<'EOC'
+static void demo_machine_check(u64 vector, u64 la, struct pt_regs *regs)
+{
+	int cpu = smp_processor_id();
+
+	mcheck_note(cpu, vector);
+}
+
+static void demo_device_interrupt(unsigned long vector, struct pt_regs *regs)
+{
+	int cpu = smp_processor_id();
+
+	dev_note(cpu, vector);
+}
+
+static void __init demo_init_irq(void)
+{
+	alpha_mv.device_interrupt = demo_device_interrupt;
+}
+
+struct alpha_machine_vector demo_mv __initmv = {
+	vector_name:	"Demo",
+	init_irq:	demo_init_irq,
+	machine_check:	demo_machine_check,
+};
+EOC
+run scan mv; expect_rc 0 "the machine vector's handlers and the IPI handler run in interrupt context"
+run explain --context-root mv mv/arch/alpha/kernel/smp.c:3
+expect_out "do_entInt\\(\\) runs in hard-IRQ context: alpha's interrupt entry point" "the chain names do_entInt"
 finish
