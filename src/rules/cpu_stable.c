@@ -134,6 +134,40 @@ static bool migration_wait(const struct ctx *c, TSNode read)
 	return false;
 }
 
+enum pin_macro { PIN_NONE, PIN_MASK, PIN_CALL };
+
+/*
+ * A function-like macro of the file that pins the task, called at N:
+ * `#define migrate_to_cpu(cpu) set_cpus_allowed(current, 1UL << (cpu))`
+ * (PIN_CALL), or the 2.4 `current->cpus_allowed = 1UL << (cpu)` (PIN_MASK).
+ * Defined several times (#if arms), it pins as its weakest definition does.
+ */
+static enum pin_macro pin_macro(const struct ctx *c, TSNode n)
+{
+	TSNode fn = ts_field(n, "function");
+	if (!ts_type_is(fn, "identifier"))
+		return PIN_NONE;
+	uint32_t s = ts_node_start_byte(fn), e = ts_node_end_byte(fn);
+	enum pin_macro kind = PIN_NONE;
+	bool seen = false;
+	for (size_t i = 0; i < c->src->defs.len; i++) {
+		const struct macro_def *d = &c->src->defs.items[i];
+		if (!d->function_like || strlen(d->name) != e - s || memcmp(d->name, c->text + s, e - s) != 0)
+			continue;
+		const char *b = d->body;
+		enum pin_macro k = PIN_NONE;
+		if (strstr(b, "<<") && strstr(b, "current")) {
+			if (strstr(b, "set_cpus_allowed"))
+				k = PIN_CALL;
+			else if (strstr(b, "cpus_allowed") && strstr(b, "="))
+				k = PIN_MASK;
+		}
+		kind = !seen || k < kind ? k : kind;
+		seen = true;
+	}
+	return kind;
+}
+
 static bool pin_visit(TSNode n, void *ctx)
 {
 	struct pin_scan *ps = ctx;
@@ -149,6 +183,13 @@ static bool pin_visit(TSNode n, void *ctx)
 	if (!ts_node_is_null(ps->mask) && ts_type_is(n, "call_expression") && call_is(ps->c, n, "schedule")) {
 		if (before_on_every_path(n, ps->read))
 			ps->pin = ps->mask;
+		return false;
+	}
+	enum pin_macro pm = ts_type_is(n, "call_expression") ? pin_macro(ps->c, n) : PIN_NONE;
+	if (pm != PIN_NONE) {
+		bool every = before_on_every_path(n, ps->read);
+		ps->pin = pm == PIN_CALL && every ? n : ts_null();
+		ps->mask = pm == PIN_MASK && every ? n : ts_null();
 		return false;
 	}
 	if (ts_type_is(n, "call_expression") && call_is(ps->c, n, "set_cpus_allowed")) {
@@ -223,9 +264,27 @@ char *cpu_stable(struct ctx *c, const struct fn *f, TSNode read, bool *whole)
 	if (!ts_node_is_null(ps.pin) && ts_type_is(ps.pin, "assignment_expression"))
 		return xasprintf("the task is pinned to one CPU by `current->cpus_allowed = ...` at line %u "
 				 "and the schedule() after it", line_of(c, ps.pin));
+	if (!ts_node_is_null(ps.pin) && !call_is(c, ps.pin, "set_cpus_allowed")) {
+		char *call = orig_text(c, ps.pin);
+		char *r = xasprintf("the task is pinned to one CPU by %s at line %u (a macro of this file that %s)",
+				    call, line_of(c, ps.pin),
+				    pin_macro(c, ps.pin) == PIN_CALL
+					    ? "calls set_cpus_allowed(current, <one CPU>)"
+					    : "sets current->cpus_allowed to one CPU; the schedule() after it moves there");
+		free(call);
+		return r;
+	}
 	if (!ts_node_is_null(ps.pin))
 		return xasprintf("the task is pinned to one CPU by set_cpus_allowed(current, ...) at line %u",
 				 line_of(c, ps.pin));
+	if (!ts_node_is_null(ps.mask) && migration_wait(c, read) && ts_type_is(ps.mask, "call_expression")) {
+		char *call = orig_text(c, ps.mask);
+		char *r = xasprintf("the loop waits on schedule() until the task runs on the one CPU %s at line %u "
+				    "allows (a macro of this file that sets current->cpus_allowed), which it cannot leave",
+				    call, line_of(c, ps.mask));
+		free(call);
+		return r;
+	}
 	if (!ts_node_is_null(ps.mask) && migration_wait(c, read))
 		return xasprintf("the loop waits on schedule() until the task runs on the one CPU "
 				 "`current->cpus_allowed = ...` at line %u allows, which it cannot leave",
