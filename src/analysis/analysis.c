@@ -166,6 +166,9 @@ void analysis_release(struct file_analysis *fa)
 		free(f->name);
 		free(f->ctx_reason);
 		free(f->sleep_reason);
+		for (size_t k = 0; k < f->dropped.len; k++)
+			free(f->dropped.items[k]);
+		vec_release(&f->dropped);
 		cfg_release(&f->cfg);
 		for (size_t k = 0; k < f->acqs.len; k++) {
 			free(f->acqs.items[k].key);

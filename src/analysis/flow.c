@@ -362,6 +362,98 @@ struct point_state flow_state_at(const struct fn *f, uint32_t offset)
 	return ps;
 }
 
+/* The bit of KEYS (at most 64) naming the key KEY of E's call, or 0. */
+static uint64_t key_bit(const struct fn *f, const struct event *e, unsigned key, char *const *keys, size_t n)
+{
+	char *k = lock_key(e->call, key, f->src);
+	uint64_t bit = 0;
+	for (size_t i = 0; i < n && i < 64 && !bit; i++)
+		if (strcmp(keys[i], k) == 0)
+			bit = (uint64_t)1 << i;
+	free(k);
+	return bit;
+}
+
+/* KEYS' bits possibly held after E: a take (a trylock too) sets, a release clears. */
+static uint64_t caller_keys_step(const struct fn *f, const struct event *e, uint64_t held, char *const *keys,
+				 size_t n)
+{
+	if (!e->api || e->api->op == API_NONE)
+		return held;
+	for (unsigned key = 1; key <= KEY_PREEMPT; key <<= 1) {
+		if (!(e->api->keys & key))
+			continue;
+		uint64_t bit = key_bit(f, e, key, keys, n);
+		held = e->api->op == API_RELEASE ? held & ~bit : held | bit;
+	}
+	return held;
+}
+
+bool flow_caller_keys_gone(const struct fn *f, char *const *keys, size_t n, uint32_t offset)
+{
+	uint32_t at = cfg_node_at(&f->cfg, offset);
+	size_t nn = f->cfg.nodes.len;
+	if (at == UINT32_MAX || n == 0 || n > 64)
+		return false;
+	uint64_t *in = xcalloc(nn, sizeof *in);
+	uint8_t *seen = xcalloc(nn, 1), *queued = xcalloc(nn, 1);
+	VEC(uint32_t) work = VEC_INIT;
+	in[CFG_ENTRY_ID] = n == 64 ? ~(uint64_t)0 : ((uint64_t)1 << n) - 1;
+	seen[CFG_ENTRY_ID] = queued[CFG_ENTRY_ID] = 1;
+	vec_push(&work, CFG_ENTRY_ID);
+	while (work.len) {
+		uint32_t id = work.items[--work.len];
+		queued[id] = 0;
+		uint64_t h = in[id];
+		for (size_t e = 0; e < f->events.items[id].len; e++)
+			h = caller_keys_step(f, &f->events.items[id].items[e], h, keys, n);
+		const struct cfg_node *node = &f->cfg.nodes.items[id];
+		for (size_t s = 0; s < node->succ.len; s++) {
+			uint32_t to = node->succ.items[s].to;
+			if (seen[to] && (in[to] | h) == in[to])
+				continue;
+			in[to] |= h;
+			seen[to] = 1;
+			if (!queued[to]) {
+				queued[to] = 1;
+				vec_push(&work, to);
+			}
+		}
+	}
+	bool gone = false;
+	if (seen[at]) {
+		uint64_t h = in[at];
+		const struct event *ev = f->events.items[at].items;
+		for (size_t e = 0; e < f->events.items[at].len && ts_node_end_byte(ev[e].call) <= offset; e++)
+			h = caller_keys_step(f, &ev[e], h, keys, n);
+		gone = h == 0;
+	}
+	vec_release(&work);
+	free(in);
+	free(seen);
+	free(queued);
+	return gone;
+}
+
+void flow_held_keys(const struct fn *f, uint32_t offset, bool may, name_vec *out)
+{
+	uint32_t id = cfg_node_at(&f->cfg, offset);
+	if (id == UINT32_MAX || !f->reached[id])
+		return;
+	uint8_t *m = xmalloc(f->keys.len + 1);
+	uint64_t *y = xmalloc(f->words * sizeof(uint64_t));
+	node_state(f, id, offset, m, y);
+	for (size_t k = 0; k < f->keys.len; k++) {
+		bool held = m[k + 1] > 0;
+		for (size_t i = 0; may && !held && i < f->acqs.len; i++)
+			held = f->acqs.items[i].key_id == k && bit_get(y, i + 1);
+		if (held)
+			vec_push(out, f->keys.items[k]);
+	}
+	free(m);
+	free(y);
+}
+
 bool flow_exit_state(const struct fn *f, uint32_t acq, bool *must_held, bool *may_held)
 {
 	if (!f->reached[CFG_EXIT_ID])

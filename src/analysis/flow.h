@@ -55,6 +55,13 @@ struct fn {
 	char *ctx_reason;  /* why atomic at entry; owned */
 	enum sleep_kind sleeps;
 	char *sleep_reason; /* "calls kmalloc(GFP_KERNEL) at line 40"; owned */
+	/*
+	 * How F may sleep while its caller's locks may still be held: below
+	 * sleeps when every sleep comes after F released the locks in dropped,
+	 * which it never takes itself (spin_unlock(&l); schedule(); spin_lock(&l);).
+	 */
+	enum sleep_kind sleeps_held;
+	VEC(char *) dropped;      /* owned */
 	struct cfg cfg;
 	VEC(struct acq) acqs;     /* may-set bit i+1; bit 0 = held by the caller */
 	VEC(char *) keys;         /* distinct keys of acqs */
@@ -153,6 +160,16 @@ struct point_state flow_state_at(const struct fn *f, uint32_t offset);
  * if the exit is unreachable.
  */
 bool flow_exit_state(const struct fn *f, uint32_t acq, bool *must_held, bool *may_held);
+
+/*
+ * At OFFSET in F, are the N KEYS (F's caller's locks, held when it is
+ * called) released on every path from entry? A take of one (a trylock too)
+ * holds it again. False where the flow does not reach, or for more than 64.
+ */
+bool flow_caller_keys_gone(const struct fn *f, char *const *keys, size_t n, uint32_t offset);
+
+/* The keys held at OFFSET in F on every path (MAY: on some path), into OUT (F's own strings). */
+void flow_held_keys(const struct fn *f, uint32_t offset, bool may, name_vec *out);
 
 /* True when preemption is off in S. */
 bool point_protected(const struct point_state *s);

@@ -6,6 +6,7 @@
 #include "analysis/flow.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 /* The strongest of F's own calls, with the first call that is that strong. */
 static void direct_sleeps(const struct file_analysis *fa, struct fn *f)
@@ -28,6 +29,66 @@ static void direct_sleeps(const struct file_analysis *fa, struct fn *f)
 		}
 }
 
+/*
+ * The keys F releases that its caller holds: never taken by F
+ * (resolve_releases() marks them -2), or released before F first takes them.
+ */
+static void dropped_keys(struct fn *f)
+{
+	for (size_t n = 0; n < f->events.len; n++)
+		for (size_t e = 0; e < f->events.items[n].len; e++) {
+			const struct event *ev = &f->events.items[n].items[e];
+			if (!ev->api || ev->api->op != API_RELEASE)
+				continue;
+			int r = 0;
+			for (unsigned key = 1; key <= KEY_PREEMPT && r < 2; key <<= 1) {
+				if (!(ev->api->keys & key))
+					continue;
+				int32_t rel = ev->rel[r++];
+				char *k = lock_key(ev->call, key, f->src);
+				if (rel != -2 && !fn_drops_caller_lock(f, k)) {
+					free(k);
+					continue;
+				}
+				bool dup = false;
+				for (size_t i = 0; i < f->dropped.len && !dup; i++)
+					dup = strcmp(f->dropped.items[i], k) == 0;
+				if (dup)
+					free(k);
+				else
+					vec_push(&f->dropped, k);
+			}
+		}
+}
+
+/*
+ * F's sleeps_held: the strongest sleep (its own calls, or a call to a
+ * function of the file that may sleep) at a point where a lock its caller
+ * holds may still be held. Only a function that drops its caller's locks
+ * (F->dropped) can sleep with them released.
+ */
+static void sleeps_with_caller_locks(const struct file_analysis *fa, struct fn *f)
+{
+	f->sleeps_held = f->sleeps;
+	if (f->sleeps == SLEEP_NO || !f->dropped.len)
+		return;
+	enum sleep_kind held = SLEEP_NO;
+	for (size_t n = 0; n < f->events.len && held != SLEEP_YES; n++)
+		for (size_t e = 0; e < f->events.items[n].len && held != SLEEP_YES; e++) {
+			TSNode call = f->events.items[n].items[e].call;
+			enum sleep_kind k = api_may_sleep(call, f->src, NULL);
+			const char *name;
+			size_t len = ts_call_name(call, f->src, &name);
+			int idx = len ? analysis_fn_index(fa, name, len) : -1;
+			if (idx >= 0 && fa->fns.items[idx].sleeps > k)
+				k = fa->fns.items[idx].sleeps;
+			if (k > held && !flow_caller_keys_gone(f, f->dropped.items, f->dropped.len,
+							       ts_node_start_byte(call)))
+				held = k;
+		}
+	f->sleeps_held = held;
+}
+
 void sleep_summarise(struct file_analysis *fa)
 {
 	for (size_t i = 0; i < fa->fns.len; i++)
@@ -48,5 +109,9 @@ void sleep_summarise(struct file_analysis *fa)
 				}
 			}
 		}
+	}
+	for (size_t i = 0; i < fa->fns.len; i++) {
+		dropped_keys(&fa->fns.items[i]);
+		sleeps_with_caller_locks(fa, &fa->fns.items[i]);
 	}
 }

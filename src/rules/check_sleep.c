@@ -4,6 +4,29 @@
 #include <stdlib.h>
 #include <string.h>
 
+/*
+ * Does the callee G sleep only after releasing every lock F holds at CALL?
+ * (mm/filemap.c: truncate_list_pages() drops pagecache_lock, which its
+ * caller holds, around wait_on_page().) Only locks F takes itself count:
+ * an atomic context or a protection from F's own callers is not G's to drop.
+ */
+static bool releases_all_held(const struct fn *f, const struct fn *g, TSNode call, const struct point_state *ps)
+{
+	if (g->sleeps_held == SLEEP_YES || ps->atomic_ctx || ps->entry_held)
+		return false;
+	name_vec held = VEC_INIT;
+	flow_held_keys(f, ts_node_start_byte(call), true, &held);
+	bool all = held.len > 0;
+	for (size_t i = 0; i < held.len && all; i++) {
+		bool found = false;
+		for (size_t k = 0; k < g->dropped.len && !found; k++)
+			found = strcmp(held.items[i], g->dropped.items[k]) == 0;
+		all = found;
+	}
+	vec_release(&held);
+	return all;
+}
+
 void check_sleep(struct ctx *c, const struct fn *f, TSNode call, const char *kind)
 {
 	(void)kind;
@@ -18,7 +41,7 @@ void check_sleep(struct ctx *c, const struct fn *f, TSNode call, const char *kin
 		return;
 	}
 	struct point_state ps = flow_state_at(f, ts_node_start_byte(call));
-	if (!point_protected(&ps)) {
+	if (!point_protected(&ps) || (via && releases_all_held(f, via, call, &ps))) {
 		buf_release(&why);
 		return;
 	}
