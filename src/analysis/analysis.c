@@ -151,6 +151,7 @@ void analysis_run(struct file_analysis *out, const struct source *src, TSTree *t
 		cfg_build(&f->cfg, f->body, src->parse_text);
 		flow_prepare(f, src);
 	}
+	wrap_find(out);
 	context_find(out);
 	tree_contexts(out);
 	context_callers_fixpoint(out);
@@ -170,21 +171,13 @@ void analysis_release(struct file_analysis *fa)
 			free(f->dropped.items[k]);
 		vec_release(&f->dropped);
 		cfg_release(&f->cfg);
-		for (size_t k = 0; k < f->acqs.len; k++) {
-			free(f->acqs.items[k].key);
-			free(f->acqs.items[k].api);
-		}
-		vec_release(&f->acqs);
-		for (size_t k = 0; k < f->keys.len; k++)
-			free(f->keys.items[k]);
-		vec_release(&f->keys);
-		for (size_t k = 0; k < f->events.len; k++)
-			vec_release(&f->events.items[k]);
-		vec_release(&f->events);
-		free(f->must);
-		free(f->may);
-		free(f->reached);
+		flow_unprepare(f);
 		vec_release(&f->calls);
 	}
 	vec_release(&fa->fns);
+	for (size_t i = 0; i < fa->wrappers.len; i++) {
+		free(fa->wrappers.items[i].held);
+		free(fa->wrappers.items[i].lock);
+	}
+	vec_release(&fa->wrappers);
 }

@@ -64,6 +64,13 @@ static int trylock_polarity(TSNode call, TSNode root, const char *src)
 	return pol;
 }
 
+char *event_key(const struct event *e, unsigned key, const char *src)
+{
+	if (key == KEY_LOCK && e->api && e->api->lock)
+		return xstrdup(e->api->lock);
+	return lock_key(e->call, key, src);
+}
+
 /* Index of KEY in f->keys, or -1. */
 static int32_t key_find(const struct fn *f, const char *key)
 {
@@ -94,7 +101,7 @@ static void resolve_releases(struct fn *f)
 			for (unsigned key = 1; key <= KEY_PREEMPT && r < 2; key <<= 1) {
 				if (!(ev->api->keys & key))
 					continue;
-				char *k = lock_key(ev->call, key, f->src);
+				char *k = event_key(ev, key, f->src);
 				int32_t id = key_find(f, k);
 				ev->rel[r++] = id >= 0 ? id : -2;
 				free(k);
@@ -111,13 +118,24 @@ static void add_acquisitions(struct fn *f, const struct source *src, struct even
 		if (!(e->api->keys & key))
 			continue;
 		struct acq a;
-		a.key = lock_key(e->call, key, src->parse_text);
+		a.key = event_key(e, key, src->parse_text);
 		a.key_id = key_intern(f, a.key);
 		a.call = e->call;
 		a.api = xstrndup(name, len);
 		a.line = source_pos(src, ts_node_start_byte(e->call)).line;
 		vec_push(&f->acqs, a);
 	}
+}
+
+/* The lock wrapper of F's file named NAME, or NULL. */
+static const struct wrapper *wrapper_lookup(const struct fn *f, const char *name, size_t len)
+{
+	for (size_t i = 0; f->wrappers && i < f->wrappers->len; i++) {
+		const char *n = f->wrappers->items[i].api.name;
+		if (strlen(n) == len && memcmp(n, name, len) == 0 && strcmp(n, f->name) != 0)
+			return &f->wrappers->items[i];
+	}
+	return NULL;
 }
 
 /* The events of NODE: its calls in the order they complete. */
@@ -135,11 +153,16 @@ static event_vec node_events(struct fn *f, const struct source *src, const struc
 		const char *name;
 		size_t len = ts_call_name(call, src->parse_text, &name);
 		struct event e = {call, len ? api_lookup(name, len) : NULL, 0, -1, {-1, -1}};
+		const struct wrapper *w = !e.api && len ? wrapper_lookup(f, name, len) : NULL;
+		if (w)
+			e.api = &w->api;
 		if (e.api && (e.api->op == API_ACQUIRE || e.api->op == API_TRYLOCK)) {
 			add_acquisitions(f, src, &e, name, len);
 			if (e.api->op == API_TRYLOCK)
 				e.polarity = node->kind == CFG_COND ?
 					trylock_polarity(call, node->ast, src->parse_text) : -1;
+			if (w && w->zero_success && e.polarity >= 0)
+				e.polarity ^= 1; /* `if (icmp_xmit_lock()) return;`: held on the false edge */
 		}
 		vec_push(&ev, e);
 	}
@@ -160,6 +183,27 @@ void flow_prepare(struct fn *f, const struct source *src)
 	f->must = xcalloc(n * (f->keys.len + 1), 1);
 	f->may = xcalloc(n * f->words, sizeof(uint64_t));
 	f->reached = xcalloc(n, 1);
+}
+
+void flow_unprepare(struct fn *f)
+{
+	for (size_t k = 0; k < f->acqs.len; k++) {
+		free(f->acqs.items[k].key);
+		free(f->acqs.items[k].api);
+	}
+	vec_release(&f->acqs);
+	for (size_t k = 0; k < f->keys.len; k++)
+		free(f->keys.items[k]);
+	vec_release(&f->keys);
+	for (size_t k = 0; k < f->events.len; k++)
+		vec_release(&f->events.items[k]);
+	vec_release(&f->events);
+	free(f->must);
+	free(f->may);
+	free(f->reached);
+	f->must = NULL;
+	f->may = NULL;
+	f->reached = NULL;
 }
 
 /* ---- data-flow ----------------------------------------------------------- */
@@ -365,7 +409,7 @@ struct point_state flow_state_at(const struct fn *f, uint32_t offset)
 /* The bit of KEYS (at most 64) naming the key KEY of E's call, or 0. */
 static uint64_t key_bit(const struct fn *f, const struct event *e, unsigned key, char *const *keys, size_t n)
 {
-	char *k = lock_key(e->call, key, f->src);
+	char *k = event_key(e, key, f->src);
 	uint64_t bit = 0;
 	for (size_t i = 0; i < n && i < 64 && !bit; i++)
 		if (strcmp(keys[i], k) == 0)
@@ -391,7 +435,7 @@ static uint64_t caller_keys_step(const struct fn *f, const struct event *e, uint
 
 bool flow_caller_keys_gone(const struct fn *f, char *const *keys, size_t n, uint32_t offset)
 {
-	uint32_t at = cfg_node_at(&f->cfg, offset);
+	uint32_t at = offset == UINT32_MAX ? CFG_EXIT_ID : cfg_node_at(&f->cfg, offset);
 	size_t nn = f->cfg.nodes.len;
 	if (at == UINT32_MAX || n == 0 || n > 64)
 		return false;
@@ -454,6 +498,21 @@ void flow_held_keys(const struct fn *f, uint32_t offset, bool may, name_vec *out
 	free(y);
 }
 
+void flow_exit_keys(const struct fn *f, bool may, name_vec *out)
+{
+	if (!f->reached[CFG_EXIT_ID])
+		return;
+	const uint8_t *m = f->must + CFG_EXIT_ID * (f->keys.len + 1);
+	const uint64_t *y = f->may + CFG_EXIT_ID * f->words;
+	for (size_t k = 0; k < f->keys.len; k++) {
+		bool held = m[k + 1] > 0;
+		for (size_t i = 0; may && !held && i < f->acqs.len; i++)
+			held = f->acqs.items[i].key_id == k && bit_get(y, i + 1);
+		if (held)
+			vec_push(out, f->keys.items[k]);
+	}
+}
+
 bool flow_exit_state(const struct fn *f, uint32_t acq, bool *must_held, bool *may_held)
 {
 	if (!f->reached[CFG_EXIT_ID])
@@ -477,8 +536,15 @@ void point_explain(const struct fn *f, const struct point_state *s, struct buf *
 	}
 	if (s->must_acq >= 0) {
 		const struct acq *a = &f->acqs.items[s->must_acq];
-		buf_printf(out, "%s(%s) at line %u is held on every path to here",
-			   a->api, strcmp(a->key, a->api) ? a->key : "", a->line);
+		const struct wrapper *w = wrapper_lookup(f, a->api, strlen(a->api));
+		if (w)
+			buf_printf(out, "%s() %s at line %u, so %s (which this lock wrapper of the file takes) "
+				   "%s held on every path to here", a->api,
+				   w->api.op != API_TRYLOCK ? "was called" : w->zero_success ? "returned 0" : "succeeded",
+				   a->line, w->held, strchr(w->held, ',') ? "are" : "is");
+		else
+			buf_printf(out, "%s(%s) at line %u is held on every path to here",
+				   a->api, strcmp(a->key, a->api) ? a->key : "", a->line);
 		return;
 	}
 	if (s->entry_held) {
@@ -510,7 +576,7 @@ static bool event_has_key(const struct fn *f, const struct event *ev, const char
 	for (unsigned k = 1; k <= KEY_PREEMPT; k <<= 1) {
 		if (!(ev->api->keys & k))
 			continue;
-		char *kt = lock_key(ev->call, k, f->src);
+		char *kt = event_key(ev, k, f->src);
 		bool same = strcmp(kt, key) == 0;
 		free(kt);
 		if (same)

@@ -45,6 +45,19 @@ struct call_site {
 	bool protected_call; /* preemption off at the call */
 };
 
+/*
+ * A lock wrapper of the file (wrap.c): calls to NAME take (API_ACQUIRE),
+ * take when they return 0 or not 0 (API_TRYLOCK) or drop (API_RELEASE) the
+ * keys of API, as the function's own flow shows at its returns.
+ */
+struct wrapper {
+	struct api api;    /* api.name: the function's name (the fn's string) */
+	bool zero_success; /* API_TRYLOCK: held when it returns 0 */
+	char *held;        /* "icmp_socket->sk->lock.slock, bh"; owned */
+	char *lock;        /* its lock's key (api.lock), or NULL; owned */
+};
+typedef VEC(struct wrapper) wrapper_vec;
+
 struct fn {
 	char *name;
 	TSNode def, body;
@@ -78,6 +91,8 @@ struct fn {
 	VEC(struct call_site) calls;
 	const char *src;          /* the parsed text */
 	const char *tree_note;    /* why the tree leaves it preemptible; the tree context's */
+	const wrapper_vec *wrappers; /* the file's lock wrappers, for its calls; or NULL */
+	const struct wrapper *wraps; /* F is this lock wrapper, or NULL */
 };
 
 struct tree_context;
@@ -88,6 +103,7 @@ struct file_analysis {
 	const struct tree_context *ext; /* contexts from the rest of the tree, or NULL */
 	struct callers *callers; /* context.c: the calls to each function (final) */
 	VEC(struct fn) fns;     /* in source order */
+	wrapper_vec wrappers;   /* wrap.c; never grows after the calls use them */
 	uint32_t *by_name;      /* open-addressing table of fns indices + 1 (0 = empty) */
 	size_t by_name_cap;     /* a power of two, at least twice fns.len */
 };
@@ -164,7 +180,8 @@ bool flow_exit_state(const struct fn *f, uint32_t acq, bool *must_held, bool *ma
 /*
  * At OFFSET in F, are the N KEYS (F's caller's locks, held when it is
  * called) released on every path from entry? A take of one (a trylock too)
- * holds it again. False where the flow does not reach, or for more than 64.
+ * holds it again. OFFSET UINT32_MAX: at the exit. False where the flow does
+ * not reach, or for more than 64 keys.
  */
 bool flow_caller_keys_gone(const struct fn *f, char *const *keys, size_t n, uint32_t offset);
 
@@ -231,6 +248,14 @@ void flow_imbalances(const struct fn *f, imbalance_vec *out);
 void flow_prepare(struct fn *f, const struct source *src);
 /* flow.c: runs the data-flow of F from its entry state (F->ctx) to a fixed point. */
 void flow_run(struct fn *f);
+/* flow.c: the key E's call takes or drops for KEY (lock_key(), or a lock wrapper's lock). */
+char *event_key(const struct event *e, unsigned key, const char *src);
+/* flow.c: frees what flow_prepare() made (events, acquisitions, keys, states). */
+void flow_unprepare(struct fn *f);
+/* flow.c: the keys held at F's exit on every path (MAY: on some path), into OUT. */
+void flow_exit_keys(const struct fn *f, bool may, name_vec *out);
+/* wrap.c: finds the file's lock wrappers and prepares their callers' flow again. */
+void wrap_find(struct file_analysis *fa);
 /* context.c: contexts from registrations, signatures, irq_enter() and DECLARE_TASKLET(). */
 void context_find(struct file_analysis *fa);
 /*

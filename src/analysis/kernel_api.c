@@ -17,7 +17,7 @@ static bool name_is(const char *name, size_t len, const char *want)
 /* ---- locks, interrupts, bottom halves, preemption ------------------------ */
 
 static const struct api apis[] = {
-#define API(name, op, keys) {name, op, keys},
+#define API(name, op, keys) {name, op, keys, NULL},
 #include "analysis/apis.def"
 #undef API
 };

@@ -18,7 +18,8 @@ enum { KEY_LOCK = 1, KEY_IRQ = 2, KEY_BH = 4, KEY_PREEMPT = 8 };
 struct api {
 	const char *name;
 	enum api_op op;
-	unsigned keys; /* KEY_* bits */
+	unsigned keys;    /* KEY_* bits */
+	const char *lock; /* a lock wrapper's (flow.h): its lock's key; NULL: the first argument */
 };
 
 /* The api entry for a callee name, or NULL. */

@@ -45,7 +45,7 @@ static void dropped_keys(struct fn *f)
 				if (!(ev->api->keys & key))
 					continue;
 				int32_t rel = ev->rel[r++];
-				char *k = lock_key(ev->call, key, f->src);
+				char *k = event_key(ev, key, f->src);
 				if (rel != -2 && !fn_drops_caller_lock(f, k)) {
 					free(k);
 					continue;

@@ -1,0 +1,276 @@
+/*
+ * Lock wrappers: functions of the file that take or drop a lock for their
+ * callers. 2.4 net/ipv4/icmp.c has both kinds:
+ *
+ *	static int icmp_xmit_lock(void)
+ *	{
+ *		local_bh_disable();
+ *		if (unlikely(!spin_trylock(&icmp_socket->sk->lock.slock))) {
+ *			local_bh_enable();
+ *			return 1;
+ *		}
+ *		return 0;
+ *	}
+ *	static void icmp_xmit_unlock(void)
+ *	{
+ *		spin_unlock_bh(&icmp_socket->sk->lock.slock);
+ *	}
+ *
+ * and its callers write `if (icmp_xmit_lock()) return; ... icmp_xmit_unlock();`.
+ * Each function's own flow, run from a free entry, tells what it leaves at
+ * its returns: the same keys held at every exit (an acquire wrapper), held
+ * at the returns of one constant and none at the others (a trylock), or the
+ * caller's keys released and none taken (a release wrapper). The calls to a
+ * wrapper then act as the locking calls it wraps, and its own imbalance is
+ * its contract, not a P007.
+ */
+#include "analysis/flow.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* The KEY_* class of a key's text: "irq", "bh", "preempt", else a lock. */
+static unsigned key_class(const char *key)
+{
+	if (strcmp(key, "irq") == 0)
+		return KEY_IRQ;
+	if (strcmp(key, "bh") == 0)
+		return KEY_BH;
+	if (strcmp(key, "preempt") == 0)
+		return KEY_PREEMPT;
+	return KEY_LOCK;
+}
+
+/*
+ * The KEY_* bits of KEYS: at most one lock and two keys in all (an event
+ * releases two at most), else 0.
+ */
+static unsigned key_bits(const name_vec *keys)
+{
+	unsigned bits = 0;
+	for (size_t i = 0; i < keys->len; i++) {
+		unsigned k = key_class(keys->items[i]);
+		if (bits & k)
+			return 0;
+		bits |= k;
+	}
+	return keys->len >= 1 && keys->len <= 2 ? bits : 0;
+}
+
+static bool same_keys(const name_vec *a, const name_vec *b)
+{
+	if (a->len != b->len)
+		return false;
+	for (size_t i = 0; i < a->len; i++) {
+		bool found = false;
+		for (size_t k = 0; k < b->len && !found; k++)
+			found = strcmp(a->items[i], b->items[k]) == 0;
+		if (!found)
+			return false;
+	}
+	return true;
+}
+
+static char *keys_text(const name_vec *keys)
+{
+	struct buf b = BUF_INIT;
+	for (size_t i = 0; i < keys->len; i++)
+		buf_printf(&b, "%s%s", i ? ", " : "", keys->items[i]);
+	return buf_detach(&b);
+}
+
+/* The keys F releases and never takes (its caller's), into OUT (F's strings). */
+static void released_untaken(const struct fn *f, name_vec *out)
+{
+	for (size_t n = 0; n < f->events.len; n++)
+		for (size_t e = 0; e < f->events.items[n].len; e++) {
+			const struct event *ev = &f->events.items[n].items[e];
+			if (!ev->api || ev->api->op != API_RELEASE)
+				continue;
+			int r = 0;
+			for (unsigned key = 1; key <= KEY_PREEMPT && r < 2; key <<= 1) {
+				if (!(ev->api->keys & key))
+					continue;
+				if (ev->rel[r++] != -2) {
+					vec_push(out, ""); /* a key it takes too: not a pure release */
+					continue;
+				}
+				char *k = event_key(ev, key, f->src);
+				bool dup = false;
+				for (size_t i = 0; i < out->len && !dup; i++)
+					dup = strcmp(out->items[i], k) == 0;
+				if (!dup) /* kept alive by the caller's list below */
+					vec_push(out, k);
+				else
+					free(k);
+			}
+		}
+}
+
+/* An integer constant return value: 0 or not (-1 when it is no constant). */
+static int return_constant(const struct fn *f, TSNode ret)
+{
+	TSNode v = ts_node_named_child_count(ret) ? ts_node_named_child(ret, 0) : ts_null();
+	while (ts_type_is(v, "parenthesized_expression") || ts_type_is(v, "unary_expression"))
+		v = ts_node_named_child(v, ts_type_is(v, "unary_expression") ? 0 : 0);
+	if (!ts_type_is(v, "number_literal"))
+		return -1;
+	uint32_t s = ts_node_start_byte(v), e = ts_node_end_byte(v);
+	for (uint32_t i = s; i < e; i++)
+		if (f->src[i] != '0' && f->src[i] != 'x' && f->src[i] != 'X' && f->src[i] != 'u' &&
+		    f->src[i] != 'U' && f->src[i] != 'l' && f->src[i] != 'L')
+			return 1;
+	return 0;
+}
+
+/*
+ * A trylock wrapper: every reachable return gives a constant; those of one
+ * kind (0, or not 0) hold the same keys on every path, the others none.
+ */
+static bool trylock_wrapper(const struct fn *f, name_vec *held, bool *zero_success)
+{
+	name_vec side[2] = {VEC_INIT, VEC_INIT}, may = VEC_INIT;
+	bool seen[2] = {false, false}, ok = true, any_held[2] = {false, false};
+	for (size_t n = 0; n < f->cfg.nodes.len && ok; n++) {
+		const struct cfg_node *node = &f->cfg.nodes.items[n];
+		if (node->kind != CFG_RETURN || !f->reached[n])
+			continue;
+		int c = return_constant(f, node->ast);
+		if (c < 0) {
+			ok = false;
+			break;
+		}
+		uint32_t at = ts_node_end_byte(node->ast) - 1;
+		name_vec must = VEC_INIT;
+		may.len = 0;
+		flow_held_keys(f, at, false, &must);
+		flow_held_keys(f, at, true, &may);
+		if (!same_keys(&must, &may) || (seen[c] && !same_keys(&must, &side[c])))
+			ok = false;
+		if (!seen[c]) {
+			side[c] = must;
+			seen[c] = true;
+		} else {
+			vec_release(&must);
+		}
+		any_held[c] = side[c].len > 0;
+	}
+	/* a return falling off the end of an int function gives no constant */
+	ok = ok && seen[0] && seen[1] && any_held[0] != any_held[1];
+	if (ok) {
+		int h = any_held[0] ? 0 : 1;
+		*zero_success = h == 0;
+		for (size_t i = 0; i < side[h].len; i++)
+			vec_push(held, side[h].items[i]);
+	}
+	vec_release(&side[0]);
+	vec_release(&side[1]);
+	vec_release(&may);
+	return ok;
+}
+
+static bool calls_wrapper(const struct fn *f, const wrapper_vec *w)
+{
+	for (size_t n = 0; n < f->events.len; n++)
+		for (size_t e = 0; e < f->events.items[n].len; e++) {
+			const char *name;
+			size_t len = ts_call_name(f->events.items[n].items[e].call, f->src, &name);
+			for (size_t i = 0; len && i < w->len; i++)
+				if (strlen(w->items[i].api.name) == len && memcmp(w->items[i].api.name, name, len) == 0)
+					return true;
+		}
+	return false;
+}
+
+/* Classifies F from its flow; true with W filled when it is a wrapper. */
+static bool classify(struct fn *f, struct wrapper *w)
+{
+	name_vec held = VEC_INIT, may = VEC_INIT, dropped = VEC_INIT;
+	bool ok = false;
+	memset(w, 0, sizeof *w);
+	w->api.name = f->name;
+	released_untaken(f, &dropped);
+	bool pure_release = dropped.len > 0, drops_caller = false;
+	for (size_t i = 0; i < dropped.len; i++) {
+		pure_release = pure_release && dropped.items[i][0] != '\0';
+		drops_caller = drops_caller || dropped.items[i][0] != '\0';
+	}
+	if (f->acqs.len && !drops_caller) {
+		flow_exit_keys(f, false, &held);
+		flow_exit_keys(f, true, &may);
+		bool releases = false; /* two get_cpu(), one put_cpu(): a leak (P007), no lock */
+		for (size_t i = 0; i < held.len && !releases; i++)
+			releases = fn_releases(f, held.items[i]);
+		if (held.len && same_keys(&held, &may) && key_bits(&held) && !releases) {
+			w->api.op = API_ACQUIRE;
+			ok = true;
+		} else {
+			held.len = 0;
+			if (trylock_wrapper(f, &held, &w->zero_success) && key_bits(&held)) {
+				w->api.op = API_TRYLOCK;
+				ok = true;
+			}
+		}
+	} else if (!f->acqs.len && pure_release && key_bits(&dropped) &&
+		   flow_caller_keys_gone(f, (char *const *)dropped.items, dropped.len,
+					 UINT32_MAX)) {
+		w->api.op = API_RELEASE;
+		for (size_t i = 0; i < dropped.len; i++)
+			vec_push(&held, dropped.items[i]);
+		ok = true;
+	}
+	if (ok) {
+		w->api.keys = key_bits(&held);
+		w->held = keys_text(&held);
+		for (size_t i = 0; i < held.len; i++)
+			if (key_class(held.items[i]) == KEY_LOCK)
+				w->lock = xstrdup(held.items[i]);
+		w->api.lock = w->lock;
+	}
+	for (size_t i = 0; i < dropped.len; i++)
+		if (dropped.items[i][0])
+			free((char *)dropped.items[i]);
+	vec_release(&dropped);
+	vec_release(&held);
+	vec_release(&may);
+	return ok;
+}
+
+void wrap_find(struct file_analysis *fa)
+{
+	wrapper_vec found = VEC_INIT;
+	VEC(size_t) owner = VEC_INIT;
+	for (size_t i = 0; i < fa->fns.len; i++) {
+		struct fn *f = &fa->fns.items[i];
+		if (!f->events.len)
+			continue;
+		bool locks = f->acqs.len > 0;
+		for (size_t n = 0; n < f->events.len && !locks; n++)
+			for (size_t e = 0; e < f->events.items[n].len && !locks; e++) {
+				const struct event *ev = &f->events.items[n].items[e];
+				locks = ev->api && ev->api->op == API_RELEASE;
+			}
+		if (!locks)
+			continue;
+		flow_run(f);
+		struct wrapper w;
+		if (classify(f, &w)) {
+			vec_push(&found, w);
+			vec_push(&owner, i);
+		}
+	}
+	fa->wrappers = found; /* final: the events below point into it */
+	for (size_t k = 0; k < owner.len; k++)
+		fa->fns.items[owner.items[k]].wraps = &fa->wrappers.items[k];
+	vec_release(&owner);
+	if (!fa->wrappers.len)
+		return;
+	for (size_t i = 0; i < fa->fns.len; i++) {
+		struct fn *f = &fa->fns.items[i];
+		f->wrappers = &fa->wrappers;
+		if (!calls_wrapper(f, &fa->wrappers))
+			continue;
+		flow_unprepare(f);
+		flow_prepare(f, fa->src);
+	}
+}
