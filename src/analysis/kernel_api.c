@@ -268,6 +268,10 @@ static const struct registration registrations[] = {
 	 "softirq", "packet_type"},
 	{REG_POSITION, "handler", 0, CTX_HARDIRQ,
 	 "interrupt handler (first member of a struct irqaction initialiser, line %u)", "irqaction"},
+	/* 2.4 net/ipv4/icmp.c: icmp_rcv() dispatches through icmp_pointers[type].handler */
+	{REG_POSITION, "handler", 2, CTX_SOFTIRQ,
+	 "ICMP message handler (third member of a struct icmp_control initialiser, line %u): icmp_rcv() "
+	 "calls it in the NET_RX softirq", "icmp_control"},
 	{REG_POSITION, "hook", 1, CTX_CALLERS,
 	 "netfilter hook (second member of a struct nf_hook_ops initialiser, line %u): nf_hook_slow() runs "
 	 "it with BR_NETPROTO_LOCK read-held and bottom halves off", "nf_hook_ops"},
