@@ -57,6 +57,17 @@ struct export_use {
 	bool gpl;
 };
 
+/*
+ * `x[i]` in the body of a #define, bytes [start, end) of the user's text:
+ * the running CPU's slot (`x[smp_processor_id()]`) or INDEX's.
+ */
+struct macro_slot {
+	size_t start, end;
+	char *index;    /* the index text as written; owned */
+	bool this_cpu;
+	const struct macro_def *d;
+};
+
 /* A file-scope `T x[NR_CPUS]` (percpu_array.c). */
 struct percpu_array {
 	char *name;
@@ -76,6 +87,8 @@ struct percpu_array {
 	bool planned;    /* declaration edit already attached to a finding */
 	VEC(TSNode) uses;
 	VEC(struct slot_use) slot_uses; /* unprotected this-CPU accesses (slot_pairs.c) */
+	VEC(struct macro_slot) macro_slots; /* in #define bodies (a static array only) */
+	unsigned macro_uses; /* uses of the macros holding a this-CPU slot, all protected */
 };
 
 /*

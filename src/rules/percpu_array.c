@@ -33,6 +33,13 @@ static char *one_line_type(const char *type)
 	return buf_detach(&b);
 }
 
+/* What goes between a type and a name: nothing after a star (`struct socket *x`). */
+static const char *type_sep(const char *type)
+{
+	size_t n = strlen(type);
+	return n && type[n - 1] == '*' ? "" : " ";
+}
+
 /* ---- NR_CPUS arrays: discovery ------------------------------------------------ */
 
 /* The innermost array_declarator of ARR: the one whose declarator is the name. */
@@ -67,6 +74,9 @@ static TSNode nr_cpus_declarator(const struct ctx *c, TSNode n, uint32_t *ndecl,
 			*init = ts_field(a, "value");
 			a = ts_field(a, "declarator");
 		}
+		/* an array of pointers, `T *x[NR_CPUS]`: the array is inside the stars */
+		while (ts_type_is(a, "pointer_declarator"))
+			a = ts_field(a, "declarator");
 		/* the outermost dimension is the last array_declarator wrapping the name */
 		if (ts_type_is(a, "array_declarator")) {
 			TSNode in = innermost_array(a), size = ts_field(in, "size");
@@ -101,6 +111,13 @@ static char *element_type(const struct ctx *c, TSNode n, TSNode arr, TSNode inne
 	char *ty = node_text(c, ts_field(n, "type"));
 	buf_puts(&t, ty);
 	free(ty);
+	/* `T *x[NR_CPUS]`: each pointer_declarator around the array is a star of the element */
+	bool star = false;
+	for (TSNode p = ts_parent(arr); !ts_node_is_null(p) && !ts_node_eq(p, n); p = ts_parent(p))
+		if (ts_type_is(p, "pointer_declarator")) {
+			buf_puts(&t, star ? "*" : " *");
+			star = true;
+		}
 	for (TSNode d = arr; !ts_node_eq(d, inner); d = ts_field(d, "declarator")) {
 		char *sz = node_text(c, ts_field(d, "size"));
 		buf_printf(&t, "[%s]", sz);
@@ -481,18 +498,128 @@ static void find_exports(struct ctx *c, struct percpu_array *pa)
 }
 
 
-/* A #define body naming PA keeps it as it is: the macro's uses would not be converted. */
+static void refuse(struct percpu_array *pa, char *why)
+{
+	pa->eligible = false;
+	free(pa->why_not);
+	pa->why_not = why;
+}
+
+/*
+ * The slots `x[i]` of PA in the body of D, into PA's macro_slots; a reason
+ * (owned) when the body names PA otherwise.
+ */
+static char *macro_body_slots(struct ctx *c, struct percpu_array *pa, const struct macro_def *d)
+{
+	const char *t = c->src->text;
+	size_t n = strlen(pa->name), from = d->offset + strlen(d->name), to = d->end;
+	for (size_t p = from; p + n <= to; p++) {
+		if (memcmp(t + p, pa->name, n) != 0 || is_ident_char(t[p + n]) || (p > 0 && is_ident_char(t[p - 1])))
+			continue;
+		size_t q = p + n;
+		while (q < to && (t[q] == ' ' || t[q] == '\t'))
+			q++;
+		if (q >= to || t[q] != '[')
+			return xasprintf("%s is used other than as %s[i] in the body of #define %s (line %u)", pa->name,
+					 pa->name, d->name, source_pos(c->src, d->offset).line);
+		size_t open = q;
+		int depth = 0;
+		for (; q < to; q++) {
+			if (t[q] == '[' || t[q] == '(')
+				depth++;
+			else if ((t[q] == ']' || t[q] == ')') && --depth == 0)
+				break;
+		}
+		if (q >= to || t[q] != ']')
+			return xasprintf("the subscript of %s in the body of #define %s (line %u) does not close on "
+					 "its line", pa->name, d->name, source_pos(c->src, d->offset).line);
+		struct buf idx = BUF_INIT, bare = BUF_INIT;
+		for (size_t k = open + 1; k < q; k++) {
+			buf_putc(&idx, t[k]);
+			if (t[k] != ' ' && t[k] != '\t')
+				buf_putc(&bare, t[k]);
+		}
+		struct macro_slot m = {p, q + 1, buf_detach(&idx), strcmp(buf_cstr(&bare), "smp_processor_id()") == 0, d};
+		buf_release(&bare);
+		vec_push(&pa->macro_slots, m);
+		p = q;
+	}
+	return NULL;
+}
+
+/*
+ * With D's body holding PA's running-CPU slot, D becomes __get_cpu_var():
+ * only when every use of D is a use in a function with preemption off. A
+ * reason (owned) otherwise. PA->macro_uses counts them.
+ */
+static char *macro_uses_protected(struct ctx *c, struct percpu_array *pa, const struct macro_def *d)
+{
+	const char *t = c->src->text;
+	size_t n = strlen(d->name);
+	TSNode root = ts_tree_root_node(c->fa->tree);
+	for (size_t p = 0; p + n <= c->src->len; p++) {
+		if (memcmp(t + p, d->name, n) != 0 || is_ident_char(t[p + n]) || (p > 0 && is_ident_char(t[p - 1])))
+			continue;
+		if (p == d->offset)
+			continue;
+		unsigned line = source_pos(c->src, p).line;
+		if (source_in_directive(c->src, p)) {
+			size_t wl;
+			const char *w = NULL;
+			for (size_t k = 0; k < c->src->defs.len && !w; k++)
+				if (c->src->defs.items[k].offset < p && p < c->src->defs.items[k].end)
+					w = c->src->defs.items[k].name;
+			wl = w ? strlen(w) : 0;
+			if (!w) /* #undef, #ifdef of it: not a use */
+				continue;
+			return xasprintf("#define %s (line %u) reads the running CPU's %s, and #define %.*s (line %u) "
+					 "uses it: the uses of that macro are not followed", d->name,
+					 source_pos(c->src, d->offset).line, pa->name, (int)wl, w, line);
+		}
+		TSNode at = ts_node_descendant_for_byte_range(root, (uint32_t)p, (uint32_t)(p + n));
+		if (!ts_type_is(at, "identifier"))
+			continue; /* a comment, a string, a struct tag or a field of that name */
+		const struct fn *g = analysis_fn_at(c->fa, (uint32_t)p);
+		if (!g)
+			return xasprintf("%s, which reads the running CPU's %s, is used outside a function at line %u",
+					 d->name, pa->name, line);
+		struct point_state ps = flow_state_at(g, (uint32_t)p);
+		if (!point_protected(&ps))
+			return xasprintf("the use of %s in %s() at line %u is in preemptible code: the macro would "
+					 "need get_cpu_var()/put_cpu_var() around each use; port it by hand", d->name,
+					 g->name, line);
+		pa->macro_uses++;
+	}
+	return NULL;
+}
+
+/*
+ * A #define body naming PA: a static array's `x[smp_processor_id()]` there
+ * becomes __get_cpu_var(x) when every use of the macro has preemption off
+ * (2.4 net/ipv4/icmp.c: #define icmp_socket (&__icmp_inode[smp_processor_id()]...)),
+ * `x[i]` becomes per_cpu(x, i); anything else keeps the array as it is.
+ */
 static void check_macro_uses(struct ctx *c, struct percpu_array *pa)
 {
 	for (size_t k = 0; k < c->src->defs.len && pa->eligible; k++) {
 		const struct macro_def *d = &c->src->defs.items[k];
 		if (!text_has_word(d->body, strlen(d->body), pa->name))
 			continue;
-		pa->eligible = false;
-		free(pa->why_not);
-		pa->why_not = xasprintf("%s is used in the body of #define %s (line %u), which a conversion "
-					"would have to change by hand", pa->name, d->name,
-					source_pos(c->src, d->offset).line);
+		if (!pa->is_static || pa->global || pa->member || pa->is_extern) {
+			refuse(pa, xasprintf("%s is used in the body of #define %s (line %u), which a conversion "
+					     "would have to change by hand", pa->name, d->name,
+					     source_pos(c->src, d->offset).line));
+			break;
+		}
+		size_t first = pa->macro_slots.len;
+		char *why = macro_body_slots(c, pa, d);
+		bool this_cpu = false;
+		for (size_t i = first; i < pa->macro_slots.len; i++)
+			this_cpu |= pa->macro_slots.items[i].this_cpu;
+		if (!why && this_cpu)
+			why = macro_uses_protected(c, pa, d);
+		if (why)
+			refuse(pa, why);
 	}
 }
 
@@ -563,8 +690,8 @@ static void report_global_part(struct ctx *c, struct percpu_array *pa)
 		return; /* named only where it is no use (a comment): nothing converts here */
 	const struct tree_array *t = pa->global;
 	bool def = !ts_node_is_null(pa->decl) && !pa->is_extern;
-	char *msg = def ? xasprintf("2.4 per-CPU array %s %s[NR_CPUS], used across files: DEFINE_PER_CPU in 2.6",
-				    pa->type, pa->name)
+	char *msg = def ? xasprintf("2.4 per-CPU array %s%s%s[NR_CPUS], used across files: DEFINE_PER_CPU in 2.6",
+				    pa->type, type_sep(pa->type), pa->name)
 		    : !ts_node_is_null(pa->decl)
 			? xasprintf("extern per-CPU array %s (defined at %s:%u): DECLARE_PER_CPU in 2.6", pa->name,
 				    t->file, t->line)
@@ -615,6 +742,9 @@ void percpu_arrays_free(struct ctx *c)
 		vec_release(&pa->exports);
 		vec_release(&pa->uses);
 		vec_release(&pa->slot_uses);
+		for (size_t k = 0; k < pa->macro_slots.len; k++)
+			free(pa->macro_slots.items[k].index);
+		vec_release(&pa->macro_slots);
 		free(pa);
 	}
 	vec_release(&c->arrays);
@@ -771,6 +901,13 @@ void plan_define_per_cpu_rest(struct ctx *c, struct percpu_array *pa, struct fin
 		free(fd->fix_note);
 		fd->fix_note = note;
 	}
+	for (size_t i = 0; i < pa->macro_slots.len; i++) {
+		const struct macro_slot *m = &pa->macro_slots.items[i];
+		char *rep = m->this_cpu ? xasprintf("__get_cpu_var(%s)", pa->name)
+					: xasprintf("per_cpu(%s, %s)", pa->name, m->index);
+		add_define_edit(c, fd, m->start, m->end, "subscript_expression", rep);
+		free(rep);
+	}
 	/* every other use: protected this-CPU -> __get_cpu_var, x[i] -> per_cpu(x, i) */
 	for (size_t i = 0; i < pa->uses.len; i++) {
 		TSNode sub = pa->uses.items[i];
@@ -807,13 +944,36 @@ static char *conversion_evidence(struct ctx *c, const struct percpu_array *pa)
 		else
 			unprot++;
 	}
-	if (!pa->uses.len) {
+	unsigned mcpu = 0, mother = 0;
+	const struct macro_def *md = NULL;
+	for (size_t i = 0; i < pa->macro_slots.len; i++) {
+		if (pa->macro_slots.items[i].this_cpu && !md)
+			md = pa->macro_slots.items[i].d;
+		if (pa->macro_slots.items[i].this_cpu)
+			mcpu++;
+		else
+			mother++;
+	}
+	if (!pa->uses.len && !pa->macro_slots.len) {
 		buf_printf(&b, "%s has no use in this file", pa->name);
 		return buf_detach(&b);
 	}
-	buf_printf(&b, "%s is indexed by the running CPU in %u of its %zu uses; as DEFINE_PER_CPU: ", pa->name,
-		   pa->this_cpu, pa->uses.len);
+	if (md) {
+		buf_printf(&b, "%s is indexed by the running CPU in the body of #define %s (line %u), whose %u "
+			   "use%s all %s preemption off", pa->name, md->name, source_pos(c->src, md->offset).line,
+			   pa->macro_uses, pa->macro_uses == 1 ? "" : "s", pa->macro_uses == 1 ? "has" : "have");
+		if (pa->this_cpu)
+			buf_printf(&b, ", and in %u of its %zu other uses", pa->this_cpu, pa->uses.len);
+		buf_puts(&b, "; as DEFINE_PER_CPU: ");
+	} else
+		buf_printf(&b, "%s is indexed by the running CPU in %u of its %zu uses; as DEFINE_PER_CPU: ", pa->name,
+			   pa->this_cpu, pa->uses.len);
 	const char *sep = "";
+	if (mcpu)
+		buf_printf(&b, "%u in a macro body -> __get_cpu_var(%s)", mcpu, pa->name), sep = ", ";
+	if (mother)
+		buf_printf(&b, "%s%u in a macro body by an explicit CPU -> per_cpu(%s, i)", sep, mother, pa->name),
+			sep = ", ";
 	if (prot)
 		buf_printf(&b, "%u with preemption off -> __get_cpu_var(%s)", prot, pa->name), sep = ", ";
 	if (unprot)
@@ -867,16 +1027,15 @@ bool percpu_arrays_report(struct ctx *c)
 			continue;
 		}
 		const struct macro_def *via = pa->this_cpu ? NULL : cpu_macro_naming(c, pa);
-		if (via) {
+		if (via && !pa->eligible) {
 			add_protected(c, RULE_P008, pa->name_node, NULL,
 				      xasprintf("NR_CPUS array %s is left as it is", pa->name),
 				      xasprintf("%s is indexed by the running CPU in the body of #define %s (line %u); "
-						"an array reached through a macro is not converted: by hand, "
-						"DEFINE_PER_CPU and the macro's body with __get_cpu_var() or per_cpu()",
-						pa->name, via->name, source_pos(c->src, via->offset).line));
+						"not converted: %s", pa->name, via->name,
+						source_pos(c->src, via->offset).line, pa->why_not));
 			continue;
 		}
-		if (!pa->this_cpu) {
+		if (!pa->this_cpu && !via) {
 			char *why = ts_node_is_null(pa->other_index)
 				? xasprintf("%s has no use in this file", pa->name)
 				: xasprintf("%s is never indexed by the running CPU (first use: line %u): a table of "
@@ -891,7 +1050,7 @@ bool percpu_arrays_report(struct ctx *c)
 		free(short_type);
 		struct finding *fd = add_finding(c, RULE_P008, pa->name_node, NULL, SEV_NOTE, CONF_HIGH,
 			pa->eligible ? FIX_DEFINE_PER_CPU : FIX_NONE,
-			xasprintf("2.4 per-CPU array %s %s[NR_CPUS]: %s in 2.6", type, pa->name,
+			xasprintf("2.4 per-CPU array %s%s%s[NR_CPUS]: %s in 2.6", type, type_sep(type), pa->name,
 				  pa->eligible ? "DEFINE_PER_CPU" : "DEFINE_PER_CPU by hand"),
 			conversion_evidence(c, pa));
 		free(type);
