@@ -197,6 +197,10 @@ static const struct registration registrations[] = {
 	 "net_device hard_start_xmit (set at line %u): the network core calls it with bottom halves disabled", NULL},
 	{REG_CALL, "smp_call_function", 0, CTX_HARDIRQ,
 	 "run on other CPUs by smp_call_function() at line %u (IPI handler)", NULL},
+	/* i386/x86_64 bluesmoke.c: do_machine_check(), the machine-check exception, calls it */
+	{REG_VARIABLE, "machine_check_vector", 0, CTX_HARDIRQ,
+	 "machine-check handler (installed as machine_check_vector at line %u): do_machine_check() runs it "
+	 "from the machine-check exception", NULL},
 	{REG_VARIABLE, "pm_idle", 0, CTX_CALLERS,
 	 "the idle loop (installed as pm_idle at line %u) runs with preemption disabled", NULL},
 	/* only a runtime assignment to a net_device reached through something

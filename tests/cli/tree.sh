@@ -414,7 +414,29 @@ struct alpha_machine_vector demo_mv __initmv = {
 	machine_check:	demo_machine_check,
 };
 EOC
-run scan mv; expect_rc 0 "the machine vector's handlers and the IPI handler run in interrupt context"
+mkdir -p mv/arch/i386/kernel
+cat >mv/arch/i386/kernel/bluesmoke.c <<'EOC'
+static void unexpected_machine_check(struct pt_regs *regs, long error_code);
+static void (*machine_check_vector)(struct pt_regs *, long error_code) = unexpected_machine_check;
+
+asmlinkage void do_machine_check(struct pt_regs *regs, long error_code)
+{
+	machine_check_vector(regs, error_code);
+}
+
+static void demo_mce(struct pt_regs *regs, long error_code)
+{
+	int cpu = smp_processor_id();
+
+	mce_log(cpu, error_code);
+}
+
+void __init demo_mcheck_init(void)
+{
+	machine_check_vector = demo_mce;
+}
+EOC
+run scan mv; expect_rc 0 "the machine vector's handlers, the IPI handler and the machine_check_vector handler run in interrupt context"
 run explain --context-root mv mv/arch/alpha/kernel/smp.c:3
 expect_out "do_entInt\\(\\) runs in hard-IRQ context: alpha's interrupt entry point" "the chain names do_entInt"
 finish
