@@ -277,6 +277,37 @@ static void test_neutraliser(void)
 	source_init(&s, "t.c", xstrdup(top), strlen(top));
 	CHECK(strstr(s.parse_text, "#if 0") != NULL, "file-scope #if 0 kept");
 	source_release(&s);
+
+	/*
+	 * Two arms that open the same brace (2.4 e1000_probe()), and a
+	 * function's declarator given once per configuration: the parse
+	 * keeps the first arm; the functions after them are found.
+	 */
+	const char *split = "int g(int a)\n{\n#ifdef X\n\tif (a) {\n#else\n\tif (!a) {\n#endif\n"
+			    "\t\tmark_in(a);\n\t}\n\treturn 0;\n}\n"
+			    "static int\n#ifdef Y\nh(int a, int b)\n#else\nh(int a)\n#endif\n{\n\treturn a;\n}\n"
+			    "int k(void)\n{\n\tspin_lock(&l);\n\tmark_k();\n\tspin_unlock(&l);\n\treturn 1;\n}\n";
+	source_init(&s, "s.c", xstrdup(split), strlen(split));
+	CHECK(strlen(s.parse_text) == strlen(split), "split arms: same length");
+	CHECK(strstr(s.parse_text, "if (a) {") && !strstr(s.parse_text, "if (!a)") && !strstr(s.parse_text, "#ifdef") &&
+		      !strstr(s.parse_text, "#else") && !strstr(s.parse_text, "#endif"),
+	      "the first arm kept, the rest blanked: %s", s.parse_text);
+	CHECK(strstr(s.parse_text, "h(int a, int b)") && !strstr(s.parse_text, "h(int a)\n"),
+	      "the first declarator kept: %s", s.parse_text);
+	source_release(&s);
+	struct parsed p;
+	parse(&p, split);
+	CHECK(ts_count_errors(ts_tree_root_node(p.tree)) == 0, "split arms parse without an error");
+	CHECK(fn_named(&p, "g") && fn_named(&p, "h") && fn_named(&p, "k"), "every function found");
+	CHECK(protected_at(&p, "k", 0) == 1, "the function after them analysed");
+	done(&p);
+	/* arms whose braces balance, or that differ, are the grammar's */
+	const char *kept = "void f(void)\n{\n#ifdef X\n\ta();\n#else\n\tb();\n#endif\n"
+			   "#ifdef Y\n\tif (a) {\n#else\n\tc();\n#endif\n\t}\n}\n";
+	source_init(&s, "k.c", xstrdup(kept), strlen(kept));
+	CHECK(strstr(s.parse_text, "#ifdef X") && strstr(s.parse_text, "#ifdef Y") && strstr(s.parse_text, "c();"),
+	      "balanced or unequal arms left as they are: %s", s.parse_text);
+	source_release(&s);
 }
 
 static void deep_nesting(size_t i, void *ctx)

@@ -247,6 +247,7 @@ struct neutraliser {
 	size_t len;
 	VEC(char) braces; /* 'b' block, 'i' initializer */
 	char prev;        /* last significant punctuation; 'w' = word, 'x' = other */
+	size_t skip_from, skip_to; /* a blanked arm the walk jumps over (blank_split_arms) */
 };
 
 /*
@@ -489,14 +490,101 @@ static size_t blank_if0(struct neutraliser *nz, size_t i, size_t e)
 	return 0;
 }
 
+/* The braces opened minus closed in t[from, to) (comments and literals skipped). */
+static long brace_delta(const char *t, size_t from, size_t to)
+{
+	long d = 0;
+	for (size_t i = from; i < to; ) {
+		char c = t[i];
+		if (c == '"' || c == '\'') {
+			i = skip_literal(t, to, i);
+			continue;
+		}
+		if (c == '/' && i + 1 < to && (t[i + 1] == '*' || t[i + 1] == '/')) {
+			i = skip_space_comments(t, to, i);
+			continue;
+		}
+		d += c == '{' ? 1 : c == '}' ? -1 : 0;
+		i++;
+	}
+	return d;
+}
+
+/*
+ * `#ifdef X` inside a function whose two arms each open (or close) the same
+ * braces, the other arm's closing them after the `#endif`:
+ *
+ *	#ifdef ETHTOOL_GPERMADDR
+ *		if (!is_valid_ether_addr(netdev->perm_addr)) {
+ *	#else
+ *		if (!is_valid_ether_addr(netdev->dev_addr)) {
+ *	#endif
+ *		...
+ *		}
+ *
+ * or, at file scope, a function's declarator given twice (one per
+ * configuration) before its body's `{`. No grammar reads that (tree-sitter
+ * gives up on the rest of the file). The parse text keeps the first arm only: the `#if` line, the `#else`, the
+ * other arm and the `#endif` are blanked, offsets unchanged. Arms holding
+ * conditionals of their own, or an `#elif`, are left alone. Returns the
+ * offset of the first arm's text, or 0.
+ */
+static size_t blank_split_arms(struct neutraliser *nz, size_t i, size_t e)
+{
+	const char *t = nz->t;
+	size_t w, n = directive_word(t, e, i, &w);
+	if (!(n == 2 && memcmp(t + w, "if", 2) == 0) && !(n == 5 && memcmp(t + w, "ifdef", 5) == 0) &&
+	    !(n == 6 && memcmp(t + w, "ifndef", 6) == 0))
+		return 0;
+	size_t else_at = 0, else_end = 0;
+	for (size_t j = e; j < nz->len; j++) {
+		if (t[j] != '#')
+			continue;
+		size_t ls = j;
+		while (ls > 0 && (t[ls - 1] == ' ' || t[ls - 1] == '\t'))
+			ls--;
+		if (ls > 0 && t[ls - 1] != '\n')
+			continue;
+		size_t de = directive_end(t, nz->len, j), dw, dn = directive_word(t, de, j, &dw);
+		if ((dn >= 2 && memcmp(t + dw, "if", 2) == 0) || (dn == 4 && memcmp(t + dw, "elif", 4) == 0))
+			return 0;
+		if (dn == 4 && memcmp(t + dw, "else", 4) == 0) {
+			if (else_at)
+				return 0;
+			else_at = j, else_end = de;
+		} else if (dn == 5 && memcmp(t + dw, "endif", 5) == 0) {
+			if (!else_at)
+				return 0;
+			long a = brace_delta(t, e, else_at), b = brace_delta(t, else_end, j);
+			bool header = nz->braces.len == 0 && !memchr(t + e, ';', else_at - e) &&
+				      !memchr(t + else_end, ';', j - else_end) && !memchr(t + e, '{', else_at - e) &&
+				      !memchr(t + else_end, '{', j - else_end);
+			size_t next = skip_space_comments(t, nz->len, de);
+			if (nz->braces.len == 0 ? !header || next >= nz->len || t[next] != '{' : a == 0 || a != b)
+				return 0;
+			blank(nz->out, i, e);
+			blank(nz->out, else_at, de);
+			nz->skip_from = else_at, nz->skip_to = de;
+			return e;
+		}
+		j = de > j ? de - 1 : j;
+	}
+	return 0;
+}
+
 static void neutralise(struct source *src)
 {
 	const char *t = src->text;
 	size_t len = src->len;
-	struct neutraliser nz = {src, t, src->parse_text, len, VEC_INIT, ';'};
+	struct neutraliser nz = {src, t, src->parse_text, len, VEC_INIT, ';', SIZE_MAX, 0};
 	bool line_start = true;
 
 	for (size_t i = 0; i < len; ) {
+		if (i >= nz.skip_from) {
+			i = nz.skip_to; /* the other arm: blanked, its braces not counted */
+			nz.skip_from = SIZE_MAX;
+			continue;
+		}
 		char c = t[i];
 		if (c == '\n') {
 			line_start = true;
@@ -510,6 +598,8 @@ static void neutralise(struct source *src)
 		if (c == '#' && line_start) {
 			size_t e = directive_end(t, len, i);
 			size_t after = nz.braces.len > 0 ? blank_if0(&nz, i, e) : 0;
+			if (!after)
+				after = blank_split_arms(&nz, i, e);
 			if (after) {
 				/* the live arm (after the #else) is neutralised as usual; the #endif is blank */
 				i = after;
