@@ -182,8 +182,36 @@ static bool calls_wrapper(const struct fn *f, const wrapper_vec *w)
 	return false;
 }
 
+/*
+ * Does F call a function of the file that takes or drops something itself?
+ * F's own flow does not see what that call does (fs/buffer.c:
+ * wait_for_locked_buffers() takes lru_list_lock and calls
+ * wait_for_buffers(), which drops it on every path): F is no wrapper.
+ */
+static bool calls_locking_fn(const struct file_analysis *fa, const struct fn *f)
+{
+	for (size_t n = 0; n < f->events.len; n++)
+		for (size_t e = 0; e < f->events.items[n].len; e++) {
+			const struct event *ev = &f->events.items[n].items[e];
+			const char *name;
+			size_t len = ev->api ? 0 : ts_call_name(ev->call, f->src, &name);
+			int idx = len ? analysis_fn_index(fa, name, len) : -1;
+			if (idx < 0 || &fa->fns.items[idx] == f)
+				continue;
+			const struct fn *g = &fa->fns.items[idx];
+			if (g->acqs.len)
+				return true;
+			for (size_t gn = 0; gn < g->events.len; gn++)
+				for (size_t ge = 0; ge < g->events.items[gn].len; ge++)
+					if (g->events.items[gn].items[ge].api &&
+					    g->events.items[gn].items[ge].api->op == API_RELEASE)
+						return true;
+		}
+	return false;
+}
+
 /* Classifies F from its flow; true with W filled when it is a wrapper. */
-static bool classify(struct fn *f, struct wrapper *w)
+static bool classify(const struct file_analysis *fa, struct fn *f, struct wrapper *w)
 {
 	name_vec held = VEC_INIT, may = VEC_INIT, dropped = VEC_INIT;
 	bool ok = false;
@@ -219,6 +247,11 @@ static bool classify(struct fn *f, struct wrapper *w)
 			vec_push(&held, dropped.items[i]);
 		ok = true;
 	}
+	/* a caller's lock dropped and taken again (prune_one_dentry()) leaves the caller as it was */
+	for (size_t i = 0; ok && i < held.len; i++)
+		ok = !fn_drops_caller_lock(f, held.items[i]) || w->api.op == API_RELEASE;
+	if (ok && calls_locking_fn(fa, f))
+		ok = false;
 	if (ok) {
 		w->api.keys = key_bits(&held);
 		w->held = keys_text(&held);
@@ -254,7 +287,7 @@ void wrap_find(struct file_analysis *fa)
 			continue;
 		flow_run(f);
 		struct wrapper w;
-		if (classify(f, &w)) {
+		if (classify(fa, f, &w)) {
 			vec_push(&found, w);
 			vec_push(&owner, i);
 		}
