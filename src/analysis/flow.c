@@ -479,6 +479,18 @@ bool flow_caller_keys_gone(const struct fn *f, char *const *keys, size_t n, uint
 	return gone;
 }
 
+/* The keys held in state (M, Y) of F on every path (MAY: on some path), into OUT. */
+static void held_keys(const struct fn *f, const uint8_t *m, const uint64_t *y, bool may, name_vec *out)
+{
+	for (size_t k = 0; k < f->keys.len; k++) {
+		bool held = m[k + 1] > 0;
+		for (size_t i = 0; may && !held && i < f->acqs.len; i++)
+			held = f->acqs.items[i].key_id == k && bit_get(y, i + 1);
+		if (held)
+			vec_push(out, f->keys.items[k]);
+	}
+}
+
 void flow_held_keys(const struct fn *f, uint32_t offset, bool may, name_vec *out)
 {
 	uint32_t id = cfg_node_at(&f->cfg, offset);
@@ -487,30 +499,42 @@ void flow_held_keys(const struct fn *f, uint32_t offset, bool may, name_vec *out
 	uint8_t *m = xmalloc(f->keys.len + 1);
 	uint64_t *y = xmalloc(f->words * sizeof(uint64_t));
 	node_state(f, id, offset, m, y);
-	for (size_t k = 0; k < f->keys.len; k++) {
-		bool held = m[k + 1] > 0;
-		for (size_t i = 0; may && !held && i < f->acqs.len; i++)
-			held = f->acqs.items[i].key_id == k && bit_get(y, i + 1);
-		if (held)
-			vec_push(out, f->keys.items[k]);
-	}
+	held_keys(f, m, y, may, out);
 	free(m);
 	free(y);
 }
 
 void flow_exit_keys(const struct fn *f, bool may, name_vec *out)
 {
-	if (!f->reached[CFG_EXIT_ID])
-		return;
-	const uint8_t *m = f->must + CFG_EXIT_ID * (f->keys.len + 1);
-	const uint64_t *y = f->may + CFG_EXIT_ID * f->words;
-	for (size_t k = 0; k < f->keys.len; k++) {
-		bool held = m[k + 1] > 0;
-		for (size_t i = 0; may && !held && i < f->acqs.len; i++)
-			held = f->acqs.items[i].key_id == k && bit_get(y, i + 1);
-		if (held)
-			vec_push(out, f->keys.items[k]);
-	}
+	if (f->reached[CFG_EXIT_ID])
+		held_keys(f, f->must + CFG_EXIT_ID * (f->keys.len + 1), f->may + CFG_EXIT_ID * f->words, may, out);
+}
+
+bool flow_caller_keys(const struct fn *f, bool retaken, key_vec *out)
+{
+	bool own = false;
+	for (size_t n = 0; n < f->events.len; n++)
+		for (size_t e = 0; e < f->events.items[n].len; e++) {
+			const struct event *ev = &f->events.items[n].items[e];
+			if (!ev->api || ev->api->op != API_RELEASE)
+				continue;
+			int r = 0;
+			for (unsigned key = 1; key <= KEY_PREEMPT && r < 2; key <<= 1) {
+				if (!(ev->api->keys & key))
+					continue;
+				int32_t rel = ev->rel[r++];
+				char *k = event_key(ev, key, f->src);
+				bool caller = rel == -2 || (retaken && fn_drops_caller_lock(f, k));
+				own = own || !caller;
+				for (size_t i = 0; caller && i < out->len; i++)
+					caller = strcmp(out->items[i], k) != 0;
+				if (caller)
+					vec_push(out, k);
+				else
+					free(k);
+			}
+		}
+	return own;
 }
 
 bool flow_exit_state(const struct fn *f, uint32_t acq, bool *must_held, bool *may_held)

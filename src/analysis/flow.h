@@ -57,6 +57,7 @@ struct wrapper {
 	char *lock;        /* its lock's key (api.lock), or NULL; owned */
 };
 typedef VEC(struct wrapper) wrapper_vec;
+typedef VEC(char *) key_vec;
 
 struct fn {
 	char *name;
@@ -74,7 +75,7 @@ struct fn {
 	 * which it never takes itself (spin_unlock(&l); schedule(); spin_lock(&l);).
 	 */
 	enum sleep_kind sleeps_held;
-	VEC(char *) dropped;      /* owned */
+	key_vec dropped;          /* owned */
 	struct cfg cfg;
 	VEC(struct acq) acqs;     /* may-set bit i+1; bit 0 = held by the caller */
 	VEC(char *) keys;         /* distinct keys of acqs */
@@ -252,6 +253,13 @@ void flow_run(struct fn *f);
 char *event_key(const struct event *e, unsigned key, const char *src);
 /* flow.c: frees what flow_prepare() made (events, acquisitions, keys, states). */
 void flow_unprepare(struct fn *f);
+/*
+ * flow.c: the keys F releases that its caller holds, into OUT (owned, each
+ * once): those F never takes and, with RETAKEN, those it releases before it
+ * first takes them (spin_unlock(&l); schedule(); spin_lock(&l);). True if F
+ * also releases a key it takes itself.
+ */
+bool flow_caller_keys(const struct fn *f, bool retaken, key_vec *out);
 /* flow.c: the keys held at F's exit on every path (MAY: on some path), into OUT. */
 void flow_exit_keys(const struct fn *f, bool may, name_vec *out);
 /* wrap.c: finds the file's lock wrappers and prepares their callers' flow again. */

@@ -30,38 +30,6 @@ static void direct_sleeps(const struct file_analysis *fa, struct fn *f)
 }
 
 /*
- * The keys F releases that its caller holds: never taken by F
- * (resolve_releases() marks them -2), or released before F first takes them.
- */
-static void dropped_keys(struct fn *f)
-{
-	for (size_t n = 0; n < f->events.len; n++)
-		for (size_t e = 0; e < f->events.items[n].len; e++) {
-			const struct event *ev = &f->events.items[n].items[e];
-			if (!ev->api || ev->api->op != API_RELEASE)
-				continue;
-			int r = 0;
-			for (unsigned key = 1; key <= KEY_PREEMPT && r < 2; key <<= 1) {
-				if (!(ev->api->keys & key))
-					continue;
-				int32_t rel = ev->rel[r++];
-				char *k = event_key(ev, key, f->src);
-				if (rel != -2 && !fn_drops_caller_lock(f, k)) {
-					free(k);
-					continue;
-				}
-				bool dup = false;
-				for (size_t i = 0; i < f->dropped.len && !dup; i++)
-					dup = strcmp(f->dropped.items[i], k) == 0;
-				if (dup)
-					free(k);
-				else
-					vec_push(&f->dropped, k);
-			}
-		}
-}
-
-/*
  * F's sleeps_held: the strongest sleep (its own calls, or a call to a
  * function of the file that may sleep) at a point where a lock its caller
  * holds may still be held. Only a function that drops its caller's locks
@@ -111,7 +79,7 @@ void sleep_summarise(struct file_analysis *fa)
 		}
 	}
 	for (size_t i = 0; i < fa->fns.len; i++) {
-		dropped_keys(&fa->fns.items[i]);
+		flow_caller_keys(&fa->fns.items[i], true, &fa->fns.items[i].dropped);
 		sleeps_with_caller_locks(fa, &fa->fns.items[i]);
 	}
 }

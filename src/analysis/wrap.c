@@ -45,16 +45,16 @@ static unsigned key_class(const char *key)
  * The KEY_* bits of KEYS: at most one lock and two keys in all (an event
  * releases two at most), else 0.
  */
-static unsigned key_bits(const name_vec *keys)
+static unsigned key_bits(const char *const *keys, size_t n)
 {
 	unsigned bits = 0;
-	for (size_t i = 0; i < keys->len; i++) {
-		unsigned k = key_class(keys->items[i]);
+	for (size_t i = 0; i < n; i++) {
+		unsigned k = key_class(keys[i]);
 		if (bits & k)
 			return 0;
 		bits |= k;
 	}
-	return keys->len >= 1 && keys->len <= 2 ? bits : 0;
+	return n >= 1 && n <= 2 ? bits : 0;
 }
 
 static bool same_keys(const name_vec *a, const name_vec *b)
@@ -77,34 +77,6 @@ static char *keys_text(const name_vec *keys)
 	for (size_t i = 0; i < keys->len; i++)
 		buf_printf(&b, "%s%s", i ? ", " : "", keys->items[i]);
 	return buf_detach(&b);
-}
-
-/* The keys F releases and never takes (its caller's), into OUT (F's strings). */
-static void released_untaken(const struct fn *f, name_vec *out)
-{
-	for (size_t n = 0; n < f->events.len; n++)
-		for (size_t e = 0; e < f->events.items[n].len; e++) {
-			const struct event *ev = &f->events.items[n].items[e];
-			if (!ev->api || ev->api->op != API_RELEASE)
-				continue;
-			int r = 0;
-			for (unsigned key = 1; key <= KEY_PREEMPT && r < 2; key <<= 1) {
-				if (!(ev->api->keys & key))
-					continue;
-				if (ev->rel[r++] != -2) {
-					vec_push(out, ""); /* a key it takes too: not a pure release */
-					continue;
-				}
-				char *k = event_key(ev, key, f->src);
-				bool dup = false;
-				for (size_t i = 0; i < out->len && !dup; i++)
-					dup = strcmp(out->items[i], k) == 0;
-				if (!dup) /* kept alive by the caller's list below */
-					vec_push(out, k);
-				else
-					free(k);
-			}
-		}
 }
 
 /* An integer constant return value: 0 or not (-1 when it is no constant). */
@@ -213,35 +185,31 @@ static bool calls_locking_fn(const struct file_analysis *fa, const struct fn *f)
 /* Classifies F from its flow; true with W filled when it is a wrapper. */
 static bool classify(const struct file_analysis *fa, struct fn *f, struct wrapper *w)
 {
-	name_vec held = VEC_INIT, may = VEC_INIT, dropped = VEC_INIT;
+	name_vec held = VEC_INIT, may = VEC_INIT;
+	key_vec dropped = VEC_INIT;
 	bool ok = false;
 	memset(w, 0, sizeof *w);
 	w->api.name = f->name;
-	released_untaken(f, &dropped);
-	bool pure_release = dropped.len > 0, drops_caller = false;
-	for (size_t i = 0; i < dropped.len; i++) {
-		pure_release = pure_release && dropped.items[i][0] != '\0';
-		drops_caller = drops_caller || dropped.items[i][0] != '\0';
-	}
-	if (f->acqs.len && !drops_caller) {
+	bool own = flow_caller_keys(f, false, &dropped);
+	bool pure_release = dropped.len > 0 && !own;
+	if (f->acqs.len && !dropped.len) {
 		flow_exit_keys(f, false, &held);
 		flow_exit_keys(f, true, &may);
 		bool releases = false; /* two get_cpu(), one put_cpu(): a leak (P007), no lock */
 		for (size_t i = 0; i < held.len && !releases; i++)
 			releases = fn_releases(f, held.items[i]);
-		if (held.len && same_keys(&held, &may) && key_bits(&held) && !releases) {
+		if (held.len && same_keys(&held, &may) && key_bits(held.items, held.len) && !releases) {
 			w->api.op = API_ACQUIRE;
 			ok = true;
 		} else {
 			held.len = 0;
-			if (trylock_wrapper(f, &held, &w->zero_success) && key_bits(&held)) {
+			if (trylock_wrapper(f, &held, &w->zero_success) && key_bits(held.items, held.len)) {
 				w->api.op = API_TRYLOCK;
 				ok = true;
 			}
 		}
-	} else if (!f->acqs.len && pure_release && key_bits(&dropped) &&
-		   flow_caller_keys_gone(f, (char *const *)dropped.items, dropped.len,
-					 UINT32_MAX)) {
+	} else if (!f->acqs.len && pure_release && key_bits((const char *const *)dropped.items, dropped.len) &&
+		   flow_caller_keys_gone(f, dropped.items, dropped.len, UINT32_MAX)) {
 		w->api.op = API_RELEASE;
 		for (size_t i = 0; i < dropped.len; i++)
 			vec_push(&held, dropped.items[i]);
@@ -253,7 +221,7 @@ static bool classify(const struct file_analysis *fa, struct fn *f, struct wrappe
 	if (ok && calls_locking_fn(fa, f))
 		ok = false;
 	if (ok) {
-		w->api.keys = key_bits(&held);
+		w->api.keys = key_bits(held.items, held.len);
 		w->held = keys_text(&held);
 		for (size_t i = 0; i < held.len; i++)
 			if (key_class(held.items[i]) == KEY_LOCK)
@@ -261,8 +229,7 @@ static bool classify(const struct file_analysis *fa, struct fn *f, struct wrappe
 		w->api.lock = w->lock;
 	}
 	for (size_t i = 0; i < dropped.len; i++)
-		if (dropped.items[i][0])
-			free((char *)dropped.items[i]);
+		free(dropped.items[i]);
 	vec_release(&dropped);
 	vec_release(&held);
 	vec_release(&may);

@@ -104,18 +104,25 @@ static size_t skip_literal(const char *t, size_t len, size_t i)
 	return i < len ? i + 1 : len;
 }
 
+/* Past the literal or comment at t[i], or I itself when none starts there. */
+static size_t skip_literal_comment(const char *t, size_t len, size_t i)
+{
+	if (t[i] == '"' || t[i] == '\'')
+		return skip_literal(t, len, i);
+	if (t[i] == '/' && i + 1 < len && (t[i + 1] == '*' || t[i + 1] == '/'))
+		return skip_space_comments(t, len, i);
+	return i;
+}
+
 /* From t[i] == '(' to just past the matching ')', or len if unbalanced. */
 static size_t skip_parens(const char *t, size_t len, size_t i)
 {
 	int depth = 0;
 	while (i < len) {
 		char c = t[i];
-		if (c == '"' || c == '\'') {
-			i = skip_literal(t, len, i);
-			continue;
-		}
-		if (c == '/' && i + 1 < len && (t[i + 1] == '*' || t[i + 1] == '/')) {
-			i = skip_space_comments(t, len, i);
+		size_t past = skip_literal_comment(t, len, i);
+		if (past != i) {
+			i = past;
 			continue;
 		}
 		if (c == '(')
@@ -495,16 +502,12 @@ static long brace_delta(const char *t, size_t from, size_t to)
 {
 	long d = 0;
 	for (size_t i = from; i < to; ) {
-		char c = t[i];
-		if (c == '"' || c == '\'') {
-			i = skip_literal(t, to, i);
+		size_t past = skip_literal_comment(t, to, i);
+		if (past != i) {
+			i = past;
 			continue;
 		}
-		if (c == '/' && i + 1 < to && (t[i + 1] == '*' || t[i + 1] == '/')) {
-			i = skip_space_comments(t, to, i);
-			continue;
-		}
-		d += c == '{' ? 1 : c == '}' ? -1 : 0;
+		d += t[i] == '{' ? 1 : t[i] == '}' ? -1 : 0;
 		i++;
 	}
 	return d;
