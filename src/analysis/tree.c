@@ -457,6 +457,10 @@ static void classify_at(const struct tree_context *t, const struct file_analysis
 		struct point_state ps = flow_state_at(caller, ts_node_start_byte(u.call));
 		r.protected_call = point_protected(&ps);
 		struct buf why = BUF_INIT;
+		const char *via;
+		size_t vlen = ts_call_name(u.call, fa->src->parse_text, &via);
+		if (vlen && (vlen != x->len || memcmp(via, x->name, vlen) != 0))
+			buf_printf(&why, "as the okfn of %.*s(), run in its caller's context: ", (int)vlen, via);
 		point_explain(caller, &ps, &why);
 		r.why = buf_detach(&why);
 		if (!r.protected_call) {

@@ -1096,6 +1096,30 @@ static bool validate_active(struct job *j, const bool *active, char **why, const
 	return refused > 0;
 }
 
+static bool was_fixed(const struct file_change *c, const struct finding *f)
+{
+	for (size_t k = 0; k < c->fixed.len; k++)
+		if (c->fixed.items[k] == f)
+			return true;
+	return false;
+}
+
+/*
+ * A slot converted to per_cpu(x, cpu) is the same slot: its CPU number is
+ * stable only if the read's own fix (P003) went in. When that one was
+ * refused, the converted site's note says the race is left for the user.
+ */
+static void note_stale_slots(struct job *j)
+{
+	struct file_change *c = j->out;
+	for (size_t k = 0; k < c->fixed.len; k++) {
+		struct finding *fd = c->fixed.items[k];
+		for (size_t f = 0; f < j->findings.len; f++)
+			if (!was_fixed(c, j->findings.items[f]) && verify_note_stale_slot(fd, j->findings.items[f]))
+				break;
+	}
+}
+
 static void process_file(size_t i, void *ctx)
 {
 	struct job *j = &((struct job *)ctx)[i];
@@ -1161,6 +1185,7 @@ static void process_file(size_t i, void *ctx)
 		c->new_text = xstrndup(c->old_text, c->old_len);
 		c->new_len = c->old_len;
 	}
+	note_stale_slots(j);
 	if (j->batch)
 		batcher_leave(j->batch);
 	progress_add(j->opts->progress, 1, n, c->fixed.len);

@@ -553,6 +553,7 @@ static void use_indexes_array(struct ctx *c, const struct fn *f, const struct cp
 	if (!fd)
 		return;
 	note_slot_use(c, pa, f, sub, fd);
+	fd->cpu_read_line = r->line;
 	if (fd->fix == FIX_DEFINE_PER_CPU && pa->global)
 		fd->array = xstrdup(pa->name);
 	if (fd->fix == FIX_DEFINE_PER_CPU) {
@@ -560,7 +561,8 @@ static void use_indexes_array(struct ctx *c, const struct fn *f, const struct cp
 		add_edit(c, fd, EDIT_REPLACE, percpu_slot(pa, sub), rep);
 		free(rep);
 	} else {
-		set_note(fd, xasprintf("%s; the CPU number read at line %u is protected by its own fix (P003)",
+		set_note(fd, xasprintf("%s; the CPU number read at line %u has its own finding (P003), whose fix "
+				       "keeps this slot the running CPU's",
 					 pa->why_not ? pa->why_not : "not a static array", r->line));
 	}
 }

@@ -91,6 +91,8 @@ struct finding {
 	 */
 	char *array;
 	bool array_this_cpu;
+	/* P001/P002 through a CPU number: the line of its smp_processor_id() read, or 0 */
+	unsigned cpu_read_line;
 	uint64_t file_hash;  /* hash_bytes() of the text it was planned on */
 	size_t file_len;
 	VEC(struct edit) edits; /* the planned change; empty when fix == FIX_NONE */

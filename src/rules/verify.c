@@ -887,6 +887,18 @@ static bool round_refuses(const char *path, const char *text, size_t len,
 	return refused > 0;
 }
 
+bool verify_note_stale_slot(struct finding *fd, const struct finding *r)
+{
+	if (!fd->cpu_read_line || fd->fix == FIX_NONE || r->rule != RULE_P003 || r->pos.line != fd->cpu_read_line ||
+	    !r->function || !fd->function || strcmp(r->function, fd->function) != 0)
+		return false;
+	free(fd->fix_note);
+	fd->fix_note = xasprintf("per_cpu() only converts the storage: the CPU number read at line %u is not "
+				 "fixed (see its P003), so the slot may still be another CPU's; fix that read by "
+				 "hand", fd->cpu_read_line);
+	return true;
+}
+
 void verify_plan(const char *path, const char *text, size_t len, const struct scan_options *opts,
 		 struct scan_result *out, size_t first)
 {
@@ -928,6 +940,11 @@ void verify_plan(const char *path, const char *text, size_t len, const struct sc
 	for (size_t i = 0; i < n; i++)
 		if (why[i])
 			unfixable(plan.items[i], xasprintf("not rewritten: %s", why[i]));
+	for (size_t i = 0; i < n; i++)
+		for (size_t k = first; k < out->findings.len; k++)
+			if (out->findings.items[k].fix == FIX_NONE &&
+			    verify_note_stale_slot(plan.items[i], &out->findings.items[k]))
+				break;
 	for (size_t i = 0; i < n; i++)
 		free(why[i]);
 	free(why);

@@ -49,6 +49,13 @@ size_t verify_reanalysis(const char *path, const char *old_text, size_t old_len,
 char *verify_edits(const struct finding *f, const char *text, size_t len);
 
 /*
+ * FD, a slot x[cpu] converted to per_cpu(x, cpu), and R, the P003 of the
+ * read that gave its CPU number: true, with FD's note saying so, when R is
+ * that read (same function and line); the caller knows R was not fixed.
+ */
+bool verify_note_stale_slot(struct finding *fd, const struct finding *r);
+
+/*
  * Refuses the APPLIED findings of function FN (all of them when none is in
  * FN) with REASON (consumed), where WHY is not yet set. Returns how many.
  */

@@ -354,7 +354,7 @@ run scan nf; expect_rc 1 "the netfilter tree keeps two findings"
 if [ "$(printf '%s\n' "$out" | sed -nE 's#^nf/([^:]+:[0-9]+):.*\[(P[0-9]+)\]$#\1 \2#p')" = "$(printf '%s\n' 'net/ipv4/nfdemo_out.c:13 P003' 'net/ipv4/nfdemo_tun.c:35 P003')" ]; then ok
 else bad "okfn of a softirq's NF_HOOK, a positional inet_protocol's err_handler and an iptables target are atomic; okfn of a preemptible caller and an unknown table's member are not"; fi
 run explain --context-root nf nf/net/ipv4/nfdemo_out.c:5; expect_rc 0 "okfn under a softirq's NF_HOOK: protected"
-expect_out 'from nfdemo_rcv\(\) at nf/net/ipv4/nfdemo_in.c:5 .*third member of a struct packet_type initialiser' "the chain names the NF_HOOK and the positional packet_type"
+expect_out 'from nfdemo_rcv\(\) at nf/net/ipv4/nfdemo_in.c:5 \(as the okfn of NF_HOOK\(\), run in its caller.s context: .*third member of a struct packet_type initialiser' "the chain names the NF_HOOK and the positional packet_type"
 run explain --context-root nf nf/net/ipv4/nfdemo_out.c:13; expect_rc 1 "okfn of a preemptible caller: a finding"
 expect_out 'called from nfdemo_send\(\) at nf/net/ipv4/nfdemo_in.c:10 with preemption on' "the preemptible NF_HOOK caller is named"
 # alpha: do_entInt() is the interrupt entry; the machine vector's
@@ -439,4 +439,7 @@ EOC
 run scan mv; expect_rc 0 "the machine vector's handlers, the IPI handler and the machine_check_vector handler run in interrupt context"
 run explain --context-root mv mv/arch/alpha/kernel/smp.c:3
 expect_out "do_entInt\\(\\) runs in hard-IRQ context: alpha's interrupt entry point" "the chain names do_entInt"
+# a slot converted to per_cpu(x, cpu) whose CPU read keeps no fix: the note says the race stays
+run scan -f json "$SRC/fixtures/drivers/misc/stale_slot.c"
+expect_out '"line": 17,.*"fix": "define-per-cpu".*"fix_note": "per_cpu\(\) only converts the storage: the CPU number read at line 15 is not fixed' "the converted slot's note names the unfixed read"
 finish
