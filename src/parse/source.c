@@ -441,6 +441,16 @@ static size_t directive_word(const char *t, size_t e, size_t i, size_t *at)
 	return k - *at;
 }
 
+/* Does a directive start at t[j]: a '#' with only blanks before it on its line? */
+static bool directive_at(const char *t, size_t j)
+{
+	if (t[j] != '#')
+		return false;
+	while (j > 0 && (t[j - 1] == ' ' || t[j - 1] == '\t'))
+		j--;
+	return j == 0 || t[j - 1] == '\n';
+}
+
 /*
  * `#if 0` inside a function or initializer (I: its '#', E: its line's
  * end): the dead arm, the `#else` and the `#endif` are blanked in the
@@ -468,12 +478,7 @@ static size_t blank_if0(struct neutraliser *nz, size_t i, size_t e)
 	int depth = 0;
 	size_t else_end = 0;
 	for (size_t j = e; j < nz->len; j++) {
-		if (t[j] != '#' || (j > 0 && t[j - 1] != '\n' && t[j - 1] != ' ' && t[j - 1] != '\t'))
-			continue;
-		size_t ls = j;
-		while (ls > 0 && (t[ls - 1] == ' ' || t[ls - 1] == '\t'))
-			ls--;
-		if (ls > 0 && t[ls - 1] != '\n')
+		if (!directive_at(t, j))
 			continue;
 		size_t de = directive_end(t, nz->len, j), dw, dn = directive_word(t, de, j, &dw);
 		if (dn >= 2 && memcmp(t + dw, "if", 2) == 0) {
@@ -541,12 +546,7 @@ static size_t blank_split_arms(struct neutraliser *nz, size_t i, size_t e)
 		return 0;
 	size_t else_at = 0, else_end = 0;
 	for (size_t j = e; j < nz->len; j++) {
-		if (t[j] != '#')
-			continue;
-		size_t ls = j;
-		while (ls > 0 && (t[ls - 1] == ' ' || t[ls - 1] == '\t'))
-			ls--;
-		if (ls > 0 && t[ls - 1] != '\n')
+		if (!directive_at(t, j))
 			continue;
 		size_t de = directive_end(t, nz->len, j), dw, dn = directive_word(t, de, j, &dw);
 		if ((dn >= 2 && memcmp(t + dw, "if", 2) == 0) || (dn == 4 && memcmp(t + dw, "elif", 4) == 0))
