@@ -278,6 +278,21 @@ static void test_neutraliser(void)
 	CHECK(strstr(s.parse_text, "#if 0") != NULL, "file-scope #if 0 kept");
 	source_release(&s);
 
+	/* `#ifdef __cplusplus` arms are dead in the kernel at any depth: `extern "C" {` hid the file */
+	const char *cxx = "#ifdef __cplusplus\nextern \"C\" {\n#endif\nint f(void)\n{\n\treturn 0;\n}\n"
+			  "#ifdef __cplusplus\n}\n#endif\n#ifdef __cplusplus_not\nint g;\n#endif\n";
+	source_init(&s, "x.c", xstrdup(cxx), strlen(cxx));
+	CHECK(strlen(s.parse_text) == strlen(cxx), "__cplusplus: same length");
+	CHECK(!strstr(s.parse_text, "extern") && !strstr(s.parse_text, "#ifdef __cplusplus\n") &&
+	      strstr(s.parse_text, "int f(void)") && strstr(s.parse_text, "#ifdef __cplusplus_not"),
+	      "__cplusplus arms blanked, a longer name kept: %s", s.parse_text);
+	source_release(&s);
+	struct parsed q;
+	parse(&q, cxx);
+	CHECK(ts_count_errors(ts_tree_root_node(q.tree)) == 0 && fn_named(&q, "f"),
+	      "the function after extern \"C\" { parses");
+	done(&q);
+
 	/*
 	 * Two arms that open the same brace (2.4 e1000_probe()), and a
 	 * function's declarator given once per configuration: the parse

@@ -462,14 +462,16 @@ static size_t blank_if0(struct neutraliser *nz, size_t i, size_t e)
 {
 	const char *t = nz->t;
 	size_t w, n = directive_word(t, e, i, &w);
-	if (n != 2 || memcmp(t + w, "if", 2) != 0)
-		return 0;
-	size_t k = w + 2;
+	size_t k = w + n;
 	while (k < e && (t[k] == ' ' || t[k] == '\t'))
 		k++;
-	if (k >= e || t[k] != '0')
+	if (n == 2 && memcmp(t + w, "if", 2) == 0 && k < e && t[k] == '0')
+		k++;
+	else if (n == 5 && memcmp(t + w, "ifdef", 5) == 0 && e - k >= 11 && memcmp(t + k, "__cplusplus", 11) == 0 &&
+		 (e - k == 11 || !is_ident_char(t[k + 11])))
+		k += 11; /* kernel code is never C++: `extern "C" {` there is a dead arm */
+	else
 		return 0;
-	k++;
 	while (k < e && (t[k] == ' ' || t[k] == '\t'))
 		k++;
 	if (k < e && !(t[k] == '/' && k + 1 < e && (t[k + 1] == '*' || t[k + 1] == '/')))
@@ -500,6 +502,13 @@ static size_t blank_if0(struct neutraliser *nz, size_t i, size_t e)
 		j = de > j ? de - 1 : j;
 	}
 	return 0;
+}
+
+/* Is the directive t[i, e) `#ifdef __cplusplus`? (blank_if0() blanks it at any depth.) */
+static bool is_cplusplus(const char *t, size_t i, size_t e)
+{
+	const char *p = memmem(t + i, e - i, "__cplusplus", 11);
+	return p && memmem(t + i, (size_t)(p - t) - i, "ifdef", 5) != NULL;
 }
 
 /* The braces opened minus closed in t[from, to) (comments and literals skipped). */
@@ -600,7 +609,7 @@ static void neutralise(struct source *src)
 		}
 		if (c == '#' && line_start) {
 			size_t e = directive_end(t, len, i);
-			size_t after = nz.braces.len > 0 ? blank_if0(&nz, i, e) : 0;
+			size_t after = nz.braces.len > 0 || is_cplusplus(t, i, e) ? blank_if0(&nz, i, e) : 0;
 			if (!after)
 				after = blank_split_arms(&nz, i, e);
 			if (after) {
