@@ -200,6 +200,101 @@ position p : script:python () { site(p, "R", "per_cpu", "field_expression") };
 - x@p[E].v
 + per_cpu(x, E)
 
+// A struct of per-CPU arrays (2.4 `struct kernel_stat kstat`): the fields
+// that move are removed from the struct (R sites on their declarations,
+// empty TEXT); the per-CPU part goes after the instance's declaration and
+// its extern (A sites: TEXT ends with DEFINE_PER_CPU(T, v) or
+// DECLARE_PER_CPU(T, v), after the per-CPU struct where the struct is
+// defined); EXPORT_SYMBOL(x) gets EXPORT_PER_CPU_SYMBOL(v) after it (R site,
+// TEXT both); x.f[i] becomes the sites TEXT (per_cpu(v, i).f,
+// __get_cpu_var(v).f or get_cpu_var(v).f).
+@soa_use depends on !op_A && !op_B@
+identifier x, f; expression E;
+position p : script:python () { site(p, "R", "", "field_subscript") };
+@@
+  x@p.f[E]
+
+@script:python soa_use_text@
+p << soa_use.p;
+t;
+@@
+coccinelle.t = cocci.make_ident(site_text(p, "R"))
+
+@depends on !context@
+identifier x, f; expression E; position soa_use.p; identifier soa_use_text.t;
+@@
+- x@p.f[E]
++ t
+
+@soa_field depends on !context && !op_A && !op_B@
+identifier S, f; type T;
+position p : script:python () { site_span_node(p, "R", "field_declaration") is not None };
+@@
+struct S { ...
+- T f@p;
+  ...
+};
+
+@soa_decl depends on !op_R && !op_B@
+type T; identifier x;
+position p : script:python () { site_span_node(p, "A", "declaration") is not None };
+@@
+(
+  extern T x@p;
+|
+  static T x@p;
+|
+  T x@p;
+)
+
+@script:python soa_decl_text@
+p << soa_decl.p;
+dn; ty; nm;
+@@
+import re
+m = re.match(r'^(.*(?:DEFINE|DECLARE)_PER_CPU)\((.*), (\w+)\)$', SITES[site_span_node(p, "A", "declaration")].strip().rstrip(';'), re.S)
+coccinelle.dn = cocci.make_ident(m.group(1))
+coccinelle.ty = cocci.make_ident(m.group(2))
+coccinelle.nm = cocci.make_ident(m.group(3))
+
+@depends on !context@
+type T; identifier x; position soa_decl.p;
+identifier soa_decl_text.ty, soa_decl_text.nm; declarer soa_decl_text.dn;
+@@
+(
+  extern T x@p;
++ dn(ty, nm);
+|
+  static T x@p;
++ dn(ty, nm);
+|
+  T x@p;
++ dn(ty, nm);
+)
+
+@soa_export depends on !op_A && !op_B@
+identifier x;
+declarer name EXPORT_SYMBOL;
+position p : script:python () { site(p, "R", "EXPORT_SYMBOL(") };
+@@
+  EXPORT_SYMBOL@p(x);
+
+@script:python soa_export_text@
+p << soa_export.p;
+dn; nm;
+@@
+import re
+m = re.match(r'^(.*EXPORT_PER_CPU_SYMBOL)\((\w+)\)$', site_text(p, "R"), re.S)
+coccinelle.dn = cocci.make_ident(m.group(1))
+coccinelle.nm = cocci.make_ident(m.group(2))
+
+@depends on !context@
+identifier x; position soa_export.p; identifier soa_export_text.nm; declarer soa_export_text.dn;
+declarer name EXPORT_SYMBOL;
+@@
+- EXPORT_SYMBOL@p(x);
++ dn(nm);
+
 // Modern target: a single update of a this-CPU slot becomes one this_cpu_*
 // statement (the sites TEXT); a slot read where preemption is already off
 // becomes (*this_cpu_ptr(&x)).

@@ -64,6 +64,17 @@ def site_span_key(p, op, prefix=''):
             return k
     return None
 
+def site_span_node(p, op, node):
+    # The listed site of NODE whose lines hold p (a name inside a
+    # declaration, a field of a multi-line declaration), or None.
+    if SITES is None:
+        return None
+    line = int(p[0].line)
+    for k in SITES:
+        if k[0] == p[0].file and k[1] == op and k[2] <= line <= NODES[k][1] and NODES[k][0] == node:
+            return k
+    return None
+
 def site_line(p, op, prefix=''):
     # For anchors spatch cannot position at their first token (a
     # declarations storage class): any listed site on the same line.

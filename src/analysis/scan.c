@@ -525,6 +525,10 @@ void tree_array_release(struct tree_array *t)
 	free(t->file);
 	free(t->why_not);
 	free(t->users);
+	free(t->soa_tag);
+	free(t->soa_file);
+	free(t->soa_var);
+	free(t->soa_fields);
 }
 
 /*
@@ -581,7 +585,8 @@ static void arrays_users(tree_array_vec *a, char *const *index, size_t n, char *
 			any = true;
 			vec_push(&users[i], index[f]);
 			char *decl = xasprintf("%s[NR_CPUS]", a->items[i].name);
-			vec_push(&declares[i], memmem(text, len, decl, strlen(decl)) != NULL);
+			vec_push(&declares[i], a->items[i].soa_tag ? strcmp(index[f], a->items[i].soa_file) == 0
+							   : memmem(text, len, decl, strlen(decl)) != NULL);
 			free(decl);
 			if (a->items[i].why_not)
 				continue;
@@ -602,6 +607,36 @@ static void arrays_users(tree_array_vec *a, char *const *index, size_t n, char *
 			buf_printf(&b, "%s%s", k ? ", " : "", users[i].items[k]);
 		a->items[i].users = buf_detach(&b);
 	}
+}
+
+/* Does PATH name a field that moves of the struct of arrays T (`x.f`, `x . f`)? */
+static bool soa_names_fields(const char *path, const struct tree_array *t)
+{
+	char *text;
+	size_t len, n = strlen(t->name);
+	if (read_file(path, &text, &len) < 0)
+		return true;
+	bool found = false;
+	for (const char *p = memmem(text, len, t->name, n); p && !found;
+	     p = memmem(p + 1, len - (size_t)(p + 1 - text), t->name, n)) {
+		if ((p > text && is_ident_char(p[-1])) || is_ident_char(p[n]))
+			continue;
+		const char *q = p + n;
+		while (*q == ' ' || *q == '\t')
+			q++;
+		if (*q++ != '.')
+			continue;
+		while (*q == ' ' || *q == '\t')
+			q++;
+		const char *e = q;
+		while (is_ident_char(*e))
+			e++;
+		char *f = xasprintf(" %.*s ", (int)(e - q), q);
+		found = e > q && strstr(t->soa_fields, f) != NULL;
+		free(f);
+	}
+	free(text);
+	return found;
 }
 
 /*
@@ -636,6 +671,8 @@ static bool arrays_verdicts(tree_array_vec *a, const char_vec *users, const stru
 					converted = true;
 				}
 			}
+			if (!part && !converted && t->soa_tag && !soa_names_fields(users[i].items[u], t))
+				continue; /* only the fields that stay: nothing to convert there */
 			if (!part && !is_asm(users[i].items[u])) {
 				t->why_not = converted
 					? xasprintf("its P008 is off or suppressed in %s", users[i].items[u])
@@ -691,6 +728,8 @@ static char_vec *arrays_prepare(char *const *index, size_t n, char *const *scann
 	tree_array_vec *a = &out->arrays;
 	if (opts->arrays_over_index)
 		index_arrays(index, n, opts, out);
+	if (opts->whole_tree)
+		soa_discover(a, index, n, ids);
 	if (!a->len)
 		return NULL;
 	arrays_dedupe(a);

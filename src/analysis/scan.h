@@ -36,10 +36,22 @@ struct tree_array {
 	unsigned line;
 	char *why_not; /* NULL: converted in every file naming it; else why in none */
 	char *users;   /* the files naming it, ", "-separated (scan_with_tree()) */
+	/*
+	 * A struct of per-CPU arrays (`struct S { T f[NR_CPUS]; ... } x;`, soa.c):
+	 * NAME is x, TYPE `struct S_percpu`; the fields FIELDS (" f g ") move
+	 * there, to the per-CPU variable VAR. NULL members for an array.
+	 */
+	char *soa_tag, *soa_file;
+	unsigned soa_line;
+	char *soa_var, *soa_fields;
 };
 typedef VEC(struct tree_array) tree_array_vec;
 
 void tree_array_release(struct tree_array *t);
+
+struct tree_ids;
+/* The tree's structs of per-CPU arrays with one instance (soa.c), appended to A. */
+void soa_discover(tree_array_vec *a, char *const *index, size_t n, const struct tree_ids *ids);
 
 /*
  * The entry of T (may be NULL) named NAME, or NULL: the one defined in FILE

@@ -91,10 +91,15 @@ static bool site_verified(const struct site *s, const textdiff_hunk_vec *hunks,
 		hi = s->end_line;
 		break;
 	}
+	/* a replacement that keeps its line and adds lines after it: spatch's diff only adds them */
+	const char *tail = s->op == EDIT_REPLACE ? strrchr(s->text, '\n') : NULL;
 	for (size_t i = 0; i < hunks->len; i++) {
 		const struct textdiff_hunk *h = &hunks->items[i];
-		if (s->op == EDIT_REPLACE && h->old_lines == 0)
+		if (s->op == EDIT_REPLACE && h->old_lines == 0) {
+			if (tail && hunk_touches(h, lo, hi + 1) && lines_hunk_has(h, newl, tail + 1))
+				return true;
 			continue;
+		}
 		if (!hunk_touches(h, lo, hi))
 			continue;
 		if (!s->text[0] || lines_hunk_has(h, newl, s->text))

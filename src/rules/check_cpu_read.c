@@ -384,18 +384,23 @@ static void read_indexes_static_array(struct ctx *c, const struct fn *f, struct 
 static void read_indexes_array(struct ctx *c, const struct fn *f, struct cpu_read *r, struct percpu_array *pa)
 {
 	TSNode p = r->parent;
+	char *label = percpu_slot_text(c, pa, p, pa->name); /* x, or x.f of a struct of arrays */
 	if (r->prot) {
 		add_protected(c, RULE_P002, p, f,
-			      xasprintf("%s[smp_processor_id()] with preemption off", pa->name), take_why(r));
+			      xasprintf("%s[smp_processor_id()] with preemption off", label), take_why(r));
+		free(label);
 		return;
 	}
 	/* a DEFINE_PER_CPU conversion across the tree changes every use: counters included */
-	if (!pa->eligible && stat_note(c, f, p, p, pa->name, RULE_P002, r))
+	if (!pa->eligible && stat_note(c, f, p, p, label, RULE_P002, r)) {
+		free(label);
 		return;
+	}
 	struct finding *fd = add_finding(c, RULE_P002, p, f, SEV_WARNING, CONF_HIGH,
 		pa->eligible ? FIX_DEFINE_PER_CPU : FIX_GET_CPU,
-		xasprintf("this-CPU element of non-static per-CPU array %s in preemptible code", pa->name),
+		xasprintf("this-CPU element of non-static per-CPU array %s in preemptible code", label),
 		take_why(r));
+	free(label);
 	if (!fd)
 		return;
 	note_slot_use(c, pa, f, p, fd);
@@ -540,16 +545,19 @@ static void use_indexes_array(struct ctx *c, const struct fn *f, const struct cp
 		return;
 	struct point_state us = flow_state_at(f, ts_node_start_byte(u));
 	char *uwhy = explain_state(f, &us);
+	char *label = percpu_slot_text(c, pa, sub, pa->name); /* x, or x.f of a struct of arrays */
 	enum rule_id rule = pa->is_static ? RULE_P001 : RULE_P002;
 	if (point_protected(&us)) {
-		add_protected(c, rule, sub, f, xasprintf("%s[%s] with preemption off", pa->name, name), uwhy);
+		add_protected(c, rule, sub, f, xasprintf("%s[%s] with preemption off", label, name), uwhy);
+		free(label);
 		return;
 	}
 	struct finding *fd = add_finding(c, rule, sub, f, SEV_WARNING, CONF_HIGH,
 		pa->eligible ? FIX_DEFINE_PER_CPU : FIX_NONE,
 		xasprintf("per-CPU array %s indexed by CPU number %s (from smp_processor_id() at line %u) "
-			  "in preemptible code", pa->name, name, r->line),
+			  "in preemptible code", label, name, r->line),
 		uwhy);
+	free(label);
 	if (!fd)
 		return;
 	note_slot_use(c, pa, f, sub, fd);
@@ -557,9 +565,11 @@ static void use_indexes_array(struct ctx *c, const struct fn *f, const struct cp
 	if (fd->fix == FIX_DEFINE_PER_CPU && pa->global)
 		fd->array = xstrdup(pa->name);
 	if (fd->fix == FIX_DEFINE_PER_CPU) {
-		char *rep = xasprintf("per_cpu(%s, %s)", pa->name, name);
-		add_edit(c, fd, EDIT_REPLACE, percpu_slot(pa, sub), rep);
+		char *acc = xasprintf("per_cpu(%s, %s)", pa->var ? pa->var : pa->name, name);
+		char *rep = percpu_slot_text(c, pa, sub, acc);
+		percpu_slot_edit(c, pa, sub, rep, fd);
 		free(rep);
+		free(acc);
 	} else {
 		set_note(fd, xasprintf("%s; the CPU number read at line %u has its own finding (P003), whose fix "
 				       "keeps this slot the running CPU's",

@@ -89,6 +89,14 @@ struct percpu_array {
 	VEC(struct slot_use) slot_uses; /* unprotected this-CPU accesses (slot_pairs.c) */
 	VEC(struct macro_slot) macro_slots; /* in #define bodies (a static array only) */
 	unsigned macro_uses; /* uses of the macros holding a this-CPU slot, all protected */
+	/*
+	 * A struct of per-CPU arrays (global->soa_tag set): NAME is the
+	 * instance, its uses `x.f[i]` (the subscripts) of the fields that move
+	 * to the per-CPU variable VAR; SOA_STRUCT its struct_specifier when
+	 * this file defines it.
+	 */
+	const char *var; /* the per-CPU variable the accessors name: NAME, or the struct's per-CPU part */
+	TSNode soa_struct;
 };
 
 /*
@@ -259,6 +267,11 @@ void percpu_arrays_free(struct ctx *c);
 struct percpu_array *array_of_subscript(const struct ctx *c, TSNode sub);
 /* The node a conversion replaces for use SUB of PA: x[i], or x[i].v of a padding union. */
 TSNode percpu_slot(const struct percpu_array *pa, TSNode sub);
+/* Adds to FD the replacement REP of PA's slot at subscript SUB (x[i], x[i].v of a padding union, x.f[i]). */
+void percpu_slot_edit(const struct ctx *c, const struct percpu_array *pa, TSNode sub, const char *rep,
+		      struct finding *fd);
+/* What accessor ACC of PA's per-CPU variable gives at SUB: ACC, or ACC.f for a struct's field (owned). */
+char *percpu_slot_text(const struct ctx *c, const struct percpu_array *pa, TSNode sub, const char *acc);
 /* Edits for one this-CPU subscript SUB of an eligible array. */
 void plan_percpu_site(struct ctx *c, const struct fn *f, struct percpu_array *pa, TSNode sub,
 		      bool is_protected, struct finding *fd);

@@ -263,7 +263,7 @@ static void global_storage(struct ctx *c, struct percpu_array *pa, TSNode n)
 {
 	if (!pa->is_extern && !pa->why_not && c->opts->want && c->opts->verify_depth == 0 && is_c_file(c->src->path)) {
 		struct tree_array t = {xstrdup(pa->name), xstrdup(pa->type), xstrdup(c->src->path),
-				       line_of(c, n), NULL, NULL};
+				       line_of(c, n), NULL, NULL, NULL, NULL, 0, NULL, NULL};
 		vec_push(&c->out->arrays, t);
 	}
 	const struct tree_array *t = tree_array_find(c->opts->arrays, pa->name, c->src->path);
@@ -281,6 +281,18 @@ static void global_storage(struct ctx *c, struct percpu_array *pa, TSNode n)
 					      "whole tree)"
 					   : "the array is not static and its other files were not indexed "
 					     "(--no-tree, or explain without --context-root DIR)");
+}
+
+/* PA's declaration N: static, extern or neither. */
+static void storage_class(const struct ctx *c, struct percpu_array *pa, TSNode n)
+{
+	for (uint32_t i = 0; i < ts_node_named_child_count(n); i++) {
+		TSNode ch = ts_node_named_child(n, i);
+		if (ts_type_is(ch, "storage_class_specifier") && ts_text_is(ch, c->text, "static"))
+			pa->is_static = true;
+		if (ts_type_is(ch, "storage_class_specifier") && ts_text_is(ch, c->text, "extern"))
+			pa->is_extern = true;
+	}
 }
 
 /* Records a file-scope declaration of an NR_CPUS array. */
@@ -305,13 +317,7 @@ static bool array_decl_visit(TSNode n, void *ctx)
 	struct percpu_array *pa = xcalloc(1, sizeof *pa);
 	pa->name = node_text(c, name);
 	pa->decl = n;
-	for (uint32_t i = 0; i < ts_node_named_child_count(n); i++) {
-		TSNode ch = ts_node_named_child(n, i);
-		if (ts_type_is(ch, "storage_class_specifier") && ts_text_is(ch, c->text, "static"))
-			pa->is_static = true;
-		if (ts_type_is(ch, "storage_class_specifier") && ts_text_is(ch, c->text, "extern"))
-			pa->is_extern = true;
-	}
+	storage_class(c, pa, n);
 	pa->name_node = name;
 	TSNode member = padding_member(c, ts_field(n, "type"));
 	if (!ts_node_is_null(member) && ts_node_eq(arr, inner)) {
@@ -342,6 +348,13 @@ static bool array_decl_visit(TSNode n, void *ctx)
 	pa->eligible = pa->why_not == NULL;
 	vec_push(&c->arrays, pa);
 	return false;
+}
+
+static void refuse(struct percpu_array *pa, char *why)
+{
+	pa->eligible = false;
+	free(pa->why_not);
+	pa->why_not = why;
 }
 
 /* Is N a call of smp_processor_id() or get_cpu()? */
@@ -396,6 +409,82 @@ TSNode percpu_slot(const struct percpu_array *pa, TSNode sub)
 	return pa->member ? ts_parent(sub) : sub;
 }
 
+/* Is F one of the per-CPU fields of the struct of arrays PA? */
+static bool soa_field(const struct percpu_array *pa, const char *f)
+{
+	const char *fs = pa->global->soa_fields;
+	size_t n = strlen(f);
+	for (const char *p = strstr(fs, f); p; p = strstr(p + 1, f))
+		if ((p == fs || p[-1] == ' ') && p[n] == ' ')
+			return true;
+	return false;
+}
+
+/* The field expression `x.f` SUB (x.f[i]) subscripts, when PA is a struct of arrays; else a null node. */
+static TSNode soa_field_expr(const struct ctx *c, const struct percpu_array *pa, TSNode sub)
+{
+	TSNode none, fe = ts_field(sub, "argument");
+	memset(&none, 0, sizeof none);
+	if (!pa->global || !pa->global->soa_tag || !ts_type_is(fe, "field_expression") ||
+	    !ts_text_is(ts_field(fe, "operator"), c->text, "."))
+		return none;
+	TSNode x = ts_field(fe, "argument");
+	if (!ts_type_is(x, "identifier") || !ts_text_is(x, c->text, pa->name))
+		return none;
+	return fe;
+}
+
+void percpu_slot_edit(const struct ctx *c, const struct percpu_array *pa, TSNode sub, const char *rep,
+		      struct finding *fd)
+{
+	/* a field of a struct of arrays: a rule of its own, so a run of its own */
+	if (!ts_node_is_null(soa_field_expr(c, pa, sub)))
+		add_span_edit(c, fd, ts_node_start_byte(sub), ts_node_end_byte(sub), "field_subscript", rep);
+	else
+		add_edit(c, fd, EDIT_REPLACE, percpu_slot(pa, sub), rep);
+}
+
+char *percpu_slot_text(const struct ctx *c, const struct percpu_array *pa, TSNode sub, const char *acc)
+{
+	TSNode fe = soa_field_expr(c, pa, sub);
+	if (ts_node_is_null(fe))
+		return xstrdup(acc);
+	char *f = node_text(c, ts_field(fe, "field"));
+	char *out = xasprintf("%s.%s", acc, f);
+	free(f);
+	return out;
+}
+
+/*
+ * A use N of the instance of a struct of arrays PA: `x.f[i]` of a field
+ * that moves is a use; `x.g` of a field that stays is none; anything else
+ * (x's address, a copy of x) keeps the struct as it is.
+ */
+static void soa_use(struct ctx *c, struct percpu_array *pa, TSNode n)
+{
+	TSNode fe = ts_parent(n);
+	if (!ts_type_is(fe, "field_expression") || !ts_node_eq(ts_field(fe, "argument"), n) ||
+	    !ts_text_is(ts_field(fe, "operator"), c->text, ".")) {
+		if (pa->eligible)
+			refuse(pa, xasprintf("%s is used whole at line %u (its address or a copy): the per-CPU "
+					     "fields would not go with it", pa->name, line_of(c, n)));
+		return;
+	}
+	char *f = node_text(c, ts_field(fe, "field"));
+	bool moves = soa_field(pa, f);
+	TSNode sub = ts_parent(fe);
+	if (moves && ts_type_is(sub, "subscript_expression") && ts_node_eq(ts_field(sub, "argument"), fe)) {
+		vec_push(&pa->uses, sub);
+		if (indexes_this_cpu(c, sub))
+			pa->this_cpu++;
+		else if (ts_node_is_null(pa->other_index))
+			pa->other_index = sub;
+	} else if (moves && pa->eligible) {
+		refuse(pa, xasprintf("%s.%s is used other than by subscript at line %u", pa->name, f, line_of(c, n)));
+	}
+	free(f);
+}
+
 /* Records the subscripts of each array; any other use makes it ineligible. */
 static bool array_use_visit(TSNode n, void *ctx)
 {
@@ -409,6 +498,10 @@ static bool array_use_visit(TSNode n, void *ctx)
 		if (in_dead_code(c, n))
 			continue;
 		TSNode p = ts_parent(n);
+		if (pa->global && pa->global->soa_tag) {
+			soa_use(c, pa, n);
+			continue;
+		}
 		if (ts_type_is(p, "subscript_expression") && ts_node_eq(ts_field(p, "argument"), n)) {
 			vec_push(&pa->uses, p);
 			if (indexes_this_cpu(c, p))
@@ -497,13 +590,6 @@ static void find_exports(struct ctx *c, struct percpu_array *pa)
 	}
 }
 
-
-static void refuse(struct percpu_array *pa, char *why)
-{
-	pa->eligible = false;
-	free(pa->why_not);
-	pa->why_not = why;
-}
 
 /*
  * The slots `x[i]` of PA in the body of D, into PA's macro_slots; a reason
@@ -635,6 +721,45 @@ static const struct macro_def *cpu_macro_naming(struct ctx *c, const struct perc
 	return NULL;
 }
 
+struct soa_find {
+	struct ctx *c;
+	struct percpu_array *pa;
+};
+
+/* A file-scope declaration of a struct of arrays' instance, or its struct's definition. */
+static bool soa_decl_visit(TSNode n, void *ctx)
+{
+	struct soa_find *v = ctx;
+	struct ctx *c = v->c;
+	struct percpu_array *pa = v->pa;
+	if (ts_type_is(n, "function_definition"))
+		return false;
+	if (ts_type_is(n, "struct_specifier") && !ts_node_is_null(ts_field(n, "body")) &&
+	    ts_text_is(ts_field(n, "name"), c->text, pa->global->soa_tag)) {
+		if (strcmp(c->src->path, pa->global->soa_file) == 0 && ts_node_is_null(pa->soa_struct))
+			pa->soa_struct = n;
+		return false;
+	}
+	TSNode type = ts_field(n, "type");
+	if (!ts_type_is(n, "declaration") || !ts_type_is(type, "struct_specifier") ||
+	    !ts_text_is(ts_field(type, "name"), c->text, pa->global->soa_tag))
+		return !ts_type_is(n, "declaration");
+	if (!ts_node_is_null(ts_field(type, "body"))) {
+		if (strcmp(c->src->path, pa->global->soa_file) == 0 && ts_node_is_null(pa->soa_struct))
+			pa->soa_struct = type;
+		return false;
+	}
+	TSNode d = ts_field(n, "declarator");
+	if (ts_type_is(d, "init_declarator"))
+		d = ts_field(d, "declarator");
+	if (!ts_type_is(d, "identifier") || !ts_text_is(d, c->text, pa->name) || !ts_node_is_null(pa->decl))
+		return false;
+	pa->decl = n;
+	pa->name_node = d;
+	storage_class(c, pa, n);
+	return false;
+}
+
 /* The tree's converted arrays this file names without declaring them: their uses convert here too. */
 static void tree_arrays_used(struct ctx *c)
 {
@@ -651,7 +776,11 @@ static void tree_arrays_used(struct ctx *c)
 		pa->name = xstrdup(t->items[i].name);
 		pa->type = xstrdup(t->items[i].type);
 		pa->global = &t->items[i];
+		pa->var = t->items[i].soa_var ? t->items[i].soa_var : pa->name;
 		pa->eligible = true;
+		/* a file naming the per-CPU part has its declarations converted already (verify_plan()) */
+		if (t->items[i].soa_tag && !text_has_word(c->src->text, c->src->len, pa->var))
+			ts_walk(ts_tree_root_node(c->fa->tree), soa_decl_visit, &(struct soa_find){c, pa});
 		vec_push(&c->arrays, pa);
 	}
 }
@@ -690,7 +819,15 @@ static void report_global_part(struct ctx *c, struct percpu_array *pa)
 		return; /* named only where it is no use (a comment): nothing converts here */
 	const struct tree_array *t = pa->global;
 	bool def = !ts_node_is_null(pa->decl) && !pa->is_extern;
-	char *msg = def ? xasprintf("2.4 per-CPU array %s%s%s[NR_CPUS], used across files: DEFINE_PER_CPU in 2.6",
+	char *msg = t->soa_tag
+		? (!ts_node_is_null(pa->soa_struct)
+			? xasprintf("2.4 struct %s holds per-CPU arrays (%.*s) for its one instance %s: they move to "
+				    "DEFINE_PER_CPU(%s, %s) in 2.6", t->soa_tag, (int)strlen(t->soa_fields) - 2,
+				    t->soa_fields + 1, pa->name, t->type, pa->var)
+			: xasprintf("the per-CPU fields of %s (struct %s, defined at %s:%u) move to per-CPU variable "
+				    "%s: this file's %s", pa->name, t->soa_tag, t->file, t->line, pa->var,
+				    ts_node_is_null(pa->decl) ? "uses" : pa->is_extern ? "declaration" : "definition"))
+		: def ? xasprintf("2.4 per-CPU array %s%s%s[NR_CPUS], used across files: DEFINE_PER_CPU in 2.6",
 				    pa->type, type_sep(pa->type), pa->name)
 		    : !ts_node_is_null(pa->decl)
 			? xasprintf("extern per-CPU array %s (defined at %s:%u): DECLARE_PER_CPU in 2.6", pa->name,
@@ -712,14 +849,41 @@ static void report_global_part(struct ctx *c, struct percpu_array *pa)
 		set_note(fd, xasprintf("not converted: %s", pa->why_not));
 }
 
+/* A struct of arrays the tree leaves as it is: why, at its definition (-v). */
+static void soa_refused(struct ctx *c)
+{
+	const tree_array_vec *t = c->opts->arrays;
+	for (size_t i = 0; t && i < t->len; i++) {
+		const struct tree_array *e = &t->items[i];
+		if (!e->soa_tag || !e->why_not || strcmp(e->soa_file, c->src->path) != 0)
+			continue;
+		struct percpu_array pa;
+		memset(&pa, 0, sizeof pa);
+		pa.name = e->name;
+		pa.global = e;
+		ts_walk(ts_tree_root_node(c->fa->tree), soa_decl_visit, &(struct soa_find){c, &pa});
+		if (ts_node_is_null(pa.soa_struct))
+			continue;
+		add_protected(c, RULE_P008, ts_field(pa.soa_struct, "name"), NULL,
+			      xasprintf("the NR_CPUS fields of struct %s (instance %s) are left as they are", e->soa_tag,
+					e->name),
+			      xstrdup(e->why_not));
+	}
+}
+
 void percpu_arrays_find(struct ctx *c)
 {
 	TSNode root = ts_tree_root_node(c->fa->tree);
+	soa_refused(c);
 	ts_walk(root, array_decl_visit, c);
 	tree_arrays_used(c);
-	for (size_t i = 0; i < c->arrays.len; i++)
-		if (c->arrays.items[i]->global)
-			find_exports(c, c->arrays.items[i]);
+	for (size_t i = 0; i < c->arrays.len; i++) {
+		struct percpu_array *pa = c->arrays.items[i];
+		/* a struct of arrays whose per-CPU part this file names already exports it (verify_plan()) */
+		if (pa->global && !(pa->var && strcmp(pa->var, pa->name) != 0 &&
+				    text_has_word(c->src->text, c->src->len, pa->var)))
+			find_exports(c, pa);
+	}
 	if (!c->arrays.len)
 		return;
 	ts_walk(root, array_use_visit, c);
@@ -755,9 +919,19 @@ struct percpu_array *array_of_subscript(const struct ctx *c, TSNode sub)
 	if (!ts_type_is(sub, "subscript_expression"))
 		return NULL;
 	TSNode a = ts_field(sub, "argument");
-	for (size_t i = 0; i < c->arrays.len; i++)
-		if (ts_type_is(a, "identifier") && ts_text_is(a, c->text, c->arrays.items[i]->name))
-			return c->arrays.items[i];
+	for (size_t i = 0; i < c->arrays.len; i++) {
+		struct percpu_array *pa = c->arrays.items[i];
+		if (pa->global && pa->global->soa_tag) {
+			TSNode fe = soa_field_expr(c, pa, sub);
+			char *f = ts_node_is_null(fe) ? NULL : node_text(c, ts_field(fe, "field"));
+			bool moves = f && soa_field(pa, f);
+			free(f);
+			if (moves)
+				return pa;
+		} else if (ts_type_is(a, "identifier") && ts_text_is(a, c->text, pa->name)) {
+			return pa;
+		}
+	}
 	return NULL;
 }
 
@@ -828,7 +1002,11 @@ bool plan_this_cpu(struct ctx *c, TSNode slot, const char *name, bool is_protect
 	if (!is_protected)
 		return false;
 	char *rep = xasprintf("(*this_cpu_ptr(&%s))", name);
-	add_edit(c, fd, EDIT_REPLACE, slot, rep);
+	/* NAME v.f: the field x.f[i] of a struct of arrays, a rule of its own */
+	if (strchr(name, '.') && ts_type_is(slot, "subscript_expression"))
+		add_span_edit(c, fd, ts_node_start_byte(slot), ts_node_end_byte(slot), "field_subscript", rep);
+	else
+		add_edit(c, fd, EDIT_REPLACE, slot, rep);
 	free(rep);
 	return true;
 }
@@ -838,16 +1016,18 @@ void plan_percpu_site(struct ctx *c, const struct fn *f, struct percpu_array *pa
 			     bool is_protected, struct finding *fd)
 {
 	TSNode slot = percpu_slot(pa, sub);
-	if (c->opts->modern && plan_this_cpu(c, slot, pa->name, is_protected, fd))
+	const char *var = pa->var ? pa->var : pa->name;
+	char *name = percpu_slot_text(c, pa, sub, var);
+	bool modern = c->opts->modern && plan_this_cpu(c, slot, name, is_protected, fd);
+	free(name);
+	if (modern)
 		return;
-	char *rep;
-	if (is_protected) {
-		rep = xasprintf("__get_cpu_var(%s)", pa->name);
-		add_edit(c, fd, EDIT_REPLACE, slot, rep);
-	} else {
-		rep = xasprintf("get_cpu_var(%s)", pa->name);
-		add_edit(c, fd, EDIT_REPLACE, slot, rep);
-		char *put = xasprintf("put_cpu_var(%s)", pa->name);
+	char *acc = xasprintf("%s(%s)", is_protected ? "__get_cpu_var" : "get_cpu_var", var);
+	char *rep = percpu_slot_text(c, pa, sub, acc);
+	free(acc);
+	percpu_slot_edit(c, pa, sub, rep, fd);
+	if (!is_protected) {
+		char *put = xasprintf("put_cpu_var(%s)", var);
 		char *why = plan_site_region(c, f, sub, put, fd);
 		free(put);
 		if (why && fd) {
@@ -878,13 +1058,142 @@ static bool this_cpu_use_safe(struct ctx *c, const struct fn *g, TSNode sub, TSN
 	return why && whole;
 }
 
+/* Does the field declaration FD (of a struct of arrays PA's struct) declare fields that move? */
+static bool soa_moves(const struct ctx *c, const struct percpu_array *pa, TSNode fd)
+{
+	TSNode d = ts_field(fd, "declarator");
+	while (ts_type_is(d, "array_declarator") || ts_type_is(d, "pointer_declarator"))
+		d = ts_field(d, "declarator");
+	if (!ts_type_is(d, "field_identifier"))
+		return false;
+	char *f = node_text(c, d);
+	bool moves = soa_field(pa, f);
+	free(f);
+	return moves;
+}
+
+/*
+ * The members of the struct body BODY that move, into OUT (the user's text
+ * of their lines, `[NR_CPUS]` dropped), and their removal edits into FD.
+ * A conditional moves whole when all it holds moves. A reason (owned)
+ * when one holds both kinds, else NULL.
+ */
+static char *soa_members(struct ctx *c, struct percpu_array *pa, TSNode body, struct buf *out,
+			 struct finding *fd, unsigned *moved, unsigned *kept, struct buf *emptied)
+{
+	for (uint32_t i = 0; i < ts_node_named_child_count(body); i++) {
+		TSNode m = ts_node_named_child(body, i);
+		if (ts_type_is(m, "field_declaration")) {
+			if (!soa_moves(c, pa, m)) {
+				++*kept;
+				continue;
+			}
+			++*moved;
+			/* the member's lines, as written */
+			uint32_t s = ts_node_start_byte(m), e = ts_node_end_byte(m);
+			while (s > 0 && c->src->text[s - 1] != '\n')
+				s--;
+			const char *t = c->src->text;
+			for (uint32_t k = s; k < e; k++) {
+				if (t[k] == '[') {
+					uint32_t q = k + 1;
+					while (q < e && (t[q] == ' ' || t[q] == '\t'))
+						q++;
+					if (e - q >= 7 && memcmp(t + q, "NR_CPUS", 7) == 0) {
+						q += 7;
+						while (q < e && (t[q] == ' ' || t[q] == '\t'))
+							q++;
+						if (q < e && t[q] == ']') {
+							k = q;
+							continue;
+						}
+					}
+				}
+				buf_putc(out, t[k]);
+			}
+			buf_putc(out, '\n');
+			add_edit(c, fd, EDIT_REPLACE, m, "");
+		} else if (ts_type_is(m, "preproc_ifdef") || ts_type_is(m, "preproc_if") ||
+			   ts_type_is(m, "preproc_else") || ts_type_is(m, "preproc_elif")) {
+			unsigned mv = 0, kp = 0;
+			struct buf inner = BUF_INIT;
+			char *why = soa_members(c, pa, m, &inner, fd, &mv, &kp, NULL);
+			if (!why && mv && kp)
+				why = xasprintf("the conditional at line %u holds fields that move and fields that "
+						"stay", line_of(c, m));
+			if (!why && mv) {
+				/* its directives, with the members that move */
+				uint32_t s = ts_node_start_byte(m);
+				const char *t = c->src->text;
+				const char *nl = memchr(t + s, '\n', ts_node_end_byte(m) - s);
+				uint32_t le = nl ? (uint32_t)(nl - t) : ts_node_end_byte(m);
+				buf_printf(out, "%.*s\n%s", (int)(le - s), t + s, buf_cstr(&inner));
+				if (!ts_type_is(m, "preproc_else") && !ts_type_is(m, "preproc_elif"))
+					buf_puts(out, "#endif\n");
+				if (emptied)
+					buf_printf(emptied, "%s%u", emptied->len ? ", " : "", line_of(c, m));
+			}
+			buf_release(&inner);
+			*moved += mv;
+			*kept += kp;
+			if (why)
+				return why;
+		}
+		/* anything else is a comment or a conditional's condition */
+	}
+	return NULL;
+}
+
+/*
+ * A struct of arrays: this file's declaration of the instance gets the
+ * per-CPU part after it (with, where the struct is defined, the per-CPU
+ * struct holding the fields that move, removed from the struct).
+ */
+static void plan_soa_decls(struct ctx *c, struct percpu_array *pa, struct finding *fd)
+{
+	const struct tree_array *t = pa->global;
+	if (ts_node_is_null(pa->decl))
+		return;
+	struct buf text = BUF_INIT;
+	if (!ts_node_is_null(pa->soa_struct)) {
+		struct buf members = BUF_INIT;
+		unsigned moved = 0, kept = 0;
+		struct buf emptied = BUF_INIT;
+		char *why = soa_members(c, pa, ts_field(pa->soa_struct, "body"), &members, fd, &moved, &kept,
+					&emptied);
+		/* spatch removes the members, not the directives around them */
+		if (!why && emptied.len)
+			set_note(fd, xasprintf("struct %s keeps the directives of the conditional%s at line %s, "
+					       "which held only fields that moved (spatch removes the fields, not the "
+					       "directives): delete them by hand", t->soa_tag,
+					       strchr(buf_cstr(&emptied), ',') ? "s" : "", buf_cstr(&emptied)));
+		buf_release(&emptied);
+		if (!why && !moved)
+			why = xasprintf("the parse of struct %s shows none of its fields %s", t->soa_tag, t->soa_fields);
+		if (why) {
+			unfixable(fd, why);
+			buf_release(&members);
+			buf_release(&text);
+			return;
+		}
+		buf_printf(&text, "\n%s {\n%s};\n\n", t->type, buf_cstr(&members));
+		buf_release(&members);
+	}
+	buf_printf(&text, "%s%s_PER_CPU(%s, %s);", pa->is_static ? "static " : "", pa->is_extern ? "DECLARE" : "DEFINE",
+		   t->type, pa->var);
+	add_edit(c, fd, EDIT_INSERT_AFTER, pa->decl, buf_cstr(&text));
+	buf_release(&text);
+}
+
 /* Attaches the declaration edit and the edits of x's other uses to FD (the array's P008). */
 void plan_define_per_cpu_rest(struct ctx *c, struct percpu_array *pa, struct finding *fd)
 {
 	if (pa->planned)
 		return;
 	pa->planned = true;
-	if (!ts_node_is_null(pa->decl)) {
+	if (pa->global && pa->global->soa_tag)
+		plan_soa_decls(c, pa, fd);
+	else if (!ts_node_is_null(pa->decl)) {
 		char *decl = pa->is_extern ? xasprintf("DECLARE_PER_CPU(%s, %s);", pa->type, pa->name)
 			     : xasprintf("%sDEFINE_PER_CPU(%s, %s);", pa->is_static ? "static " : "", pa->type, pa->name);
 		add_edit(c, fd, EDIT_REPLACE, pa->decl, decl);
@@ -892,7 +1201,11 @@ void plan_define_per_cpu_rest(struct ctx *c, struct percpu_array *pa, struct fin
 	}
 	for (size_t i = 0; i < pa->exports.len; i++) {
 		const struct export_use *x = &pa->exports.items[i];
-		char *rep = xasprintf("EXPORT_PER_CPU_SYMBOL%s(%s)", x->gpl ? "_GPL" : "", pa->name);
+		/* a struct of arrays keeps its instance: its per-CPU part is exported next to it */
+		char *rep = pa->var && strcmp(pa->var, pa->name) != 0
+			? xasprintf("EXPORT_SYMBOL%s(%s);\nEXPORT_PER_CPU_SYMBOL%s(%s)", x->gpl ? "_GPL" : "", pa->name,
+				    x->gpl ? "_GPL" : "", pa->var)
+			: xasprintf("EXPORT_PER_CPU_SYMBOL%s(%s)", x->gpl ? "_GPL" : "", pa->name);
 		add_span_edit(c, fd, x->start, x->end, "declaration", rep);
 		free(rep);
 	}
@@ -919,9 +1232,11 @@ void plan_define_per_cpu_rest(struct ctx *c, struct percpu_array *pa, struct fin
 			continue; /* unprotected ones are findings with their own edits */
 		}
 		char *it = orig_text(c, ts_field(sub, "index"));
-		char *rep = xasprintf("per_cpu(%s, %s)", pa->name, it);
-		add_edit(c, fd, EDIT_REPLACE, percpu_slot(pa, sub), rep);
+		char *acc = xasprintf("per_cpu(%s, %s)", pa->var ? pa->var : pa->name, it);
+		char *rep = percpu_slot_text(c, pa, sub, acc);
+		percpu_slot_edit(c, pa, sub, rep, fd);
 		free(rep);
+		free(acc);
 		free(it);
 	}
 }
@@ -930,6 +1245,7 @@ void plan_define_per_cpu_rest(struct ctx *c, struct percpu_array *pa, struct fin
 static char *conversion_evidence(struct ctx *c, const struct percpu_array *pa)
 {
 	struct buf b = BUF_INIT;
+	const char *v = pa->var ? pa->var : pa->name;
 	unsigned prot = 0, unprot = 0, other = 0;
 	for (size_t i = 0; i < pa->uses.len; i++) {
 		TSNode sub = pa->uses.items[i];
@@ -975,12 +1291,12 @@ static char *conversion_evidence(struct ctx *c, const struct percpu_array *pa)
 		buf_printf(&b, "%s%u in a macro body by an explicit CPU -> per_cpu(%s, i)", sep, mother, pa->name),
 			sep = ", ";
 	if (prot)
-		buf_printf(&b, "%u with preemption off -> __get_cpu_var(%s)", prot, pa->name), sep = ", ";
+		buf_printf(&b, "%u with preemption off -> __get_cpu_var(%s)", prot, v), sep = ", ";
 	if (unprot)
 		buf_printf(&b, "%s%u in preemptible code -> get_cpu_var(%s) ... put_cpu_var(%s) (%s)", sep, unprot,
-			   pa->name, pa->name, pa->is_static ? "P001" : "P002"), sep = ", ";
+			   v, v, pa->is_static ? "P001" : "P002"), sep = ", ";
 	if (other)
-		buf_printf(&b, "%s%u by an explicit CPU -> per_cpu(%s, i)", sep, other, pa->name);
+		buf_printf(&b, "%s%u by an explicit CPU -> per_cpu(%s, i)", sep, other, v);
 	return buf_detach(&b);
 }
 

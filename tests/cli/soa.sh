@@ -1,0 +1,103 @@
+#!/usr/bin/env bash
+# A struct of per-CPU arrays across a tree (2.4 `struct kernel_stat kstat`):
+# on fixtures/trees/cpustat, the NR_CPUS fields of struct cpu_stat move to a
+# per-CPU struct (DEFINE_PER_CPU / DECLARE_PER_CPU / EXPORT_PER_CPU_SYMBOL),
+# every use in every file converts with the accessor its context needs, the
+# result is the golden tree fixtures/trees/cpustat.expected, compiles
+# against the 2.6 shim, and a second run changes nothing. A struct with
+# several instances, one whose layout is used (offsetof) or one whose
+# instance is used whole is left as it is, with the reason.
+. "$(dirname "$0")/lib.sh"
+
+tree=$SRC/fixtures/trees/cpustat
+gold=$SRC/fixtures/trees/cpustat.expected
+
+# compiles TREE's .c files against the shim INCLUDE dirs, with and without CONFIG_SMP
+compiles() { # compiles TREE INCLUDE...
+	local t=$1 f smp
+	shift
+	local incs=()
+	for i in "$@"; do incs+=(-I "$i"); done
+	for f in $(cd "$t" && find . -name '*.c' | sort); do
+		for smp in -DCONFIG_SMP -UCONFIG_SMP; do
+			gcc -std=gnu89 -fsyntax-only -Wall -Werror -Wno-unused-function -nostdinc "${incs[@]}" \
+				-I "$t/include" "$smp" "$t/$f" 2>&1 || return 1
+		done
+	done
+}
+
+# the fixture itself is 2.4 code that builds
+if out=$(compiles "$tree" "$SRC/fixtures/include-2.4"); then ok; else bad "the 2.4 fixture tree compiles: $out"; fi
+
+cp -r "$tree" cs
+run scan -v cs; expect_rc 1 "findings"
+expect_out '^cs/include/linux/cpustat.h:[0-9]+:[0-9]+: note: 2.4 struct cpu_stat holds per-CPU arrays \(user_ticks system_ticks irqs\) for its one instance cstat: they move to DEFINE_PER_CPU\(struct cpu_stat_percpu, cstat_percpu\) in 2.6 \[P008\]$' "the struct's part, at its file's extern"
+expect_out 'cs/kernel/cpustat.c:[0-9]+:[0-9]+: note: protected: cstat.user_ticks\[smp_processor_id\(\)\] with preemption off \[P002\]' "a use with interrupts off: named by its field"
+expect_out 'cs/drivers/char/cpustat_irq.c:21:2: warning: this-CPU element of non-static per-CPU array cstat.system_ticks in preemptible code \[P002\]' "a preemptible use"
+expect_out 'struct proto_stat has more than one instance .*alloc_percpu' "two instances: left, with the reason"
+expect_out "conditional at line 15, which held only fields that moved" "the emptied #ifdef named in the fix note"
+
+run diff cs; expect_rc 1 "diff shows changes"
+expect_err '3 files to change, 4 sites fixed \(define-per-cpu: 4\), 0 not fixed' "one conversion, every part fixed"
+expect_no_out 'proto_stat' "the refused struct is untouched"
+
+run apply cs; expect_rc 0 "apply"
+same=1
+for f in $(cd "$tree" && find . -type f | sort); do
+	if [ -f "$gold/$f" ]; then cmp -s "cs/$f" "$gold/$f" || { same=0; bad "$f differs from cpustat.expected: $(diff -u "$gold/$f" "cs/$f" | head -20)"; }
+	else cmp -s "cs/$f" "$tree/$f" || { same=0; bad "$f changed but has no golden"; }; fi
+done
+[ "$same" -eq 1 ] && ok
+if out=$(compiles cs "$SRC/fixtures/include-2.6" "$SRC/fixtures/include-2.4"); then ok; else bad "the converted tree compiles against the 2.6 shim: $out"; fi
+run diff cs; expect_rc 0 "a second run changes nothing"
+run scan -v cs
+expect_no_out 'P008.*cpu_stat' "nothing left to convert"
+
+# --target modern: single updates become this_cpu_*
+cp -r "$tree" mod
+run diff --target modern mod
+expect_out '^\+		this_cpu_inc\(cstat_percpu.user_ticks\);$' "modern: a protected update"
+expect_out '^\+	this_cpu_add\(cstat_percpu.system_ticks, ticks\);$' "modern: a preemptible update"
+
+# without the tree (--no-tree, or a subdirectory): nothing is known of the other files
+cp -r "$tree" nt
+run diff --no-tree nt
+expect_no_out 'cstat_percpu' "--no-tree converts nothing"
+run diff nt/drivers
+expect_no_out 'cstat_percpu' "a subdirectory alone converts nothing"
+
+# refusals: the instance used whole, the layout used by offsetof
+cp -r "$tree" whole
+printf '\nvoid cpustat_reset(void)\n{\n\tmemset(&cstat, 0, sizeof(cstat));\n}\n' >> whole/kernel/cpustat.c
+run diff whole
+expect_no_out 'cstat_percpu' "the instance's address taken: left"
+run scan -v whole
+expect_out 'cstat is used whole at line 35 \(its address or a copy\)' "the reason names the use"
+cp -r "$tree" layout
+printf '\nunsigned long cpustat_irq_offset = offsetof(struct cpu_stat, irqs);\n' >> layout/kernel/cpustat.c
+run scan -v layout
+expect_out 'the layout of struct cpu_stat is used at layout/kernel/cpustat.c:33 \(offsetof' "offsetof: left, the place named"
+
+# what a comment or a string says of the struct is no use of it
+cp -r "$tree" prose
+printf '\n/* never hand out a struct cpu_stat * or copy cstat: its fields are per CPU */\nconst char *cpustat_doc = "struct cpu_stat *p = &cstat;";\n' >> prose/kernel/cpustat.c
+run diff prose
+expect_out '^\+DEFINE_PER_CPU\(struct cpu_stat_percpu, cstat_percpu\);$' "comments and strings do not refuse the conversion"
+# a field declaration mixing per-CPU arrays and other fields: left, with the reason
+cp -r "$tree" mixed
+sed -i 's/unsigned int disk_reads\[CS_MAX_DISK\];/unsigned int disk_reads[CS_MAX_DISK], idle_ticks[NR_CPUS];/' mixed/include/linux/cpustat.h
+run scan -v mixed
+expect_out 'the field declaration at line 14 mixes per-CPU arrays and other fields' "a mixed declaration: the reason"
+run diff mixed
+expect_no_out 'cstat_percpu' "a mixed declaration: nothing converts"
+
+# explain on one use shows the whole plan: every file of the conversion
+cp -r "$tree" cs2
+run explain --context-root cs2 cs2/drivers/char/cpustat_irq.c:13
+expect_out 'the files naming it convert together: .*cs2/include/linux/cpustat.h' "explain: the header's part"
+expect_out 'the files naming it convert together: .*cs2/kernel/cpustat.c' "explain: the definition's part"
+run explain --context-root cs2 cs2/drivers/char/cpustat_irq.c:21
+expect_out 'replace +21:2-21:40 field_subscript "get_cpu_var\(cstat_percpu\).system_ticks"' "explain: this use's edit"
+
+echo "$n_pass passed, $n_fail failed"
+[ "$n_fail" -eq 0 ]
