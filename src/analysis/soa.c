@@ -291,7 +291,8 @@ static void find_uses(const char *path, const char *t, size_t len, struct soa_us
 		if (ne == k && k < len && t[k] == ',') {
 			/* offsetof(struct S, f): the layout is used, by assembly or by hand */
 			note_why(u, xasprintf("the layout of struct %s is used at %s:%u (offsetof, for assembly "
-					      "code or by hand): its per-CPU fields cannot move", tag, path, line));
+					      "code or by hand): its per-CPU fields cannot move (--exclude that code to "
+					      "convert the rest, and port it by hand)", tag, path, line));
 			continue;
 		}
 		if (ne > k && after < len && t[after] == ',') {

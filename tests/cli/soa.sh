@@ -58,6 +58,9 @@ cp -r "$tree" mod
 run diff --target modern mod
 expect_out '^\+		this_cpu_inc\(cstat_percpu.user_ticks\);$' "modern: a protected update"
 expect_out '^\+	this_cpu_add\(cstat_percpu.system_ticks, ticks\);$' "modern: a preemptible update"
+run apply --target modern mod; expect_rc 0 "apply --target modern"
+if out=$(compiles mod "$SRC/fixtures/include-modern" "$SRC/fixtures/include-2.6" "$SRC/fixtures/include-2.4"); then ok
+else bad "the modern tree compiles against the modern shim: $out"; fi
 
 # without the tree (--no-tree, or a subdirectory): nothing is known of the other files
 cp -r "$tree" nt
