@@ -165,6 +165,7 @@ void analysis_release(struct file_analysis *fa)
 	for (size_t i = 0; i < fa->fns.len; i++) {
 		struct fn *f = &fa->fns.items[i];
 		free(f->name);
+		free(f->via_field);
 		free(f->ctx_reason);
 		free(f->sleep_reason);
 		for (size_t k = 0; k < f->dropped.len; k++)

@@ -6,6 +6,7 @@
  */
 #define _GNU_SOURCE /* memmem */
 #include "analysis/flow.h"
+#include "analysis/tree.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -260,6 +261,8 @@ void context_classify_use(const struct file_analysis *fa, TSNode ident, struct f
 	classify_use(NULL, fa, ident, out);
 }
 
+static char *stored_field(TSNode n, const char *src);
+
 /* Every use of a function's name other than a call: its address is taken, maybe registered. */
 static bool ident_visit(TSNode n, void *ctx)
 {
@@ -279,7 +282,103 @@ static bool ident_visit(TSNode n, void *ctx)
 	f->addr_taken = true;
 	if (u.kind == USE_REGISTERED)
 		set_context_text(f, u.ctx, u.reason);
+	/* stored in a struct field only: its calls may be this file's calls through the field */
+	char *fld = u.kind == USE_ADDRESS ? stored_field(n, src) : NULL;
+	if (!fld || (f->via_field && strcmp(f->via_field, fld) != 0))
+		f->via_bad = true;
+	if (fld && !f->via_field)
+		f->via_field = fld;
+	else
+		free(fld);
 	return false;
+}
+
+/*
+ * The field the function named N is stored in, when that is the whole use:
+ * `x->f = N;`, `x.f = N;`, `{ .f = N }` (owned), else NULL.
+ */
+static char *stored_field(TSNode n, const char *src)
+{
+	TSNode child, p = value_parent(n, &child), fld;
+	memset(&fld, 0, sizeof fld);
+	if (ts_type_is(p, "assignment_expression") && ts_node_eq(ts_field(p, "right"), child) &&
+	    ts_text_is(ts_field(p, "operator"), src, "=") && ts_type_is(ts_field(p, "left"), "field_expression") &&
+	    ts_type_is(ts_parent(p), "expression_statement"))
+		fld = ts_field(ts_field(p, "left"), "field");
+	else if (ts_type_is(p, "initializer_pair")) {
+		TSNode des = ts_field(p, "designator");
+		if (ts_type_is(des, "field_designator") && ts_node_named_child_count(des) > 0)
+			des = ts_node_named_child(des, 0);
+		if (ts_type_is(des, "field_identifier"))
+			fld = des;
+	}
+	if (ts_node_is_null(fld))
+		return NULL;
+	return xstrndup(src + ts_node_start_byte(fld), ts_node_end_byte(fld) - ts_node_start_byte(fld));
+}
+
+struct member_scan {
+	const char *src, *field;
+	size_t n;
+	unsigned ok;
+};
+
+/* Counts the accesses to the member that only store to it, call it or test it. */
+static bool member_visit(TSNode n, void *ctx)
+{
+	struct member_scan *m = ctx;
+	if (!ts_type_is(n, "field_expression"))
+		return true;
+	TSNode fld = ts_field(n, "field");
+	if (ts_node_end_byte(fld) - ts_node_start_byte(fld) != m->n ||
+	    memcmp(m->src + ts_node_start_byte(fld), m->field, m->n) != 0)
+		return true;
+	TSNode p = ts_parent(n);
+	if ((ts_type_is(p, "assignment_expression") && ts_node_eq(ts_field(p, "left"), n) &&
+	     ts_text_is(ts_field(p, "operator"), m->src, "=")) ||
+	    (ts_type_is(p, "call_expression") && ts_node_eq(ts_field(p, "function"), n)) ||
+	    (ts_type_is(p, "binary_expression") && (ts_text_is(ts_field(p, "operator"), m->src, "==") ||
+						    ts_text_is(ts_field(p, "operator"), m->src, "!="))) ||
+	    (ts_type_is(p, "unary_expression") && ts_text_is(ts_field(p, "operator"), m->src, "!")))
+		m->ok++;
+	return true;
+}
+
+/*
+ * Is every access to member FIELD in the file (its text, #define bodies
+ * included) a store, a call or a test, so that the file's calls through
+ * it are all there is to see?
+ */
+static bool member_calls_only(const struct file_analysis *fa, const char *field)
+{
+	const char *t = fa->src->parse_text;
+	size_t len = fa->src->len, n = strlen(field);
+	unsigned text = 0;
+	for (const char *p = memmem(t, len, field, n); p; p = memmem(p + 1, len - (size_t)(p + 1 - t), field, n)) {
+		if ((p > t && is_ident_char(p[-1])) || (p + n < t + len && is_ident_char(p[n])))
+			continue;
+		const char *q = p;
+		while (q > t && (q[-1] == ' ' || q[-1] == '\t' || q[-1] == '\n'))
+			q--;
+		text += q > t && (q[-1] == '.' || (q[-1] == '>' && q - 1 > t && q[-2] == '-'));
+	}
+	struct member_scan m = {t, field, n, 0};
+	ts_walk(ts_tree_root_node(fa->tree), member_visit, &m);
+	return m.ok == text;
+}
+
+/* The functions stored only in a field no other file of the tree accesses: called through it. */
+static void private_fields(struct file_analysis *fa)
+{
+	for (size_t i = 0; fa->ext && i < fa->fns.len; i++) {
+		struct fn *f = &fa->fns.items[i];
+		if (!f->via_field || f->via_bad || !f->is_static || analysis_fn_is_shared(fa, f) ||
+		    f->ctx != CTX_PROCESS || !member_calls_only(fa, f->via_field) ||
+		    !tree_field_private(fa->ext, fa->src->path, f->via_field))
+			continue;
+		f->via_private = true;
+		f->addr_taken = false;
+	}
 }
 
 static TSNode function_declarator(TSNode d)
@@ -338,6 +437,7 @@ static void macro_contexts(struct file_analysis *fa)
 		if (idx < 0)
 			continue;
 		fa->fns.items[idx].addr_taken = true;
+		fa->fns.items[idx].via_bad = true;
 		set_context(&fa->fns.items[idx], CTX_SOFTIRQ,
 			    tasklet ? "tasklet function (DECLARE_TASKLET at line %u)"
 				    : "timer function (DEFINE_TIMER at line %u)",
@@ -378,9 +478,33 @@ void context_find(struct file_analysis *fa)
 	vec_release(&is.idle_lines);
 	macro_contexts(fa);
 	irq_entry_contexts(fa);
+	private_fields(fa);
 }
 
 /* ---- every caller holds a lock ---------------------------------------------- */
+
+/* A call CALL through a field (`adapter->clean_rx(...)`): a call to each function stored only there. */
+static void field_calls(const struct file_analysis *fa, struct fn *f, TSNode call)
+{
+	TSNode fe = ts_field(call, "function");
+	if (!ts_type_is(fe, "field_expression"))
+		return;
+	TSNode fld = ts_field(fe, "field");
+	const char *src = fa->src->parse_text;
+	size_t n = ts_node_end_byte(fld) - ts_node_start_byte(fld);
+	struct point_state ps;
+	bool have = false;
+	for (size_t g = 0; g < fa->fns.len; g++) {
+		const struct fn *callee = &fa->fns.items[g];
+		if (!callee->via_private || strlen(callee->via_field) != n ||
+		    memcmp(callee->via_field, src + ts_node_start_byte(fld), n) != 0)
+			continue;
+		if (!have)
+			ps = flow_state_at(f, ts_node_start_byte(call)), have = true;
+		struct call_site cs = {(uint32_t)g, call, point_protected(&ps)};
+		vec_push(&f->calls, cs);
+	}
+}
 
 /* F's calls to functions of this file, and whether preemption is off at each. */
 static void collect_calls(struct file_analysis *fa, struct fn *f)
@@ -401,8 +525,10 @@ static void collect_calls(struct file_analysis *fa, struct fn *f)
 					idx = analysis_fn_index(fa, src + ts_node_start_byte(a),
 								ts_node_end_byte(a) - ts_node_start_byte(a));
 			}
-			if (idx < 0)
+			if (idx < 0) {
+				field_calls(fa, f, call);
 				continue;
+			}
 			struct point_state ps = flow_state_at(f, ts_node_start_byte(call));
 			struct call_site cs = {(uint32_t)idx, call, point_protected(&ps)};
 			vec_push(&f->calls, cs);
@@ -497,8 +623,13 @@ void context_callers_fixpoint(struct file_analysis *fa)
 			if (every_call_protected(fa, cl, g, &why, &ncalls) && ncalls > 0) {
 				callee->ctx = CTX_CALLERS;
 				free(callee->ctx_reason);
-				callee->ctx_reason = xasprintf("every call in this file is made with preemption off: %s%s",
-							       buf_cstr(&why), ncalls > 3 ? "; ..." : "");
+				char *via = callee->via_private
+					? xasprintf("it is stored only in field %s, which no other file of the tree "
+						    "accesses; ", callee->via_field)
+					: xstrdup("");
+				callee->ctx_reason = xasprintf("%severy call in this file is made with preemption off: %s%s",
+							       via, buf_cstr(&why), ncalls > 3 ? "; ..." : "");
+				free(via);
 				dirty[g] = 1;
 				changed = true;
 			}

@@ -64,6 +64,14 @@ struct fn {
 	TSNode def, body;
 	bool is_static;
 	bool addr_taken;
+	/*
+	 * Stored only in struct field VIA_FIELD (`adapter->clean_rx = f;`, `.clean_rx = f`):
+	 * VIA_BAD when any other use takes its address. When no other file of the
+	 * tree accesses that field, its calls are this file's `->clean_rx(...)`
+	 * (context.c), and ADDR_TAKEN is cleared.
+	 */
+	char *via_field;
+	bool via_bad, via_private;
 	struct srcpos pos;
 	enum fn_context ctx;
 	char *ctx_reason;  /* why atomic at entry; owned */

@@ -63,7 +63,20 @@ struct tfile {
 	struct tree_ids ids;  /* file_ids(): sorted identifier hashes */
 };
 
+/* Whether a struct field's member accesses are all in one file (tree_field_private()). */
+struct field_verdict {
+	char *path, *field;
+	bool private_;
+};
+
+struct field_cache {
+	pthread_mutex_t mu;
+	VEC(struct field_verdict) v;
+	bool frozen; /* the files' identifiers are gone: only what was decided stands */
+};
+
 struct tree_context {
+	struct field_cache *fields; /* mutable behind a const context: analyses run in parallel */
 	VEC(struct tname) names;
 	uint32_t *table;      /* open addressing: names index + 1 */
 	size_t cap;
@@ -753,6 +766,39 @@ static bool has_word(const char *s, size_t a, size_t b, const char *w, size_t n)
 }
 
 /*
+ * From *AT on in S, the next field function NAME (N bytes) is stored in
+ * (`x->f = name`, `x.f = name`, `.f = name`): its length, *FLD its start;
+ * 0 when there is none. *AT moves past it.
+ */
+static size_t stored_in(const char *s, size_t len, const char *name, size_t n, size_t *at, const char **fld)
+{
+	while (*at < len) {
+		const char *p = memmem(s + *at, len - *at, name, n);
+		if (!p)
+			break;
+		*at = (size_t)(p - s) + n;
+		if ((p > s && is_ident_char(p[-1])) || (p + n < s + len && is_ident_char(p[n])))
+			continue;
+		const char *q = p;
+		while (q > s && (q[-1] == ' ' || q[-1] == '\t' || q[-1] == '&'))
+			q--;
+		if (q == s || q[-1] != '=' || (q - 1 > s && strchr("=!<>+-*/&|^%", q[-2])))
+			continue;
+		q--;
+		while (q > s && (q[-1] == ' ' || q[-1] == '\t'))
+			q--;
+		const char *e = q;
+		while (q > s && is_ident_char(q[-1]))
+			q--;
+		if (q == e || q == s || !(q[-1] == '.' || (q[-1] == '>' && q - 1 > s && q[-2] == '-')))
+			continue;
+		*fld = q;
+		return (size_t)(e - q);
+	}
+	return 0;
+}
+
+/*
  * The byte ranges of S worth parsing for F's open names: everything but the
  * function definitions that name none of them, nor any function that does
  * (its callers, or where its address is taken or it is registered), to a
@@ -783,6 +829,14 @@ static TSRange *slice_ranges(const struct tree_context *t, const struct tfile *f
 				    has_word(s, defs.items[o].start, defs.items[o].end, defs.items[d].name,
 					     defs.items[d].name_len))
 					defs.items[o].needed = grew = true;
+			/* stored in a field (`x->f = name;`): the calls through it, too (context.c) */
+			const char *fld;
+			for (size_t at = 0, fl; (fl = stored_in(s, len, defs.items[d].name, defs.items[d].name_len,
+								   &at, &fld)) > 0;)
+				for (size_t o = 0; o < defs.len; o++)
+					if (!defs.items[o].needed &&
+					    has_word(s, defs.items[o].start, defs.items[o].end, fld, fl))
+						defs.items[o].needed = grew = true;
 		}
 	}
 	size_t dropped = 0;
@@ -1156,6 +1210,8 @@ void tree_context_build(struct tree_context **out, char *const *files, size_t n,
 {
 	double t0 = now();
 	struct tree_context *t = xcalloc(1, sizeof *t);
+	t->fields = xcalloc(1, sizeof *t->fields);
+	pthread_mutex_init(&t->fields->mu, NULL);
 	t->files = xcalloc(n ? n : 1, sizeof *t->files);
 	t->nfiles = n;
 	for (size_t i = 0; i < n; i++) {
@@ -1202,6 +1258,7 @@ void tree_context_build(struct tree_context **out, char *const *files, size_t n,
 					    "on) or on functions the tree index did not settle"));
 	}
 	t->stats.names = t->names.len;
+	t->fields->frozen = true;
 	for (size_t i = 0; i < n; i++) {
 		file_refs_clear(&t->files[i]);
 		vec_release(&t->files[i].refs);
@@ -1251,7 +1308,69 @@ void tree_context_free(struct tree_context *t)
 	vec_release(&t->names);
 	free(t->table);
 	free(t->files);
+	for (size_t i = 0; i < t->fields->v.len; i++) {
+		free(t->fields->v.items[i].path);
+		free(t->fields->v.items[i].field);
+	}
+	vec_release(&t->fields->v);
+	pthread_mutex_destroy(&t->fields->mu);
+	free(t->fields);
 	free(t);
+}
+
+/* Does TEXT access member FIELD (`->field`, `.field`), in code or not? */
+static bool names_member(const char *text, size_t len, const char *field)
+{
+	size_t n = strlen(field);
+	for (const char *p = memmem(text, len, field, n); p; p = memmem(p + 1, len - (size_t)(p + 1 - text), field, n)) {
+		if ((p > text && is_ident_char(p[-1])) || (p + n < text + len && is_ident_char(p[n])))
+			continue;
+		const char *q = p;
+		while (q > text && (q[-1] == ' ' || q[-1] == '\t' || q[-1] == '\n'))
+			q--;
+		if (q > text && (q[-1] == '.' || (q[-1] == '>' && q - 1 > text && q[-2] == '-')))
+			return true;
+	}
+	return false;
+}
+
+bool tree_field_private(const struct tree_context *t, const char *path, const char *field)
+{
+	if (!t || strlen(field) < TREE_MIN_NAME)
+		return false; /* a short name is not hashed: its files are unknown */
+	struct field_cache *fc = t->fields;
+	pthread_mutex_lock(&fc->mu);
+	for (size_t i = 0; i < fc->v.len; i++)
+		if (strcmp(fc->v.items[i].path, path) == 0 && strcmp(fc->v.items[i].field, field) == 0) {
+			bool p = fc->v.items[i].private_;
+			pthread_mutex_unlock(&fc->mu);
+			return p;
+		}
+	bool frozen = fc->frozen;
+	pthread_mutex_unlock(&fc->mu);
+	if (frozen)
+		return false;
+	unsigned fam = arch_family(path);
+	uint32_t h = ident_hash(field, strlen(field));
+	bool private_ = true;
+	for (size_t i = 0; i < t->nfiles && private_; i++) {
+		const struct tfile *f = &t->files[i];
+		if (strcmp(f->path, path) == 0 || !families_meet(fam, f->fam))
+			continue;
+		char *text;
+		size_t len;
+		if (f->ids_done && !file_has(f, h))
+			continue;
+		if (read_file(f->path, &text, &len) < 0)
+			continue;
+		private_ = !names_member(text, len, field);
+		free(text);
+	}
+	pthread_mutex_lock(&fc->mu);
+	struct field_verdict v = {xstrdup(path), xstrdup(field), private_};
+	vec_push(&fc->v, v);
+	pthread_mutex_unlock(&fc->mu);
+	return private_;
 }
 
 void tree_want_release(tree_want_vec *w)

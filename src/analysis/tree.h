@@ -100,6 +100,14 @@ bool tree_context_lookup(const struct tree_context *t, const char *name, size_t 
 /* True if NAME defined in PATH ended atomic (the files defining it need scanning again). */
 bool tree_context_atomic(const struct tree_context *t, const char *name, const char *path);
 
+/*
+ * True if no file of the tree but PATH (of its architecture family) accesses
+ * member FIELD: a static function PATH stores only there is called only
+ * through PATH's own `->FIELD(...)` calls. Decided while the index is built
+ * (the files' identifiers say which to read); false for one asked after.
+ */
+bool tree_field_private(const struct tree_context *t, const char *path, const char *field);
+
 const struct tree_stats *tree_context_stats(const struct tree_context *t);
 
 void tree_context_free(struct tree_context *t);

@@ -442,4 +442,22 @@ expect_out "do_entInt\\(\\) runs in hard-IRQ context: alpha's interrupt entry po
 # a slot converted to per_cpu(x, cpu) whose CPU read keeps no fix: the note says the race stays
 run scan -f json "$SRC/fixtures/drivers/misc/stale_slot.c"
 expect_out '"line": 17,.*"fix": "define-per-cpu".*"fix_note": "per_cpu\(\) only converts the storage: the CPU number read at line 15 is not fixed' "the converted slot's note names the unfixed read"
+
+# a driver's own function pointer (2.4 e1000's adapter->clean_rx): a static function
+# stored only in a field no other file accesses is called through the file's ->field(...)
+cp -r "$SRC/fixtures/trees/fastring" fr
+ringsites() { printf '%s\n' "$out" | sed -nE 's#^fr/([^:]+:[0-9]+):[0-9]+: [a-z]+: .*\[(P[0-9]+)\]$#\1 \2#p' | tr '\n' ' '; }
+run scan fr
+if [ "$(ringsites)" = "net/core/ringcore.c:14 P003 " ]; then ok
+else bad "only the routine another file also calls through its field stays preemptible: $(ringsites)"; fi
+run explain --context-root fr fr/net/core/ringcore.c:8; expect_rc 0 "called through ->receive from the interrupt handler: protected"
+expect_out 'ring_rx\(\) is called with preemption off: it is stored only in field receive, which no other file of the tree accesses' "the field named in the chain"
+run scan --no-tree fr
+if [ "$(ringsites)" = "net/core/ringcore.c:8 P003 net/core/ringcore.c:14 P003 " ]; then ok
+else bad "--no-tree: the other files are unknown, both stay: $(ringsites)"; fi
+# the file reads the pointer into a variable: its calls through the field are not all there is
+sed -i 's|^int ring_open(void)$|int (*ring_saved)(struct ring *r);\n\nvoid ring_save(void)\n{\n\tring_saved = the_ring.receive;\n}\n\n&|' fr/drivers/net/ring.c
+run scan fr
+if [ "$(ringsites)" = "net/core/ringcore.c:8 P003 net/core/ringcore.c:14 P003 " ]; then ok
+else bad "a pointer read out of the field: not followed: $(ringsites)"; fi
 finish
