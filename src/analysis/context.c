@@ -352,16 +352,8 @@ static bool member_visit(TSNode n, void *ctx)
 static bool member_calls_only(const struct file_analysis *fa, const char *field)
 {
 	const char *t = fa->src->parse_text;
-	size_t len = fa->src->len, n = strlen(field);
-	unsigned text = 0;
-	for (const char *p = memmem(t, len, field, n); p; p = memmem(p + 1, len - (size_t)(p + 1 - t), field, n)) {
-		if ((p > t && is_ident_char(p[-1])) || (p + n < t + len && is_ident_char(p[n])))
-			continue;
-		const char *q = p;
-		while (q > t && (q[-1] == ' ' || q[-1] == '\t' || q[-1] == '\n'))
-			q--;
-		text += q > t && (q[-1] == '.' || (q[-1] == '>' && q - 1 > t && q[-2] == '-'));
-	}
+	size_t n = strlen(field);
+	unsigned text = text_member_accesses(t, fa->src->len, field, 0);
 	struct member_scan m = {t, field, n, 0};
 	ts_walk(ts_tree_root_node(fa->tree), member_visit, &m);
 	return m.ok == text;

@@ -1318,22 +1318,6 @@ void tree_context_free(struct tree_context *t)
 	free(t);
 }
 
-/* Does TEXT access member FIELD (`->field`, `.field`), in code or not? */
-static bool names_member(const char *text, size_t len, const char *field)
-{
-	size_t n = strlen(field);
-	for (const char *p = memmem(text, len, field, n); p; p = memmem(p + 1, len - (size_t)(p + 1 - text), field, n)) {
-		if ((p > text && is_ident_char(p[-1])) || (p + n < text + len && is_ident_char(p[n])))
-			continue;
-		const char *q = p;
-		while (q > text && (q[-1] == ' ' || q[-1] == '\t' || q[-1] == '\n'))
-			q--;
-		if (q > text && (q[-1] == '.' || (q[-1] == '>' && q - 1 > text && q[-2] == '-')))
-			return true;
-	}
-	return false;
-}
-
 bool tree_field_private(const struct tree_context *t, const char *path, const char *field)
 {
 	if (!t || strlen(field) < TREE_MIN_NAME)
@@ -1363,7 +1347,7 @@ bool tree_field_private(const struct tree_context *t, const char *path, const ch
 			continue;
 		if (read_file(f->path, &text, &len) < 0)
 			continue;
-		private_ = !names_member(text, len, field);
+		private_ = text_member_accesses(text, len, field, 1) == 0;
 		free(text);
 	}
 	pthread_mutex_lock(&fc->mu);

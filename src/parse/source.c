@@ -732,6 +732,24 @@ bool text_names_object(const char *text, size_t len, const char *word)
 	return false;
 }
 
+unsigned text_member_accesses(const char *text, size_t len, const char *field, unsigned most)
+{
+	size_t n = strlen(field);
+	unsigned count = 0;
+	if (n == 0)
+		return 0;
+	for (const char *p = memmem(text, len, field, n); p && (!most || count < most);
+	     p = memmem(p + 1, len - (size_t)(p + 1 - text), field, n)) {
+		if ((p > text && is_ident_char(p[-1])) || (p + n < text + len && is_ident_char(p[n])))
+			continue;
+		const char *q = p;
+		while (q > text && (q[-1] == ' ' || q[-1] == '\t' || q[-1] == '\n'))
+			q--;
+		count += q > text && (q[-1] == '.' || (q[-1] == '>' && q - 1 > text && q[-2] == '-'));
+	}
+	return count;
+}
+
 bool text_has_word(const char *text, size_t len, const char *word)
 {
 	size_t n = strlen(word);

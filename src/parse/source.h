@@ -64,5 +64,7 @@ bool text_has_word(const char *text, size_t len, const char *word);
  * not a member (`.WORD`, `->WORD`)? Those live in other name spaces.
  */
 bool text_names_object(const char *text, size_t len, const char *word);
+/* The member accesses `->FIELD` / `.FIELD` in TEXT (comments too), counted up to MOST (0: all). */
+unsigned text_member_accesses(const char *text, size_t len, const char *field, unsigned most);
 
 #endif
