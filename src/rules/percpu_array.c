@@ -1072,6 +1072,75 @@ static bool soa_moves(const struct ctx *c, const struct percpu_array *pa, TSNode
 	return moves;
 }
 
+/* The start of the lines of comments just above byte AT's line (AT's line start when none). */
+static uint32_t comment_lines_above(const struct ctx *c, uint32_t at)
+{
+	const char *t = c->src->text;
+	while (at > 0 && t[at - 1] != '\n')
+		at--;
+	for (;;) {
+		if (at == 0)
+			return at;
+		uint32_t prev = at - 1; /* the previous line: [ls, prev) */
+		uint32_t ls = prev;
+		while (ls > 0 && t[ls - 1] != '\n')
+			ls--;
+		uint32_t a = ls, b = prev;
+		while (a < b && (t[a] == ' ' || t[a] == '\t'))
+			a++;
+		while (b > a && (t[b - 1] == ' ' || t[b - 1] == '\t' || t[b - 1] == '\r'))
+			b--;
+		bool line_comment = b - a >= 2 && t[a] == '/' && t[a + 1] == '/';
+		bool block = b - a >= 2 && t[b - 2] == '*' && t[b - 1] == '/';
+		if (!line_comment && !block)
+			return at;
+		if (block) { /* to the line its comment opens on */
+			const char *open = NULL;
+			for (uint32_t k = b - 2; k > 0 && !open; k--)
+				if (t[k - 1] == '/' && t[k] == '*')
+					open = t + k - 1;
+			if (!open)
+				return at;
+			uint32_t os = (uint32_t)(open - t), q = os;
+			while (q > 0 && t[q - 1] != '\n')
+				q--;
+			for (uint32_t k = q; k < os; k++)
+				if (t[k] != ' ' && t[k] != '\t')
+					return at; /* code before the comment on its first line */
+			ls = q;
+		}
+		at = ls;
+	}
+}
+
+/*
+ * Why member M of a struct of arrays cannot move by spatch's removal, or
+ * NULL: code or a comment shares its lines (spatch keeps a trailing comment
+ * and puts it on the line before; the moved copy would hold it twice).
+ */
+static char *member_alone(const struct ctx *c, TSNode m)
+{
+	const char *t = c->src->text;
+	uint32_t s = ts_node_start_byte(m), e = ts_node_end_byte(m), k;
+	for (k = s; k > 0 && (t[k - 1] == ' ' || t[k - 1] == '\t'); k--)
+		;
+	bool alone = k == 0 || t[k - 1] == '\n';
+	for (k = e; alone && t[k] && t[k] != '\n'; k++)
+		alone = t[k] == ' ' || t[k] == '\t' || t[k] == '\r';
+	for (k = s; alone && k + 1 < e; k++)
+		alone = !(t[k] == '/' && (t[k + 1] == '*' || t[k + 1] == '/'));
+	if (!alone)
+		return xasprintf("the field at line %u shares its lines with a comment or other code, which "
+				 "spatch would leave misplaced: move it by hand", line_of(c, m));
+	uint32_t ls = s;
+	while (ls > 0 && t[ls - 1] != '\n')
+		ls--;
+	if (comment_lines_above(c, s) < ls)
+		return xasprintf("the field at line %u has a comment above it, which spatch removes with the "
+				 "field: move it by hand", line_of(c, m));
+	return NULL;
+}
+
 /*
  * The members of the struct body BODY that move, into OUT (the user's text
  * of their lines, `[NR_CPUS]` dropped), and their removal edits into FD.
@@ -1089,6 +1158,9 @@ static char *soa_members(struct ctx *c, struct percpu_array *pa, TSNode body, st
 				continue;
 			}
 			++*moved;
+			char *why = member_alone(c, m);
+			if (why)
+				return why;
 			/* the member's lines, as written */
 			uint32_t s = ts_node_start_byte(m), e = ts_node_end_byte(m);
 			while (s > 0 && c->src->text[s - 1] != '\n')

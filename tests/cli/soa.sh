@@ -94,6 +94,18 @@ expect_out 'the field declaration at line 14 mixes per-CPU arrays and other fiel
 run diff mixed
 expect_no_out 'cstat_percpu' "a mixed declaration: nothing converts"
 
+# a comment on or above a field that moves: spatch would misplace or drop it, so the struct stays
+cp -r "$tree" cmt
+sed -i 's|^\t\t     system_ticks\[NR_CPUS\];$|&\t/* kernel mode */|' cmt/include/linux/cpustat.h
+run scan -v cmt
+expect_out 'the field at line 12 shares its lines with a comment or other code' "a trailing comment: the reason"
+run diff cmt
+expect_no_out 'cstat_percpu' "a trailing comment: nothing converts"
+cp -r "$tree" cmt2
+sed -i 's|^\tunsigned int irqs\[NR_CPUS\]\[CS_NR_IRQS\];$|\t/* interrupts taken, per CPU */\n&|' cmt2/include/linux/cpustat.h
+run scan -v cmt2
+expect_out 'the field at line 17 has a comment above it, which spatch removes with the field' "a comment above: the reason"
+
 # explain on one use shows the whole plan: every file of the conversion
 cp -r "$tree" cs2
 run explain --context-root cs2 cs2/drivers/char/cpustat_irq.c:13
