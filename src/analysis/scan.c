@@ -662,7 +662,7 @@ static bool arrays_verdicts(tree_array_vec *a, const char_vec *users, const stru
 			if (f->fix == FIX_NONE)
 				bad = f;
 		}
-		for (size_t u = 0; u < users[i].len && !bad; u++) {
+		for (size_t u = 0; u < users[i].len && !bad && !t->why_not; u++) {
 			bool part = false, converted = false;
 			for (size_t k = 0; k < out->findings.len; k++) {
 				const struct finding *f = &out->findings.items[k];
