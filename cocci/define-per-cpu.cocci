@@ -252,7 +252,7 @@ p << soa_decl.p;
 dn; ty; nm;
 @@
 import re
-m = re.match(r'^(.*(?:DEFINE|DECLARE)_PER_CPU)\((.*), (\w+)\)$', SITES[site_span_node(p, "A", "declaration")].strip().rstrip(';'), re.S)
+m = re.match(r'^(.*(?:DEFINE|DECLARE)_PER_CPU)\((.*), (\w+)\)$', SITES[site_span_node(p, "A", "declaration")].rstrip().rstrip(';'), re.S)
 coccinelle.dn = cocci.make_ident(m.group(1))
 coccinelle.ty = cocci.make_ident(m.group(2))
 coccinelle.nm = cocci.make_ident(m.group(3))
