@@ -529,6 +529,7 @@ void tree_array_release(struct tree_array *t)
 	free(t->soa_file);
 	free(t->soa_var);
 	free(t->soa_fields);
+	free(t->plan);
 }
 
 /*
@@ -803,6 +804,84 @@ static void convert_tree_arrays(const struct scan_options *opts, struct scan_res
 	free(users);
 }
 
+static bool any_text(const char *text, size_t len)
+{
+	(void)text;
+	(void)len;
+	return true;
+}
+
+/*
+ * explain: the other files of each array to convert, scanned as the tree's
+ * own scan scans them first, for the functions whose contexts the tree
+ * should decide (their uses' accessors then match `diff` of the tree).
+ */
+static void users_want(struct scan_result *out, char_vec *users, char *const *scanned, size_t nscanned,
+		       const struct scan_options *opts)
+{
+	struct scan_options o = index_options(opts);
+	char_vec done = VEC_INIT;
+	for (size_t i = 0; i < out->arrays.len; i++) {
+		if (out->arrays.items[i].why_not)
+			continue;
+		for (size_t u = 0; u < users[i].len; u++) {
+			const char *f = users[i].items[u];
+			bool seen = is_asm(f);
+			for (size_t k = 0; k < nscanned && !seen; k++)
+				seen = strcmp(scanned[k], f) == 0;
+			for (size_t k = 0; k < done.len && !seen; k++)
+				seen = strcmp(done.items[k], f) == 0;
+			if (seen)
+				continue;
+			vec_push(&done, users[i].items[u]);
+			struct scan_result r = SCAN_RESULT_INIT;
+			if (!index_scan(f, any_text, &o, &r))
+				continue;
+			for (size_t w = 0; w < r.want.len; w++)
+				vec_push(&out->want, r.want.items[w]);
+			r.want.len = 0;
+			scan_result_release(&r);
+		}
+	}
+	vec_release(&done);
+}
+
+/* Each converted array's edits in every file, into its plan (before the other files' findings go). */
+static void arrays_plans(struct scan_result *out)
+{
+	static const char *const ops[] = {"replace", "insert-before", "insert-after"};
+	for (size_t i = 0; i < out->arrays.len; i++) {
+		struct tree_array *t = &out->arrays.items[i];
+		if (t->why_not)
+			continue;
+		struct buf b = BUF_INIT;
+		for (size_t k = 0; k < out->findings.len; k++) {
+			const struct finding *f = &out->findings.items[k];
+			if (!f->array || strcmp(f->array, t->name) != 0 || f->protected_site || f->fix == FIX_NONE)
+				continue;
+			for (size_t e = 0; e < f->edits.len; e++) {
+				const struct edit *x = &f->edits.items[e];
+				struct buf line = BUF_INIT;
+				buf_printf(&line, "%s:%u:%u: %s", f->file, x->start.line, x->start.column,
+					   x->op == EDIT_REPLACE && !x->text[0] ? "remove" : ops[x->op]);
+				if (x->text[0]) {
+					buf_puts(&line, " \"");
+					for (const char *c = x->text; *c; c++) /* one line each */
+						buf_puts(&line, *c == '\n' ? "\\n" : *c == '\t' ? "\\t" : (char[]){*c, 0});
+					buf_putc(&line, '"');
+				}
+				/* an edit two findings share (a use and the file's part) is listed once */
+				if (!strstr(buf_cstr(&b), buf_cstr(&line)))
+					buf_printf(&b, "%s%s", b.len ? "\n" : "", buf_cstr(&line));
+				buf_release(&line);
+			}
+		}
+		free(t->plan);
+		t->plan = b.len ? buf_detach(&b) : NULL;
+		buf_release(&b);
+	}
+}
+
 void scan_with_tree(char *const *index, size_t n, char *const *scanned, size_t nscanned,
 		    const struct scan_options *opts, struct scan_result *out, struct tree_ids *ids)
 {
@@ -812,8 +891,12 @@ void scan_with_tree(char *const *index, size_t n, char *const *scanned, size_t n
 	size_t njudged = opts->arrays_over_index ? n : nscanned;
 	/* before the index takes the identifiers over */
 	char_vec *users = arrays_prepare(index, n, judged, njudged, opts, out, ids);
+	if (opts->arrays_over_index && users)
+		users_want(out, users, scanned, nscanned, opts);
 	if (!out->want.len && !out->macros.len) {
 		convert_tree_arrays(opts, out, users);
+		if (opts->arrays_over_index)
+			arrays_plans(out);
 		if (index != scanned)
 			filter_files(out, scanned, nscanned, true);
 		resort(out);
@@ -837,6 +920,8 @@ void scan_with_tree(char *const *index, size_t n, char *const *scanned, size_t n
 	note_preemptible(out, again.items, again.len);
 	vec_release(&again);
 	convert_tree_arrays(opts, out, users);
+	if (opts->arrays_over_index)
+		arrays_plans(out);
 	if (index != scanned)
 		filter_files(out, scanned, nscanned, true);
 	resort(out);

@@ -44,6 +44,8 @@ struct tree_array {
 	char *soa_tag, *soa_file;
 	unsigned soa_line;
 	char *soa_var, *soa_fields;
+	/* explain (scan_with_tree() over an index): every file's edits, one per line, or NULL */
+	char *plan;
 };
 typedef VEC(struct tree_array) tree_array_vec;
 

@@ -637,7 +637,7 @@ static void print_quoted(const char *s)
 	putchar('"');
 }
 
-static void explain_finding(const struct finding *f, const char *src)
+static void explain_finding(const struct finding *f, const char *src, const struct scan_result *r)
 {
 	static const char *const ops[] = {"replace", "insert-before", "insert-after"};
 	printf("%s:%u:%u: %s %s: ", f->file, f->pos.line, f->pos.column, rule_code(f->rule), rule_name(f->rule));
@@ -670,6 +670,9 @@ static void explain_finding(const struct finding *f, const char *src)
 	}
 	if (f->fix_note)
 		print_lines("fix note:", f->fix_note);
+	const struct tree_array *t = f->array ? tree_array_find(&r->arrays, f->array, f->file) : NULL;
+	if (t && t->plan && !f->protected_site && f->fix != FIX_NONE)
+		print_lines("the whole conversion, every file:", t->plan);
 }
 
 /* The tree index over ROOT for FILE's findings in R (the file scanned again with it). */
@@ -782,7 +785,7 @@ int cmd_explain(int argc, char **argv)
 			continue;
 		if (shown++)
 			putchar('\n');
-		explain_finding(f, src);
+		explain_finding(f, src, &r);
 		const char *glob = a.cfg && !f->protected_site ? config_ignores(a.cfg, f) : NULL;
 		if (glob)
 			printf("  config: %s ignores %s in \"%s\" ([ignore-paths]); scan does not report it\n",

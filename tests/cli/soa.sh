@@ -112,6 +112,10 @@ run explain --context-root cs2 cs2/drivers/char/cpustat_irq.c:13
 expect_out 'the files naming it convert together: .*cs2/include/linux/cpustat.h' "explain: the header's part"
 expect_out 'the files naming it convert together: .*cs2/kernel/cpustat.c' "explain: the definition's part"
 run explain --context-root cs2 cs2/drivers/char/cpustat_irq.c:21
+expect_out '^  the whole conversion, every file:$' "explain on a use: the whole plan"
+expect_out '^    cs2/include/linux/cpustat.h:12:2: remove$' "the plan: a field removed from the struct"
+expect_out '^    cs2/kernel/cpustat.c:5:1: insert-after "DEFINE_PER_CPU\(struct cpu_stat_percpu, cstat_percpu\);"$' "the plan: the definition in another file"
+expect_out '^    cs2/kernel/cpustat.c:29:10: replace "per_cpu\(cstat_percpu, i\).user_ticks"$' "the plan: another file's use"
 expect_out 'replace +21:2-21:40 field_subscript "get_cpu_var\(cstat_percpu\).system_ticks"' "explain: this use's edit"
 
 echo "$n_pass passed, $n_fail failed"

@@ -114,6 +114,7 @@ run explain --context-root again again/drivers/net/fastnet_stat.c:6
 expect_out 'the files naming it convert together: .*again/include/linux/fastdev_stat\.h' "explain names every file of the conversion: the header"
 expect_out 'the files naming it convert together: .*again/net/core/fastdev_stat\.c' "explain names every file of the conversion: the definition"
 expect_out 'replace +6:2-6:35 subscript_expression "get_cpu_var\(fastdev_stats\)"' "explain: this file's edit"
+expect_out '^    again/net/core/fastdev_stat.c:4:1: replace "DEFINE_PER_CPU\(struct fastdev_stat, fastdev_stats\);"$' "explain: the whole plan, another file's edit"
 # one file's part suppressed: no file converts the array
 sed -i 's|fastdev_stats\[smp_processor_id()\]\.drops++;|& /* preemptify: ignore P008 */|' again/drivers/net/fastnet_stat.c
 run diff again
