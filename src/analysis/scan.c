@@ -601,6 +601,16 @@ static void arrays_users(tree_array_vec *a, char *const *index, size_t n, char *
 		(void)any;
 		free(text);
 	}
+	/* a struct of arrays: the file defining the struct says why when it is left alone (-v) */
+	for (size_t i = 0; i < a->len; i++) {
+		bool listed = !a->items[i].soa_tag;
+		for (size_t k = 0; k < users[i].len && !listed; k++)
+			listed = strcmp(users[i].items[k], a->items[i].soa_file) == 0;
+		if (!listed) {
+			vec_push(&users[i], a->items[i].soa_file);
+			vec_push(&declares[i], true);
+		}
+	}
 	free(sorted);
 	for (size_t i = 0; i < a->len; i++) {
 		struct buf b = BUF_INIT;
