@@ -479,6 +479,10 @@ void soa_discover(tree_array_vec *a, char *const *index, size_t n, const struct 
 					       "DEFINE_PER_CPU(struct %s, %s) with the fields' [NR_CPUS] dropped, by hand "
 					       "(preemptify moves the per-CPU fields out of a struct that keeps others)",
 					       def->tag, u.name, def->tag, u.name));
+		size_t fl = strlen(u.file);
+		if (fl < 2 || strcmp(u.file + fl - 2, ".c") != 0)
+			note_why(&u, xasprintf("%s is defined in %s, not in a .c file: DEFINE_PER_CPU there would "
+					       "define it in every file that includes it", u.name, u.file));
 		if (!u.decl_in_def_file)
 			note_why(&u, xasprintf("%s, where struct %s is defined, does not declare %s: the per-CPU "
 					       "struct has no place to go", def->file, def->tag, u.name));

@@ -94,6 +94,13 @@ expect_out 'the field declaration at line 14 mixes per-CPU arrays and other fiel
 run diff mixed
 expect_no_out 'cstat_percpu' "a mixed declaration: nothing converts"
 
+# the instance defined in a header (a tentative definition in every includer): left
+cp -r "$tree" hdr
+sed -i 's/^extern struct cpu_stat cstat;/struct cpu_stat cstat;/' hdr/include/linux/cpustat.h
+sed -i 's/^struct cpu_stat cstat;$//' hdr/kernel/cpustat.c
+run scan -v hdr
+expect_out 'cstat is defined in hdr/include/linux/cpustat.h, not in a .c file' "an instance in a header: the reason"
+
 # a comment on or above a field that moves: spatch would misplace or drop it, so the struct stays
 cp -r "$tree" cmt
 sed -i 's|^\t\t     system_ticks\[NR_CPUS\];$|&\t/* kernel mode */|' cmt/include/linux/cpustat.h
