@@ -566,7 +566,7 @@ typedef VEC(bool) bool_vec;
  * not scanned keeps the array as it is.
  */
 static void arrays_users(tree_array_vec *a, char *const *index, size_t n, char *const *scanned, size_t nscanned,
-			 const struct tree_ids *ids, char_vec *users, bool_vec *declares)
+			 const struct tree_ids *ids, char_vec *users, bool_vec *declares, bool verbose)
 {
 	char **sorted = xmalloc((nscanned ? nscanned : 1) * sizeof *sorted);
 	memcpy(sorted, scanned, nscanned * sizeof *sorted);
@@ -577,7 +577,8 @@ static void arrays_users(tree_array_vec *a, char *const *index, size_t n, char *
 		bool any = false, maybe = !ids || !ids[f].ids;
 		/* the identifiers the scan hashed say which files may name one: only those are read */
 		for (size_t i = 0; i < a->len && !maybe; i++)
-			maybe = strlen(a->items[i].name) < TREE_MIN_NAME || tree_ids_has(&ids[f], a->items[i].name);
+			maybe = a->items[i].name[0] && /* a struct left alone before its instance was met */
+				(strlen(a->items[i].name) < TREE_MIN_NAME || tree_ids_has(&ids[f], a->items[i].name));
 		if (!maybe || read_file(index[f], &text, &len) < 0)
 			continue;
 		for (size_t i = 0; i < a->len; i++) {
@@ -601,9 +602,9 @@ static void arrays_users(tree_array_vec *a, char *const *index, size_t n, char *
 		(void)any;
 		free(text);
 	}
-	/* a struct of arrays: the file defining the struct says why when it is left alone (-v) */
+	/* a struct of arrays: the file defining the struct says why when it is left alone (-v only) */
 	for (size_t i = 0; i < a->len; i++) {
-		bool listed = !a->items[i].soa_tag;
+		bool listed = !a->items[i].soa_tag || (a->items[i].why_not && !verbose);
 		for (size_t k = 0; k < users[i].len && !listed; k++)
 			listed = strcmp(users[i].items[k], a->items[i].soa_file) == 0;
 		if (!listed) {
@@ -751,7 +752,7 @@ static char_vec *arrays_prepare(char *const *index, size_t n, char *const *scann
 							"give --context-root)", a->items[i].name);
 	char_vec *users = xcalloc(a->len, sizeof *users);
 	bool_vec *declares = xcalloc(a->len, sizeof *declares);
-	arrays_users(a, index, n, scanned, nscanned, ids, users, declares);
+	arrays_users(a, index, n, scanned, nscanned, ids, users, declares, opts->verbose);
 	/* an array refused already: only the files declaring it say why (the others show nothing) */
 	for (size_t i = 0; i < a->len; i++) {
 		size_t w = 0;

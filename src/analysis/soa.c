@@ -445,16 +445,18 @@ void soa_discover(tree_array_vec *a, char *const *index, size_t n, const struct 
 		uses[d] = (struct soa_uses){&defs.items[d], NULL, NULL, 0, 0,
 					    defs.items[d].why_not ? xstrdup(defs.items[d].why_not) : NULL, false, NULL};
 	for (size_t f = 0; f < n && defs.len; f++) {
+		/* a struct already left alone needs no more of the tree (task_struct: refused at its first pointer) */
 		bool maybe = false;
 		for (size_t d = 0; d < defs.len && !maybe; d++)
-			maybe = tags ? tag_set_has(&tags[f], defs.items[d].tag) : may_name(ids, f, defs.items[d].tag);
+			maybe = !uses[d].why_not && (tags ? tag_set_has(&tags[f], defs.items[d].tag)
+							  : may_name(ids, f, defs.items[d].tag));
 		char *text;
 		size_t len;
 		if (!maybe || read_file(index[f], &text, &len) < 0)
 			continue;
 		char *t = NULL;
 		for (size_t d = 0; d < defs.len; d++) {
-			if (!text_has_word(text, len, defs.items[d].tag))
+			if (uses[d].why_not || !text_has_word(text, len, defs.items[d].tag))
 				continue;
 			if (!t)
 				t = blank_comments(text, len);
@@ -468,11 +470,20 @@ void soa_discover(tree_array_vec *a, char *const *index, size_t n, const struct 
 		struct soa_uses u = uses[d];
 		if (u.init_why)
 			note_why(&u, u.init_why);
-		if (!u.name || !u.defs) {
+		if ((!u.name || !u.defs) && !u.why_not) {
 			free(u.name);
 			free(u.file);
-			free(u.why_not);
 			continue; /* a type, not per-CPU data of the tree: nothing to say */
+		}
+		if (!u.name || !u.defs) {
+			/* left alone before its instance was met (the tree is read no further): the struct says why */
+			free(u.name);
+			free(u.file);
+			struct tree_array t = {xstrdup(""), xasprintf("struct %s", def->tag), xstrdup(def->file), def->line,
+					       u.why_not, NULL, xstrdup(def->tag), xstrdup(def->file), def->line,
+					       xstrdup(""), xasprintf(" %s", buf_cstr(&def->fields)), NULL};
+			vec_push(a, t);
+			continue;
 		}
 		if (!def->global)
 			note_why(&u, xasprintf("every field of struct %s is a per-CPU array: %s becomes "

@@ -865,8 +865,9 @@ static void soa_refused(struct ctx *c)
 		if (ts_node_is_null(pa.soa_struct))
 			continue;
 		add_protected(c, RULE_P008, ts_field(pa.soa_struct, "name"), NULL,
-			      xasprintf("the NR_CPUS fields of struct %s (instance %s) are left as they are", e->soa_tag,
-					e->name),
+			      e->name[0] ? xasprintf("the NR_CPUS fields of struct %s (instance %s) are left as they are",
+						     e->soa_tag, e->name)
+					 : xasprintf("the NR_CPUS fields of struct %s are left as they are", e->soa_tag),
 			      xstrdup(e->why_not));
 	}
 }
