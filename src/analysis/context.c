@@ -318,20 +318,25 @@ static char *stored_field(TSNode n, const char *src)
 }
 
 struct member_scan {
-	const char *src, *field;
+	const char *src;
+	char **fields;   /* the candidate fields, distinct */
+	unsigned *ok;    /* per field: the accesses that only store, call or test */
 	size_t n;
-	unsigned ok;
 };
 
-/* Counts the accesses to the member that only store to it, call it or test it. */
+/* Counts, per candidate field, the accesses that only store to it, call it or test it. */
 static bool member_visit(TSNode n, void *ctx)
 {
 	struct member_scan *m = ctx;
 	if (!ts_type_is(n, "field_expression"))
 		return true;
 	TSNode fld = ts_field(n, "field");
-	if (ts_node_end_byte(fld) - ts_node_start_byte(fld) != m->n ||
-	    memcmp(m->src + ts_node_start_byte(fld), m->field, m->n) != 0)
+	size_t len = ts_node_end_byte(fld) - ts_node_start_byte(fld);
+	const char *name = m->src + ts_node_start_byte(fld);
+	size_t k = 0;
+	while (k < m->n && (strlen(m->fields[k]) != len || memcmp(name, m->fields[k], len) != 0))
+		k++;
+	if (k == m->n)
 		return true;
 	TSNode p = ts_parent(n);
 	if ((ts_type_is(p, "assignment_expression") && ts_node_eq(ts_field(p, "left"), n) &&
@@ -340,37 +345,58 @@ static bool member_visit(TSNode n, void *ctx)
 	    (ts_type_is(p, "binary_expression") && (ts_text_is(ts_field(p, "operator"), m->src, "==") ||
 						    ts_text_is(ts_field(p, "operator"), m->src, "!="))) ||
 	    (ts_type_is(p, "unary_expression") && ts_text_is(ts_field(p, "operator"), m->src, "!")))
-		m->ok++;
+		m->ok[k]++;
 	return true;
 }
 
-/*
- * Is every access to member FIELD in the file (its text, #define bodies
- * included) a store, a call or a test, so that the file's calls through
- * it are all there is to see?
- */
-static bool member_calls_only(const struct file_analysis *fa, const char *field)
+static bool private_candidate(const struct file_analysis *fa, const struct fn *f)
 {
-	const char *t = fa->src->parse_text;
-	size_t n = strlen(field);
-	unsigned text = text_member_accesses(t, fa->src->len, field, 0);
-	struct member_scan m = {t, field, n, 0};
-	ts_walk(ts_tree_root_node(fa->tree), member_visit, &m);
-	return m.ok == text;
+	return f->via_field && !f->via_bad && f->is_static && f->ctx == CTX_PROCESS && !analysis_fn_is_shared(fa, f);
 }
 
-/* The functions stored only in a field no other file of the tree accesses: called through it. */
+/*
+ * The functions stored only in a field no other file of the tree accesses,
+ * and whose every access in this file (its text, #define bodies included)
+ * is a store, a call or a test: called through the field, so that the
+ * file's calls through it are all there is to see. One walk serves every
+ * candidate field.
+ */
 static void private_fields(struct file_analysis *fa)
 {
-	for (size_t i = 0; fa->ext && i < fa->fns.len; i++) {
+	if (!fa->ext)
+		return;
+	struct member_scan m = {fa->src->parse_text, NULL, NULL, 0};
+	for (size_t i = 0; i < fa->fns.len; i++) {
+		const struct fn *f = &fa->fns.items[i];
+		if (!private_candidate(fa, f))
+			continue;
+		size_t k = 0;
+		while (k < m.n && strcmp(m.fields[k], f->via_field) != 0)
+			k++;
+		if (k < m.n)
+			continue;
+		m.fields = xrealloc(m.fields, (m.n + 1) * sizeof *m.fields);
+		m.fields[m.n++] = f->via_field;
+	}
+	if (!m.n)
+		return;
+	m.ok = xcalloc(m.n, sizeof *m.ok);
+	ts_walk(ts_tree_root_node(fa->tree), member_visit, &m);
+	for (size_t i = 0; i < fa->fns.len; i++) {
 		struct fn *f = &fa->fns.items[i];
-		if (!f->via_field || f->via_bad || !f->is_static || analysis_fn_is_shared(fa, f) ||
-		    f->ctx != CTX_PROCESS || !member_calls_only(fa, f->via_field) ||
+		if (!private_candidate(fa, f))
+			continue;
+		size_t k = 0;
+		while (strcmp(m.fields[k], f->via_field) != 0)
+			k++;
+		if (m.ok[k] != text_member_accesses(m.src, fa->src->len, f->via_field, 0) ||
 		    !tree_field_private(fa->ext, fa->src->path, f->via_field))
 			continue;
 		f->via_private = true;
 		f->addr_taken = false;
 	}
+	free(m.fields);
+	free(m.ok);
 }
 
 static TSNode function_declarator(TSNode d)

@@ -770,27 +770,31 @@ static char_vec *arrays_prepare(char *const *index, size_t n, char *const *scann
 /*
  * The files naming each array (USERS, from arrays_prepare(), taken) are
  * scanned again with the tree's verdicts until they hold (a refusal in one
- * file refuses the array in all of them).
+ * file refuses the array in all of them). FIRST (or NULL), the files the
+ * tree's contexts change, join the first round: a file is scanned once
+ * for both.
  */
-static void convert_tree_arrays(const struct scan_options *opts, struct scan_result *out, char_vec *users)
+static void convert_tree_arrays(const struct scan_options *opts, struct scan_result *out, char_vec *users,
+				const char_vec *first)
 {
 	tree_array_vec *a = &out->arrays;
-	if (!users)
-		return;
 	struct scan_options o = *opts;
 	o.tree = out->tree;
 	o.want = false;
 	o.ids = NULL;
 	o.macros = &out->macros;
-	o.arrays = a;
+	o.arrays = users ? a : NULL;
 	o.progress = NULL;
-	/* scanned in a round: every array first, then the eligible ones and those refused last round */
-	bool *rescan = xcalloc(a->len, sizeof *rescan);
+	/* scanned in a round: every array first, then those refused last round (a file's
+	 * scan depends only on the verdicts of the arrays it names) */
+	bool *rescan = xcalloc(a->len ? a->len : 1, sizeof *rescan);
 	for (size_t i = 0; i < a->len; i++)
 		rescan[i] = true;
 	for (unsigned round = 0; round <= a->len && !interrupted(); round++) {
 		char_vec again = VEC_INIT;
-		for (size_t i = 0; i < a->len; i++)
+		for (size_t i = 0; round == 0 && first && i < first->len; i++)
+			vec_push(&again, first->items[i]);
+		for (size_t i = 0; users && i < a->len; i++)
 			if (rescan[i])
 				for (size_t u = 0; u < users[i].len; u++)
 					if (!is_asm(users[i].items[u]))
@@ -800,17 +804,21 @@ static void convert_tree_arrays(const struct scan_options *opts, struct scan_res
 			break;
 		}
 		scan_again(&again, &o, out);
+		if (round == 0 && first)
+			note_preemptible(out, again.items, again.len);
 		vec_release(&again);
+		if (!users)
+			break;
 		for (size_t i = 0; i < a->len; i++)
 			rescan[i] = a->items[i].why_not == NULL;
 		if (!arrays_verdicts(a, users, out))
 			break;
-		/* newly refused (ok before, not now) and still eligible: scanned again */
+		/* newly refused (ok before, not now): scanned again */
 		for (size_t i = 0; i < a->len; i++)
-			rescan[i] = rescan[i] || a->items[i].why_not == NULL;
+			rescan[i] = rescan[i] && a->items[i].why_not != NULL;
 	}
 	free(rescan);
-	for (size_t i = 0; i < a->len; i++)
+	for (size_t i = 0; users && i < a->len; i++)
 		vec_release(&users[i]);
 	free(users);
 }
@@ -905,7 +913,7 @@ void scan_with_tree(char *const *index, size_t n, char *const *scanned, size_t n
 	if (opts->arrays_over_index && users)
 		users_want(out, users, scanned, nscanned, opts);
 	if (!out->want.len && !out->macros.len) {
-		convert_tree_arrays(opts, out, users);
+		convert_tree_arrays(opts, out, users, NULL);
 		if (opts->arrays_over_index)
 			arrays_plans(out);
 		if (index != scanned)
@@ -917,20 +925,13 @@ void scan_with_tree(char *const *index, size_t n, char *const *scanned, size_t n
 	/* before the index takes the identifiers over: IDS[i] is SCANNED[i]'s when INDEX starts with it */
 	if (out->macros.len)
 		macro_users(out, scanned, nscanned, ids && n >= nscanned && index == scanned ? ids : NULL, &again);
-	tree_context_build(&out->tree, index, n, &out->want, ids, opts->jobs);
+tree_context_build(&out->tree, index, n, &out->want, ids, opts->jobs);
 	/* the files defining a function the tree found atomic: their verdicts change */
 	for (size_t i = 0; i < out->want.len; i++)
 		if (tree_context_atomic(out->tree, out->want.items[i].name, out->want.items[i].file))
 			vec_push(&again, out->want.items[i].file);
-	struct scan_options o = *opts;
-	o.tree = out->tree;
-	o.want = false;
-	o.ids = NULL;
-	o.macros = &out->macros;
-	scan_again(&again, &o, out);
-	note_preemptible(out, again.items, again.len);
+	convert_tree_arrays(opts, out, users, &again);
 	vec_release(&again);
-	convert_tree_arrays(opts, out, users);
 	if (opts->arrays_over_index)
 		arrays_plans(out);
 	if (index != scanned)
