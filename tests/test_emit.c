@@ -52,7 +52,7 @@ static struct finding make_finding(const char *file, unsigned line, unsigned col
 static void add_edit(struct finding *f, enum edit_op op, unsigned l1, unsigned c1, unsigned l2, unsigned c2,
 		     const char *node, const char *text)
 {
-	struct edit e = {op, {l1, c1, 0}, {l2, c2, 0}, node, xstrdup(text), false, false, "", {0, 0, 0}};
+	struct edit e = {op, {l1, c1, 0}, {l2, c2, 0}, node, xstrdup(text), false, false, "", {0, 0, 0}, false};
 	vec_push(&f->edits, e);
 }
 

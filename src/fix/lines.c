@@ -368,7 +368,9 @@ char *lines_indent_added(const char *old_text, size_t old_len, const char *new_t
 			buf_add(&b, s + ind, full - ind);
 			continue;
 		}
-		unsigned ref = added[line] && ind < n && memchr(s, ' ', ind) && s[ind] != '}' ?
+		/* tabs then spaces is already the kernel's: an aligned continuation (`int a,\n\t    b;`) */
+		bool aligned = ind > 0 && s[0] == '\t' && s[ind - 1] == ' ';
+		unsigned ref = added[line] && !aligned && ind < n && memchr(s, ' ', ind) && s[ind] != '}' ?
 				       neighbour(&newl, added, line, -1) : 0;
 		size_t rn = 0;
 		const char *r = ref ? lines_get(&newl, ref, &rn) : NULL;
@@ -570,6 +572,144 @@ char *lines_brace_before_comment(const char *old_text, size_t old_len, const cha
 		buf_add(&b, s + e, full - e);
 		line++; /* the brace's line goes */
 	}
+	lines_release(&oldl);
+	lines_release(&newl);
+	*out_len = b.len;
+	return buf_detach(&b);
+}
+
+enum cond_line { COND_NONE, COND_IF, COND_ARM, COND_END };
+
+/* Which conditional directive line S (N bytes) is, if any; *CONT when it goes on (a backslash). */
+static enum cond_line cond_kind(const char *s, size_t n, bool *cont)
+{
+	size_t i = 0;
+	while (i < n && (s[i] == ' ' || s[i] == '\t'))
+		i++;
+	if (i == n || s[i] != '#')
+		return COND_NONE;
+	i++;
+	while (i < n && (s[i] == ' ' || s[i] == '\t'))
+		i++;
+	static const struct {
+		const char *word;
+		enum cond_line kind;
+	} words[] = {{"ifdef", COND_IF}, {"ifndef", COND_IF}, {"if", COND_IF},
+		     {"elif", COND_ARM}, {"else", COND_ARM}, {"endif", COND_END}};
+	size_t e = trim_end(s, 0, n);
+	*cont = e > 0 && s[e - 1] == '\\';
+	for (size_t k = 0; k < ARRAY_SIZE(words); k++) {
+		size_t w = strlen(words[k].word);
+		if (n - i >= w && memcmp(s + i, words[k].word, w) == 0 && (n - i == w || !word_char(s[i + w])))
+			return words[k].kind;
+	}
+	return COND_NONE;
+}
+
+static bool blank_line(const char *s, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (s[i] != ' ' && s[i] != '\t' && s[i] != '\r')
+			return false;
+	return true;
+}
+
+struct cond_group {
+	VEC(unsigned) directives; /* old lines, continuation lines included */
+	bool ok;                  /* its directives are as they were */
+	bool code, all_gone;      /* it held code; NEW removed all of it */
+};
+
+char *lines_drop_emptied_conditionals(const char *old_text, size_t old_len, const char *new_text,
+				      size_t new_len, size_t *out_len)
+{
+	textdiff_hunk_vec hunks = VEC_INIT;
+	if (textdiff_hunks(old_text, old_len, new_text, new_len, &hunks) < 0 || !hunks.len) {
+		error_clear();
+		vec_release(&hunks);
+		*out_len = new_len;
+		return xstrndup(new_text, new_len);
+	}
+	struct lines oldl, newl;
+	lines_init(&oldl, old_text, old_len);
+	lines_init(&newl, new_text, new_len);
+	size_t no = oldl.start.len;
+	/* per old line: 0 kept (then new_of), 1 removed by a pure deletion, 2 changed */
+	uint8_t *state = xcalloc(no + 1, 1);
+	unsigned *new_of = xcalloc(no + 1, sizeof *new_of);
+	long delta = 0;
+	size_t h = 0;
+	for (unsigned L = 1; L <= no; L++) {
+		while (h < hunks.len && hunks.items[h].old_lines == 0 && hunks.items[h].old_start < L) {
+			delta += hunks.items[h].new_lines;
+			h++;
+		}
+		const struct textdiff_hunk *x = h < hunks.len ? &hunks.items[h] : NULL;
+		if (x && x->old_lines && L >= x->old_start && L < x->old_start + x->old_lines) {
+			state[L] = x->new_lines ? 2 : 1;
+			if (L == x->old_start + x->old_lines - 1) {
+				delta += (long)x->new_lines - (long)x->old_lines;
+				h++;
+			}
+			continue;
+		}
+		new_of[L] = (unsigned)((long)L + delta);
+	}
+	bool *drop = xcalloc(newl.start.len + 1, sizeof *drop);
+	bool any = false;
+	VEC(struct cond_group) stack = VEC_INIT;
+	for (unsigned L = 1; L <= no; L++) {
+		size_t n;
+		const char *s = lines_get(&oldl, L, &n);
+		bool cont = false;
+		enum cond_line k = cond_kind(s, n, &cont);
+		struct cond_group *top = stack.len ? &stack.items[stack.len - 1] : NULL;
+		if (k == COND_IF) {
+			struct cond_group g = {VEC_INIT, true, false, true};
+			vec_push(&stack, g);
+			top = &stack.items[stack.len - 1];
+		}
+		if (k != COND_NONE && top) {
+			vec_push(&top->directives, L);
+			top->ok &= state[L] == 0;
+			/* a directive continued by backslashes: its lines go together */
+			while (cont && L < no) {
+				s = lines_get(&oldl, ++L, &n);
+				vec_push(&top->directives, L);
+				top->ok &= state[L] == 0;
+				size_t e = trim_end(s, 0, n);
+				cont = e > 0 && s[e - 1] == '\\';
+			}
+		}
+		if (k == COND_END && top) {
+			bool emptied = top->ok && top->code && top->all_gone;
+			for (size_t d = 0; emptied && d < top->directives.len; d++)
+				drop[new_of[top->directives.items[d]]] = true;
+			any |= emptied;
+			vec_release(&top->directives);
+			stack.len--;
+			if (stack.len) { /* to the outer one, an emptied conditional is code gone */
+				stack.items[stack.len - 1].code = true;
+				stack.items[stack.len - 1].all_gone &= emptied;
+			}
+			continue;
+		}
+		if (k == COND_NONE && top && !blank_line(s, n)) {
+			top->code = true;
+			top->all_gone &= state[L] == 1;
+		}
+	}
+	for (size_t i = 0; i < stack.len; i++)
+		vec_release(&stack.items[i].directives);
+	vec_release(&stack);
+	struct buf b = BUF_INIT;
+	for (unsigned line = 1; line <= newl.start.len; line++)
+		if (!any || !drop[line])
+			buf_add(&b, lines_get(&newl, line, &(size_t){0}), line_full(&newl, line, new_len));
+	free(drop);
+	free(new_of);
+	free(state);
+	vec_release(&hunks);
 	lines_release(&oldl);
 	lines_release(&newl);
 	*out_len = b.len;

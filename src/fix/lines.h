@@ -70,4 +70,15 @@ char *lines_keep_trailing_comments(const char *old_text, size_t old_len, const c
 char *lines_brace_before_comment(const char *old_text, size_t old_len, const char *new_text,
 				 size_t new_len, size_t *out_len);
 
+/*
+ * Drops the directives of a conditional (`#if`/`#ifdef`/`#ifndef` ...
+ * `#elif`/`#else` ... `#endif`) whose every line of code NEW removed from
+ * OLD, its directives left as they were: spatch removes the fields of a
+ * struct that move to its per-CPU struct, not the `#if` around them. Only
+ * a conditional that held code and now holds none (blank lines aside)
+ * goes, inner ones first. Returns the new text (owned).
+ */
+char *lines_drop_emptied_conditionals(const char *old_text, size_t old_len, const char *new_text,
+				      size_t new_len, size_t *out_len);
+
 #endif

@@ -761,6 +761,8 @@ static void build_sites(struct job *j, const bool *active, const struct lines *l
 			const struct edit *e = &f->edits.items[ei];
 			const char *text = e->text ? e->text : "";
 			struct site *s = NULL;
+			if (e->by_text)
+				continue; /* made after spatch: lines_drop_emptied_conditionals() */
 			for (size_t k = 0; k < out->len; k++) {
 				struct site *o = &out->items[k];
 				if (o->kind == f->fix && o->op == e->op && o->start == e->start.offset &&
@@ -1125,6 +1127,16 @@ static void note_stale_slots(struct job *j)
 	}
 }
 
+/* Does an active finding plan an edit made after spatch? */
+static bool plans_by_text(const struct job *j, const bool *active)
+{
+	for (size_t f = 0; f < j->findings.len; f++)
+		for (size_t e = 0; active[f] && e < j->findings.items[f]->edits.len; e++)
+			if (j->findings.items[f]->edits.items[e].by_text)
+				return true;
+	return false;
+}
+
 static void process_file(size_t i, void *ctx)
 {
 	struct job *j = &((struct job *)ctx)[i];
@@ -1170,6 +1182,13 @@ static void process_file(size_t i, void *ctx)
 		/* and puts a brace it opens after a `//` comment before the comment */
 		text = lines_brace_before_comment(c->old_text, c->old_len, kept, kept_len, &len);
 		free(kept);
+		/* and leaves the #if around struct fields it removed, empty (the plan removes it) */
+		if (plans_by_text(j, active)) {
+			kept = lines_drop_emptied_conditionals(c->old_text, c->old_len, text, len, &kept_len);
+			free(text);
+			text = kept;
+			len = kept_len;
+		}
 		if (validate_active(j, active, why, text, len) && drop_failed(j, active, why, &n_active)) {
 			free(text);
 			continue;

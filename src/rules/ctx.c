@@ -191,6 +191,7 @@ void add_edit(const struct ctx *c, struct finding *fd, enum edit_op op, TSNode a
 	e.text = xstrdup(text);
 	e.wrap = op != EDIT_REPLACE && is_lone_body(anchor);
 	e.in_define = false;
+	e.by_text = false;
 	size_t ls = c->src->line_starts.items[e.start.line - 1], k = 0;
 	while (k + 1 < sizeof e.indent && (c->src->text[ls + k] == ' ' || c->src->text[ls + k] == '\t'))
 		e.indent[k] = c->src->text[ls + k], k++;

@@ -69,6 +69,12 @@ struct edit {
 	/* Insert-after: the end of the anchor's last line when only a comment follows it
 	 * there (the statement goes after the comment, as spatch puts it); line 0 otherwise. */
 	struct srcpos tail;
+	/*
+	 * A removal preemptify makes itself, after spatch: the directive line of
+	 * a conditional that held only struct fields spatch removes (spatch
+	 * removes the fields, never the #if around them).
+	 */
+	bool by_text;
 };
 
 struct finding {

@@ -1142,14 +1142,80 @@ static char *member_alone(const struct ctx *c, TSNode m)
 	return NULL;
 }
 
+/* Is S (N bytes) a conditional's directive line (#if, #ifdef, #ifndef, #elif, #else, #endif)? */
+static bool cond_directive(const char *s, size_t n)
+{
+	size_t i = 0;
+	while (i < n && (s[i] == ' ' || s[i] == '\t'))
+		i++;
+	if (i == n || s[i++] != '#')
+		return false;
+	while (i < n && (s[i] == ' ' || s[i] == '\t'))
+		i++;
+	static const char *const words[] = {"ifdef", "ifndef", "if", "elif", "else", "endif"};
+	for (size_t k = 0; k < ARRAY_SIZE(words); k++) {
+		size_t w = strlen(words[k]);
+		if (n - i >= w && memcmp(s + i, words[k], w) == 0 && (n - i == w || !is_ident_char(s[i + w])))
+			return true;
+	}
+	return false;
+}
+
+/*
+ * The end of the directive line at byte AT of TEXT (LEN bytes), its
+ * continuation lines included: the offset of its last newline, or LEN.
+ */
+static uint32_t directive_end(const char *t, size_t len, uint32_t at)
+{
+	for (;;) {
+		const char *nl = memchr(t + at, '\n', len - at);
+		uint32_t le = nl ? (uint32_t)(nl - t) : (uint32_t)len, z = le;
+		while (z > at && (t[z - 1] == ' ' || t[z - 1] == '\t' || t[z - 1] == '\r'))
+			z--;
+		if (!nl || z == at || t[z - 1] != '\\')
+			return le;
+		at = le + 1;
+	}
+}
+
+/*
+ * The conditional M of a struct body holds only fields that move: its
+ * directives (its arms' and any nested one's, continuation lines
+ * included) go too, removed after spatch (by_text edits), which never
+ * removes a directive.
+ */
+static void soa_drop_directives(struct ctx *c, TSNode m, struct finding *fd)
+{
+	const char *t = c->src->text;
+	uint32_t e = ts_node_end_byte(m);
+	for (uint32_t ls = ts_node_start_byte(m); ls < e;) {
+		uint32_t le = directive_end(t, c->src->len, ls);
+		const char *nl = memchr(t + ls, '\n', c->src->len - ls);
+		if (cond_directive(t + ls, (nl ? (uint32_t)(nl - t) : le) - ls)) {
+			uint32_t a = ls, z = le;
+			while (t[a] == ' ' || t[a] == '\t')
+				a++;
+			while (z > a && (t[z - 1] == ' ' || t[z - 1] == '\t' || t[z - 1] == '\r'))
+				z--;
+			add_span_edit(c, fd, a, z, "preproc_directive", "");
+			if (fd)
+				fd->edits.items[fd->edits.len - 1].by_text = true;
+		} else {
+			le = nl ? (uint32_t)(nl - t) : le; /* a field's line: only it */
+		}
+		ls = le + 1;
+	}
+}
+
 /*
  * The members of the struct body BODY that move, into OUT (the user's text
  * of their lines, `[NR_CPUS]` dropped), and their removal edits into FD.
- * A conditional moves whole when all it holds moves. A reason (owned)
+ * A conditional moves whole when all it holds moves; TOP (BODY is the
+ * struct's own) plans the removal of its directives. A reason (owned)
  * when one holds both kinds, else NULL.
  */
 static char *soa_members(struct ctx *c, struct percpu_array *pa, TSNode body, struct buf *out,
-			 struct finding *fd, unsigned *moved, unsigned *kept, struct buf *emptied)
+			 struct finding *fd, unsigned *moved, unsigned *kept, bool top)
 {
 	for (uint32_t i = 0; i < ts_node_named_child_count(body); i++) {
 		TSNode m = ts_node_named_child(body, i);
@@ -1190,21 +1256,20 @@ static char *soa_members(struct ctx *c, struct percpu_array *pa, TSNode body, st
 			   ts_type_is(m, "preproc_else") || ts_type_is(m, "preproc_elif")) {
 			unsigned mv = 0, kp = 0;
 			struct buf inner = BUF_INIT;
-			char *why = soa_members(c, pa, m, &inner, fd, &mv, &kp, NULL);
+			char *why = soa_members(c, pa, m, &inner, fd, &mv, &kp, false);
 			if (!why && mv && kp)
 				why = xasprintf("the conditional at line %u holds fields that move and fields that "
 						"stay", line_of(c, m));
+			if (!why && mv && top)
+				soa_drop_directives(c, m, fd);
 			if (!why && mv) {
-				/* its directives, with the members that move */
+				/* its directives (continuation lines too), with the members that move */
 				uint32_t s = ts_node_start_byte(m);
 				const char *t = c->src->text;
-				const char *nl = memchr(t + s, '\n', ts_node_end_byte(m) - s);
-				uint32_t le = nl ? (uint32_t)(nl - t) : ts_node_end_byte(m);
+				uint32_t le = directive_end(t, ts_node_end_byte(m), s);
 				buf_printf(out, "%.*s\n%s", (int)(le - s), t + s, buf_cstr(&inner));
 				if (!ts_type_is(m, "preproc_else") && !ts_type_is(m, "preproc_elif"))
 					buf_puts(out, "#endif\n");
-				if (emptied)
-					buf_printf(emptied, "%s%u", emptied->len ? ", " : "", line_of(c, m));
 			}
 			buf_release(&inner);
 			*moved += mv;
@@ -1231,16 +1296,7 @@ static void plan_soa_decls(struct ctx *c, struct percpu_array *pa, struct findin
 	if (!ts_node_is_null(pa->soa_struct)) {
 		struct buf members = BUF_INIT;
 		unsigned moved = 0, kept = 0;
-		struct buf emptied = BUF_INIT;
-		char *why = soa_members(c, pa, ts_field(pa->soa_struct, "body"), &members, fd, &moved, &kept,
-					&emptied);
-		/* spatch removes the members, not the directives around them */
-		if (!why && emptied.len)
-			set_note(fd, xasprintf("struct %s keeps the directives of the conditional%s at line %s, "
-					       "which held only fields that moved (spatch removes the fields, not the "
-					       "directives): delete them by hand", t->soa_tag,
-					       strchr(buf_cstr(&emptied), ',') ? "s" : "", buf_cstr(&emptied)));
-		buf_release(&emptied);
+		char *why = soa_members(c, pa, ts_field(pa->soa_struct, "body"), &members, fd, &moved, &kept, true);
 		if (!why && !moved)
 			why = xasprintf("the parse of struct %s shows none of its fields %s", t->soa_tag, t->soa_fields);
 		if (why) {

@@ -35,11 +35,13 @@ expect_out '^cs/include/linux/cpustat.h:[0-9]+:[0-9]+: note: 2.4 struct cpu_stat
 expect_out 'cs/kernel/cpustat.c:[0-9]+:[0-9]+: note: protected: cstat.user_ticks\[smp_processor_id\(\)\] with preemption off \[P002\]' "a use with interrupts off: named by its field"
 expect_out 'cs/drivers/char/cpustat_irq.c:21:2: warning: this-CPU element of non-static per-CPU array cstat.system_ticks in preemptible code \[P002\]' "a preemptible use"
 expect_out 'struct proto_stat has more than one instance .*alloc_percpu' "two instances: left, with the reason"
-expect_out "conditional at line 15, which held only fields that moved" "the emptied #ifdef named in the fix note"
+expect_no_out 'keeps the directives' "the emptied #ifdef goes: no note asks for it by hand"
 
 run diff cs; expect_rc 1 "diff shows changes"
 expect_err '3 files to change, 4 sites fixed \(define-per-cpu: 4\), 0 not fixed' "one conversion, every part fixed"
 expect_no_out 'proto_stat' "the refused struct is untouched"
+expect_out '^-#ifdef CONFIG_SMP$' "the #ifdef that held only moved fields goes"
+expect_out '^-#endif$' "and its #endif"
 
 run apply cs; expect_rc 0 "apply"
 same=1
@@ -112,6 +114,29 @@ cp -r "$tree" cmt2
 sed -i 's|^\tunsigned int irqs\[NR_CPUS\]\[CS_NR_IRQS\];$|\t/* interrupts taken, per CPU */\n&|' cmt2/include/linux/cpustat.h
 run scan -v cmt2
 expect_out 'the field at line 17 has a comment above it, which spatch removes with the field' "a comment above: the reason"
+
+# a conditional with arms, all of them moving: every directive goes, and both configurations build
+cp -r "$tree" arms
+sed -i 's|^\tunsigned int irqs\[NR_CPUS\]\[CS_NR_IRQS\];$|&\n#else\n\tunsigned int irqs[NR_CPUS][1];|' arms/include/linux/cpustat.h
+run diff arms; expect_rc 1 "arms: diff"
+expect_err '3 files to change, 4 sites fixed \(define-per-cpu: 4\), 0 not fixed' "arms: every part fixed"
+run apply arms; expect_rc 0 "arms: apply"
+if grep -q '^#' <(sed -n '/^struct cpu_stat {/,/^};/p' arms/include/linux/cpustat.h) ||
+	[ "$(sed -n '/^struct cpu_stat_percpu {/,/^};/p' arms/include/linux/cpustat.h | grep -c '^#')" != 3 ]; then
+	bad "arms: the conditional moves whole, its 3 directives with it: $(cat arms/include/linux/cpustat.h)"
+else ok; fi
+if out=$(compiles arms "$SRC/fixtures/include-2.6" "$SRC/fixtures/include-2.4"); then ok; else bad "arms: the converted tree compiles: $out"; fi
+run diff arms; expect_rc 0 "arms: a second run changes nothing"
+
+# a directive continued on the next line: it goes, and moves, whole
+cp -r "$tree" cont
+sed -i 's|^#ifdef CONFIG_SMP$|#if defined(CONFIG_SMP) \\\n    \|\| defined(CS_ALWAYS)|' cont/include/linux/cpustat.h
+run apply cont; expect_rc 0 "continued: apply"
+expect_err '3 files changed, 4 sites fixed \(define-per-cpu: 4\), 0 not fixed' "continued: every part fixed"
+if [ "$(grep -c 'defined(CONFIG_SMP) \\$' cont/include/linux/cpustat.h)" = 1 ] &&
+	sed -n '/^struct cpu_stat_percpu {/,/^};/p' cont/include/linux/cpustat.h | grep -q '^    || defined(CS_ALWAYS)$'; then ok
+else bad "continued: the directive is in the per-CPU struct only, whole: $(cat cont/include/linux/cpustat.h)"; fi
+if out=$(compiles cont "$SRC/fixtures/include-2.6" "$SRC/fixtures/include-2.4"); then ok; else bad "continued: the converted tree compiles: $out"; fi
 
 # explain on one use shows the whole plan: every file of the conversion
 cp -r "$tree" cs2
