@@ -324,6 +324,45 @@ static void test_added_line_indent(void)
 		       "\tf(get_cpu());\n\tput_cpu();\n");
 }
 
+static void expect_conds(const char *name, const char *old, const char *spatch_out, const char *want)
+{
+	size_t n;
+	char *got = lines_drop_emptied_conditionals(old, strlen(old), spatch_out, strlen(spatch_out), &n);
+	CHECK(n == strlen(want) && memcmp(got, want, n) == 0, "%s: got\n%s", name, got);
+	free(got);
+}
+
+/* A conditional whose code the rewrite removed loses its directives; any other stays. */
+static void test_emptied_conditionals(void)
+{
+	const char *old = "struct s {\n\tint a;\n#ifdef X\n\tint b[NR_CPUS];\n#endif\n\tint c;\n};\n";
+	expect_conds("the emptied #ifdef goes", old, "struct s {\n\tint a;\n#ifdef X\n#endif\n\tint c;\n};\n",
+		     "struct s {\n\tint a;\n\tint c;\n};\n");
+	expect_conds("a conditional that keeps code stays", old, "struct s {\n\tint a;\n#ifdef X\n\tint b;\n#endif\n\tint c;\n};\n",
+		     "struct s {\n\tint a;\n#ifdef X\n\tint b;\n#endif\n\tint c;\n};\n");
+	const char *arms = "#if A\n\tint x[NR_CPUS];\n#elif B\n\tint y[NR_CPUS];\n#else\n#if C\n\tint z[NR_CPUS];\n#endif\n#endif\n\tint k;\n";
+	expect_conds("arms and a nested one, all emptied", arms, "#if A\n#elif B\n#else\n#if C\n#endif\n#endif\n\tint k;\n",
+		     "\tint k;\n");
+	const char *cmt = "#ifdef X\n\t/* per CPU */\n\tint b[NR_CPUS];\n#endif\n";
+	expect_conds("a comment left inside keeps it", cmt, "#ifdef X\n\t/* per CPU */\n#endif\n",
+		     "#ifdef X\n\t/* per CPU */\n#endif\n");
+	const char *cont = "#if defined(A) \\\n    || defined(B)\n\tint b[NR_CPUS];\n#endif\n\tint c;\n";
+	expect_conds("a continued directive goes whole", cont, "#if defined(A) \\\n    || defined(B)\n#endif\n\tint c;\n",
+		     "\tint c;\n");
+	const char *empty = "#ifdef X\n#endif\n\tint b;\n";
+	expect_conds("a conditional empty before is not the rewrite's", empty, "#ifdef X\n#endif\n\tint c;\n",
+		     "#ifdef X\n#endif\n\tint c;\n");
+}
+
+/* An aligned continuation the rewrite adds keeps its tabs-then-spaces indentation. */
+static void test_aligned_continuation(void)
+{
+	expect_spacing("tabs then spaces: kept next to a tab-indented line",
+		       "	int k;\n",
+		       "	int k;\n	unsigned int a,\n\t\t     b;\n",
+		       "	int k;\n	unsigned int a,\n\t\t     b;\n");
+}
+
 int main(void)
 {
 	test_tokens();
@@ -332,5 +371,7 @@ int main(void)
 	test_brace_before_comment();
 	test_changed_line_spacing();
 	test_added_line_indent();
+	test_emptied_conditionals();
+	test_aligned_continuation();
 	return check_summary();
 }
