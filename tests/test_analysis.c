@@ -323,6 +323,23 @@ static void test_neutraliser(void)
 	CHECK(strstr(s.parse_text, "#ifdef X") && strstr(s.parse_text, "#ifdef Y") && strstr(s.parse_text, "c();"),
 	      "balanced or unequal arms left as they are: %s", s.parse_text);
 	source_release(&s);
+	/* an attribute after a declarator: 2.4 traps.c's idt_table left the rest of the file unread */
+	const char *attr = "struct desc t[256] __attribute__((__section__(\".data.idt\"))) = { {0, 0}, };\n"
+			   "static int u __attribute__ ((unused)), v;\n"
+			   "void die(void) __attribute__((noreturn));\n"
+			   "static __attribute__((unused)) int w;\n"
+			   "void k(void)\n{\n\tspin_lock(&l);\n\tmark_k();\n\tspin_unlock(&l);\n}\n";
+	source_init(&s, "a.c", xstrdup(attr), strlen(attr));
+	CHECK(strlen(s.parse_text) == strlen(attr), "attributes: same length");
+	CHECK(strstr(s.parse_text, "static __attribute__((unused)) int w;") && strstr(s.parse_text, "t[256]") &&
+		      strstr(s.parse_text, "= { {0, 0}, };") && !strstr(s.parse_text, "__section__") &&
+		      !strstr(s.parse_text, "noreturn") && !strstr(s.parse_text, "(unused)),"),
+	      "only the attributes after a declarator blanked: %s", s.parse_text);
+	source_release(&s);
+	parse(&p, attr);
+	CHECK(ts_count_errors(ts_tree_root_node(p.tree)) == 0, "attributes after declarators parse without an error");
+	CHECK(protected_at(&p, "k", 0) == 1, "the function after them analysed");
+	done(&p);
 }
 
 static void deep_nesting(size_t i, void *ctx)

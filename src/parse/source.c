@@ -400,6 +400,20 @@ static size_t neutralise_word(struct neutraliser *nz, size_t s)
 		return i;
 	}
 	size_t j = skip_space_comments(t, len, i);
+	if (((n == 13 && memcmp(t + s, "__attribute__", 13) == 0) || (n == 11 && memcmp(t + s, "__attribute", 11) == 0)) &&
+	    j < len && t[j] == '(') {
+		/*
+		 * `T x[N] __attribute__((section(...))) = {...};`: the grammar takes no
+		 * attribute after a declarator (before `=`, `;` or `,`), and one before
+		 * an initialiser leaves the rest of the file unread
+		 */
+		size_t e = skip_parens(t, len, j);
+		size_t k = e < len ? skip_space_comments(t, len, e) : len;
+		if (k < len && ((t[k] == '=' && (k + 1 >= len || t[k + 1] != '=')) || t[k] == ';' || t[k] == ',')) {
+			blank(nz->out, s, e);
+			return e;
+		}
+	}
 	if (nz->braces.len == 0 && word_in(t + s, n, toplevel_macros, ARRAY_SIZE(toplevel_macros))) {
 		size_t e = blank_toplevel_macro(nz, s, n, j);
 		if (e) {

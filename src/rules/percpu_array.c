@@ -134,6 +134,7 @@ static char *element_type(const struct ctx *c, TSNode n, TSNode arr, TSNode inne
 static char *dropped_attributes(const struct ctx *c, TSNode n)
 {
 	struct buf attrs = BUF_INIT;
+	bool attribute = false;
 	uint32_t s = ts_node_start_byte(n), e = ts_node_end_byte(n);
 	for (uint32_t k = s; k < e; k++) {
 		if (c->src->text[k] != c->text[k] && is_ident_start(c->src->text[k]) &&
@@ -143,11 +144,14 @@ static char *dropped_attributes(const struct ctx *c, TSNode n)
 			uint32_t w = k;
 			while (w < e && is_ident_char(c->src->text[w]))
 				w++;
-			buf_printf(&attrs, "%s%.*s", attrs.len ? ", " : "", (int)(w - k), c->src->text + k);
+			if (w - k >= 11 && memcmp(c->src->text + k, "__attribute", 11) == 0)
+				attribute = true; /* blanked before an initialiser (source.c) */
+			else
+				buf_printf(&attrs, "%s%.*s", attrs.len ? ", " : "", (int)(w - k), c->src->text + k);
 			k = w;
 		}
 	}
-	if (memmem(c->text + s, e - s, "__attribute__", 13))
+	if (attribute || memmem(c->text + s, e - s, "__attribute__", 13))
 		buf_printf(&attrs, "%s__attribute__((...))", attrs.len ? ", " : "");
 	char *out = attrs.len ? buf_detach(&attrs) : NULL;
 	buf_release(&attrs);
