@@ -800,6 +800,8 @@ static void convert_tree_arrays(const struct scan_options *opts, struct scan_res
 					if (!is_asm(users[i].items[u]))
 						vec_push(&again, users[i].items[u]);
 		if (!again.len) {
+			if (round == 0 && first)
+				note_preemptible(out, NULL, 0); /* nothing rescanned: every finding keeps its scan */
 			vec_release(&again);
 			break;
 		}
