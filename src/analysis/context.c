@@ -255,6 +255,7 @@ void context_classify_use(const struct file_analysis *fa, TSNode ident, struct f
 	if (in_macro_text(ident)) {
 		memset(out, 0, sizeof *out);
 		out->kind = USE_ADDRESS;
+		out->unread = true;
 		out->line = source_pos(fa->src, ts_node_start_byte(ident)).line;
 		return;
 	}
@@ -670,6 +671,13 @@ void context_release(struct file_analysis *fa)
 
 bool context_roots(const struct file_analysis *fa, const struct fn *f, name_vec *out)
 {
+	bool sleeps;
+	return context_roots_sleep(fa, f, out, &sleeps);
+}
+
+bool context_roots_sleep(const struct file_analysis *fa, const struct fn *f, name_vec *out, bool *sleeps)
+{
+	*sleeps = false;
 	size_t nf = fa->fns.len, start = (size_t)(f - fa->fns.items);
 	const struct callers *cl = fa->callers;
 	if (!cl)
@@ -692,6 +700,8 @@ bool context_roots(const struct file_analysis *fa, const struct fn *f, name_vec 
 			ok = false;
 			break;
 		}
+		/* an entry sleeps only when its bring-up is over: entering the idle loop */
+		*sleeps = *sleeps || (fg->sleeps != SLEEP_NO && !api_bound_entry(fg->name, strlen(fg->name)));
 		bool shared = analysis_fn_is_shared(fa, fg);
 		if (shared)
 			vec_push(out, fg->name);

@@ -148,6 +148,7 @@ struct fn_use {
 	char *reason;        /* USE_REGISTERED: owned by the caller */
 	unsigned line;
 	TSNode call;         /* USE_CALL: the call expression */
+	bool unread;         /* USE_ADDRESS: in a macro body or code the grammar could not read */
 };
 
 /* Classifies the use of function name IDENT (an identifier of FA's tree). */
@@ -164,6 +165,14 @@ void context_classify_use(const struct file_analysis *fa, TSNode ident, struct f
  */
 typedef VEC(const char *) name_vec;
 bool context_roots(const struct file_analysis *fa, const struct fn *f, name_vec *out);
+
+/*
+ * context_roots(), and *SLEEPS: whether a function on those paths (F
+ * included) may sleep, after which other tasks may run on the CPU, so a
+ * root's bring-up or boot binding (tree_context_bound()) does not reach F.
+ * An entry itself (api_bound_entry()) sleeps only once bring-up is over.
+ */
+bool context_roots_sleep(const struct file_analysis *fa, const struct fn *f, name_vec *out, bool *sleeps);
 
 /* Function index by name, or -1. */
 int analysis_fn_index(const struct file_analysis *fa, const char *name, size_t len);

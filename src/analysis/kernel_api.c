@@ -177,6 +177,25 @@ bool api_cpu_local(const char *name, size_t len)
 	return false;
 }
 
+const char *api_bound_entry(const char *name, size_t len)
+{
+	static const struct {
+		const char *name, *why;
+	} entries[] = {
+		{"start_secondary", "start_secondary() runs on the new CPU's own idle task during bring-up, which never "
+				    "migrates"},
+		{"smp_callin", "smp_callin() runs on the new CPU's own idle task during bring-up, which never migrates"},
+		{"secondary_start_kernel", "secondary_start_kernel() runs on the new CPU's own idle task during "
+					   "bring-up, which never migrates"},
+		{"start_kernel", "start_kernel() runs on the boot CPU's first task, which never migrates, before any "
+				 "other task exists"},
+	};
+	for (size_t i = 0; i < ARRAY_SIZE(entries); i++)
+		if (strlen(entries[i].name) == len && memcmp(name, entries[i].name, len) == 0)
+			return entries[i].why;
+	return NULL;
+}
+
 /* ---- contexts and the registrations that imply them ------------------------ */
 
 const char *fn_context_name(enum fn_context c)

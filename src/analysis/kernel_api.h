@@ -51,6 +51,14 @@ bool api_cpu_local(const char *name, size_t len);
 
 enum sleep_kind api_may_sleep(TSNode call, const char *src, struct buf *why);
 
+/*
+ * If NAME is an entry point that runs on a CPU's own idle task before any
+ * other task runs there (secondary bring-up: start_secondary(), smp_callin();
+ * boot: start_kernel()), why, as "start_secondary() runs ..."; else NULL.
+ * Such a task never migrates, and nothing else shares its CPU yet.
+ */
+const char *api_bound_entry(const char *name, size_t len);
+
 enum fn_context { CTX_PROCESS, CTX_HARDIRQ, CTX_SOFTIRQ, CTX_CALLERS };
 
 /* Names of context kinds, e.g. "hard-IRQ context". */

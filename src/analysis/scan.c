@@ -927,10 +927,11 @@ void scan_with_tree(char *const *index, size_t n, char *const *scanned, size_t n
 	/* before the index takes the identifiers over: IDS[i] is SCANNED[i]'s when INDEX starts with it */
 	if (out->macros.len)
 		macro_users(out, scanned, nscanned, ids && n >= nscanned && index == scanned ? ids : NULL, &again);
-tree_context_build(&out->tree, index, n, &out->want, ids, opts->jobs);
-	/* the files defining a function the tree found atomic: their verdicts change */
+	tree_context_build(&out->tree, index, n, &out->want, ids, opts->jobs);
+	/* the files defining a function the tree found atomic or bound: their verdicts change */
 	for (size_t i = 0; i < out->want.len; i++)
-		if (tree_context_atomic(out->tree, out->want.items[i].name, out->want.items[i].file))
+		if (tree_context_atomic(out->tree, out->want.items[i].name, out->want.items[i].file) ||
+		    tree_context_bound(out->tree, out->want.items[i].name, out->want.items[i].file))
 			vec_push(&again, out->want.items[i].file);
 	convert_tree_arrays(opts, out, users, &again);
 	vec_release(&again);

@@ -19,7 +19,8 @@
 
 const TSLanguage *tree_sitter_c(void);
 
-enum tstate { T_NEW, T_OPEN, T_ATOMIC, T_FAILED };
+/* T_BOUND: preemptible, but on a task that never migrates and runs alone on its CPU (api_bound_entry()) */
+enum tstate { T_NEW, T_OPEN, T_ATOMIC, T_BOUND, T_FAILED };
 
 struct tname {
 	char *name;
@@ -31,6 +32,7 @@ struct tname {
 	unsigned depth;
 	unsigned fam;         /* arch_family() of the definition: 0, any */
 	VEC(uint32_t) files;  /* the files naming it */
+	bool sleep_asked;     /* bound candidate: its files parsed in full once more, for its definitions */
 };
 
 /* One use of a followed name in one file. */
@@ -42,6 +44,7 @@ struct tref {
 	bool self;            /* a call from the function itself */
 	bool other;           /* the file defines its own static function of that name */
 	bool roots_ok;        /* USE_CALL from a function whose context its callers give */
+	bool roots_sleep;     /* ...a function between the call and the roots may sleep */
 	bool verbatim;        /* USE_ADDRESS: WHY says it all (a macro, assembly, unread) */
 	unsigned line;
 	char *caller;         /* the enclosing function, or NULL */
@@ -54,8 +57,10 @@ struct tfile {
 	const char *path;
 	VEC(uint32_t) names;  /* followed names the file contains */
 	VEC(uint32_t) defines; /* ...of them, the ones it defines (found when parsed) */
+	VEC(uint32_t) sleeping; /* ...of those, the ones that may sleep */
 	VEC(struct tref) refs;
 	bool dirty;           /* analyse (again) in the next round */
+	bool force_parse;     /* ...parsed even if it only declares: it may define a bound candidate */
 	bool ids_done;
 	bool parsed;          /* analyse_one() parsed it (else: declarations only) */
 	bool sliced;          /* ...only the functions that matter (slice_ranges()) */
@@ -174,7 +179,8 @@ static uint32_t name_add(struct tree_context *t, const char *name, unsigned dept
 	int have = name_find(t, name, strlen(name), fam);
 	if (have >= 0)
 		return (uint32_t)have;
-	struct tname x = {xstrdup(name), strlen(name), 0, T_NEW, CTX_PROCESS, NULL, depth, fam, VEC_INIT};
+	struct tname x = {.name = xstrdup(name), .len = strlen(name), .state = T_NEW, .ctx = CTX_PROCESS,
+			  .depth = depth, .fam = fam, .files = VEC_INIT};
 	x.hash = ident_hash(x.name, x.len);
 	if (x.len < TREE_MIN_NAME) {
 		x.state = T_FAILED;
@@ -428,6 +434,14 @@ static bool in_macro_body(TSNode n)
 	return false;
 }
 
+/* Is the identifier at OFF of S a member name: after `.` or `->` (blanks between)? */
+static bool member_name_at(const char *s, uint32_t off)
+{
+	while (off > 0 && (s[off - 1] == ' ' || s[off - 1] == '\t'))
+		off--;
+	return off > 0 && (s[off - 1] == '.' || (off > 1 && s[off - 1] == '>' && s[off - 2] == '-'));
+}
+
 static void classify_at(const struct tree_context *t, const struct file_analysis *fa, uint32_t name,
 			uint32_t off, struct tfile *out)
 {
@@ -442,6 +456,8 @@ static void classify_at(const struct tree_context *t, const struct file_analysis
 	if (!ident) {
 		if (!in_macro_body(n) && !ts_type_is(n, "ERROR") && !ts_node_has_error(n))
 			return; /* a comment, a string, a field or type of that name */
+		if (member_name_at(fa->src->parse_text, off))
+			return; /* `ia64_mv.cpu_init` in a macro body: a field of that name */
 		r.kind = USE_ADDRESS;
 		r.why = xstrdup("named in a macro body or in code the grammar could not read; the users "
 				"of that text are not followed");
@@ -457,6 +473,12 @@ static void classify_at(const struct tree_context *t, const struct file_analysis
 	r.kind = u.kind;
 	r.ctx = u.ctx;
 	r.why = u.reason;
+	if (u.unread) {
+		free(r.why);
+		r.why = xstrdup("named in a macro body or in code the grammar could not read; the users of "
+				"that text are not followed");
+		r.verbatim = true;
+	}
 	const struct fn *caller = analysis_fn_at(fa, off);
 	if (caller)
 		r.caller = xstrdup(caller->name);
@@ -478,7 +500,7 @@ static void classify_at(const struct tree_context *t, const struct file_analysis
 		r.why = buf_detach(&why);
 		if (!r.protected_call) {
 			name_vec roots = VEC_INIT;
-			r.roots_ok = caller->ctx == CTX_PROCESS && context_roots(fa, caller, &roots);
+			r.roots_ok = caller->ctx == CTX_PROCESS && context_roots_sleep(fa, caller, &roots, &r.roots_sleep);
 			r.roots = xcalloc(roots.len ? roots.len : 1, sizeof *r.roots);
 			for (size_t i = 0; i < roots.len; i++)
 				r.roots[r.nroots++] = xstrdup(roots.items[i]);
@@ -660,6 +682,7 @@ struct topdef {
 	const char *name;        /* the last identifier before its first `(` */
 	size_t name_len;
 	bool needed;
+	bool callee;             /* defines an open name, or is called by one that does: whether it sleeps counts */
 };
 typedef VEC(struct topdef) topdef_vec;
 
@@ -727,7 +750,7 @@ static bool top_defs(const char *s, size_t len, topdef_vec *out)
 		}
 		if (c == '{') {
 			if (depth == 0 && last == ')' && name) {
-				cur = (struct topdef){stmt, 0, name, name_len, false};
+				cur = (struct topdef){.start = stmt, .name = name, .name_len = name_len};
 			}
 			depth++;
 		} else if (c == '}') {
@@ -802,10 +825,12 @@ static size_t stored_in(const char *s, size_t len, const char *name, size_t n, s
  * The byte ranges of S worth parsing for F's open names: everything but the
  * function definitions that name none of them, nor any function that does
  * (its callers, or where its address is taken or it is registered), to a
- * fixed point. Sets *N to 0 when the whole file is to be parsed.
+ * fixed point, nor (CALLEES) a function an open name's definition calls:
+ * whether it sleeps decides tree_context_bound(). Sets *N to 0 when the
+ * whole file is to be parsed.
  */
 static TSRange *slice_ranges(const struct tree_context *t, const struct tfile *f, const char *s, size_t len,
-			     uint32_t *n)
+			     bool callees, uint32_t *n)
 {
 	*n = 0;
 	topdef_vec defs = VEC_INIT;
@@ -814,11 +839,29 @@ static TSRange *slice_ranges(const struct tree_context *t, const struct tfile *f
 		return NULL;
 	}
 	for (size_t d = 0; d < defs.len; d++)
-		for (size_t k = 0; k < f->names.len && !defs.items[d].needed; k++) {
+		for (size_t k = 0; k < f->names.len && !defs.items[d].callee; k++) {
 			const struct tname *x = &t->names.items[f->names.items[k]];
-			defs.items[d].needed = x->state == T_OPEN &&
-					       has_word(s, defs.items[d].start, defs.items[d].end, x->name, x->len);
+			if (x->state != T_OPEN)
+				continue;
+			if (defs.items[d].name_len == x->len && memcmp(defs.items[d].name, x->name, x->len) == 0)
+				defs.items[d].callee = defs.items[d].needed = true;
+			else if (!defs.items[d].needed)
+				defs.items[d].needed = has_word(s, defs.items[d].start, defs.items[d].end, x->name,
+								x->len);
 		}
+	/* what an open name's definition calls, and what that calls */
+	for (bool grew = callees; grew;) {
+		grew = false;
+		for (size_t d = 0; d < defs.len; d++) {
+			if (!defs.items[d].callee)
+				continue;
+			for (size_t o = 0; o < defs.len; o++)
+				if (!defs.items[o].callee &&
+				    has_word(s, defs.items[d].start, defs.items[d].end, defs.items[o].name,
+					     defs.items[o].name_len))
+					defs.items[o].needed = defs.items[o].callee = grew = true;
+		}
+	}
 	for (bool grew = true; grew;) {
 		grew = false;
 		for (size_t d = 0; d < defs.len; d++) {
@@ -919,17 +962,19 @@ static void analyse_one(size_t i, void *ctx)
 		}
 		return;
 	}
-	if (!needs_parse(t, f, text, len)) {
+	if (!f->force_parse && !needs_parse(t, f, text, len)) {
 		free(text); /* only declarations: no use to classify */
 		return;
 	}
 	f->parsed = true;
+	bool whole_defs = f->force_parse;
+	f->force_parse = false;
 	struct source src;
 	source_init(&src, f->path, text, len);
 	TSParser *parser = ts_parser_new();
 	ts_parser_set_language(parser, tree_sitter_c());
 	uint32_t nr;
-	TSRange *ranges = slice_ranges(t, f, src.parse_text, len, &nr);
+	TSRange *ranges = slice_ranges(t, f, src.parse_text, len, whole_defs, &nr);
 	if (nr && !ts_parser_set_included_ranges(parser, ranges, nr))
 		nr = 0;
 	free(ranges);
@@ -939,11 +984,15 @@ static void analyse_one(size_t i, void *ctx)
 		struct file_analysis fa;
 		analysis_run(&fa, &src, tree, t);
 		f->defines.len = 0;
+		f->sleeping.len = 0;
 		for (size_t k = 0; k < f->names.len; k++) {
 			const struct tname *x = &t->names.items[f->names.items[k]];
 			int d = analysis_fn_index(&fa, x->name, x->len);
-			if (d >= 0 && analysis_fn_is_shared(&fa, &fa.fns.items[d]))
+			if (d >= 0 && analysis_fn_is_shared(&fa, &fa.fns.items[d])) {
 				vec_push(&f->defines, f->names.items[k]);
+				if (fa.fns.items[d].sleeps != SLEEP_NO)
+					vec_push(&f->sleeping, f->names.items[k]);
+			}
 		}
 		for (size_t k = 0; k < f->names.len; k++) {
 			const struct tname *x = &t->names.items[f->names.items[k]];
@@ -1090,12 +1139,26 @@ static char *interrupt_stub(const struct tree_context *t, const struct tname *x)
 	return NULL;
 }
 
+/* Does a definition of name N may sleep (then other tasks may run on its CPU)? */
+static bool name_sleeps(const struct tree_context *t, uint32_t n)
+{
+	const struct tname *x = &t->names.items[n];
+	for (size_t i = 0; i < x->files.len; i++) {
+		const struct tfile *f = &t->files[x->files.items[i]];
+		for (size_t k = 0; k < f->sleeping.len; k++)
+			if (f->sleeping.items[k] == n)
+				return true;
+	}
+	return false;
+}
+
 static int decide(struct tree_context *t, uint32_t n, bool *added)
 {
 	struct tname *x = &t->names.items[n];
 	struct buf why = BUF_INIT;
 	bool pending = false;
-	size_t ncalls = 0, shown = 0;
+	size_t ncalls = 0, shown = 0, nbound = 0;
+	char *bound_how = NULL; /* the first call from code bound to its CPU */
 	const struct tref *reg = NULL;
 	const char *reg_path = NULL;
 	bool unread = false;
@@ -1133,15 +1196,34 @@ static int decide(struct tree_context *t, uint32_t n, bool *added)
 				ncalls++;
 			} else if (r->self) {
 				fail = xasprintf("it calls itself at %s:%u with preemption on", f->path, r->line);
+			} else if (api_bound_entry(r->caller, strlen(r->caller))) {
+				if (!nbound++)
+					bound_how = xasprintf("from %s() at %s:%u: %s", r->caller, f->path, r->line,
+							      api_bound_entry(r->caller, strlen(r->caller)));
 			} else if (!r->roots_ok || r->nroots == 0) {
 				fail = xasprintf("called from %s() at %s:%u with preemption on (%s)", r->caller,
 						 f->path, r->line, r->why);
 			} else {
+				bool bound = false;
 				for (size_t q = 0; q < r->nroots && !fail; q++) {
+					const char *entry = api_bound_entry(r->roots[q], strlen(r->roots[q]));
 					int have = name_find(t, r->roots[q], strlen(r->roots[q]), f->fam);
 					if (have >= 0 && t->names.items[have].state == T_ATOMIC)
 						continue; /* analysed again: the call will read protected */
-					if (have >= 0 && t->names.items[have].state == T_FAILED)
+					if (!r->roots_sleep && (entry || (have >= 0 && t->names.items[have].state == T_BOUND))) {
+						if (!bound && !nbound)
+							bound_how = xasprintf("from %s() at %s:%u; %s(): %s", r->caller,
+									      f->path, r->line, r->roots[q],
+									      entry ? entry : t->names.items[have].reason);
+						bound = true;
+						continue;
+					}
+					if (entry || (have >= 0 && t->names.items[have].state == T_BOUND))
+						fail = xasprintf("called from %s() at %s:%u with preemption on; %s() runs bound "
+								 "to its CPU, but a function on the way may sleep, and other "
+								 "tasks may then run on the CPU", r->caller, f->path, r->line,
+								 r->roots[q]);
+					else if (have >= 0 && t->names.items[have].state == T_FAILED)
 						fail = xasprintf("called from %s() at %s:%u with preemption on; %s() "
 								 "is preemptible: %s", r->caller, f->path, r->line,
 								 r->roots[q], t->names.items[have].reason);
@@ -1158,6 +1240,7 @@ static int decide(struct tree_context *t, uint32_t n, bool *added)
 						pending = true;
 					}
 				}
+				nbound += bound && !fail;
 			}
 			if (fail) {
 				/* a long chain of reasons reads badly; keep the first words */
@@ -1165,6 +1248,7 @@ static int decide(struct tree_context *t, uint32_t n, bool *added)
 					strcpy(fail + REASON_MAX - 4, "...");
 				name_settle(&t->names.items[n], T_FAILED, CTX_PROCESS, fail);
 				buf_release(&why);
+				free(bound_how);
 				return 1;
 			}
 		}
@@ -1172,9 +1256,43 @@ static int decide(struct tree_context *t, uint32_t n, bool *added)
 	x = &t->names.items[n];
 	if (pending || unread) {
 		buf_release(&why);
+		free(bound_how);
 		return 0;
 	}
-	if (reg) {
+	if (bound_how && strlen(bound_how) > REASON_MAX)
+		strcpy(bound_how + REASON_MAX - 4, "...");
+	if (nbound && !x->sleep_asked) {
+		/*
+		 * whether it sleeps decides: read its definitions whole (with what they
+		 * call), in the files not parsed (they may only define it) and the ones
+		 * that define it but were parsed in slices
+		 */
+		x->sleep_asked = true;
+		bool more = false;
+		for (size_t i = 0; i < x->files.len; i++) {
+			struct tfile *f = &t->files[x->files.items[i]];
+			bool defines = false;
+			for (size_t k = 0; k < f->defines.len && !defines; k++)
+				defines = f->defines.items[k] == n;
+			if (!f->parsed || (defines && f->sliced))
+				f->dirty = f->force_parse = more = true;
+		}
+		if (more) {
+			free(bound_how);
+			*added = true; /* not settled, but the next round has work */
+			return 0;
+		}
+	}
+	if (nbound && name_sleeps(t, n)) {
+		name_settle(x, T_FAILED, CTX_PROCESS,
+			    xasprintf("called %s, but %s() may sleep, and other tasks may then run on its CPU",
+				      bound_how, x->name));
+	} else if (nbound) {
+		name_settle(x, T_BOUND, CTX_PROCESS,
+			    xasprintf("every call in the tree runs on a task bound to its CPU%s: %s%s",
+				      ncalls || reg ? " or with preemption off" : "", bound_how,
+				      nbound + ncalls > 1 ? "; ..." : ""));
+	} else if (reg) {
 		name_settle(x, T_ATOMIC, reg->ctx, xasprintf("%s, in %s%s%s", reg->why, reg_path,
 							       ncalls ? "; every direct call in the tree is made with preemption off: " : "",
 							       ncalls ? buf_cstr(&why) : ""));
@@ -1191,6 +1309,7 @@ static int decide(struct tree_context *t, uint32_t n, bool *added)
 				    xstrdup("no caller and no registration in the tree: its callers are unknown"));
 	}
 	buf_release(&why);
+	free(bound_how);
 	if (x->state == T_ATOMIC) {
 		t->stats.atomic++;
 		touch_files(t, n);
@@ -1264,6 +1383,7 @@ void tree_context_build(struct tree_context **out, char *const *files, size_t n,
 		vec_release(&t->files[i].refs);
 		vec_release(&t->files[i].names);
 		vec_release(&t->files[i].defines);
+		vec_release(&t->files[i].sleeping);
 		free(t->files[i].ids.ids);
 		t->files[i].ids.ids = NULL;
 	}
@@ -1289,6 +1409,12 @@ bool tree_context_atomic(const struct tree_context *t, const char *name, const c
 {
 	int k = t ? name_find(t, name, strlen(name), arch_family(path)) : -1;
 	return k >= 0 && t->names.items[k].state == T_ATOMIC;
+}
+
+const char *tree_context_bound(const struct tree_context *t, const char *name, const char *path)
+{
+	int k = t ? name_find(t, name, strlen(name), arch_family(path)) : -1;
+	return k >= 0 && t->names.items[k].state == T_BOUND ? t->names.items[k].reason : NULL;
 }
 
 const struct tree_stats *tree_context_stats(const struct tree_context *t)

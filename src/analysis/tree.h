@@ -22,7 +22,13 @@
  *      with preemption on from a function whose own context comes from its
  *      callers adds that function to the names followed (up to
  *      TREE_MAX_DEPTH levels); anything else (address taken, a use in a
- *      macro, no caller, a cycle) leaves it preemptible: the safe side.
+ *      macro, no caller, a cycle) leaves it preemptible: the safe side;
+ *   4. a name is bound to its CPU (preemptible, but its CPU number stable
+ *      and its per-CPU data unshared) when, of those calls, at least one
+ *      comes from bring-up or boot code (api_bound_entry(), or a bound
+ *      function) with no sleep on the way, the rest with preemption off,
+ *      and its definition does not sleep (read whole once it is a
+ *      candidate).
  *
  * The fixed point is pessimistic: names only go from open to atomic, and a
  * name left open when nothing changes is preemptible. Callers outside the
@@ -92,13 +98,23 @@ void tree_context_build(struct tree_context **out, char *const *files, size_t n,
  * arch/mips's handle_irq() are two). True when NAME was followed; then
  * *CTX is its context (CTX_PROCESS when not atomic) and *REASON why
  * (atomic: the callers or registration, across files; preemptible: the
- * use that keeps it so). Both point into T.
+ * use that keeps it so). Both point into T. False too for a function
+ * bound to its CPU (tree_context_bound()): preemptible, for every rule
+ * but the ones on CPU numbers and per-CPU data.
  */
 bool tree_context_lookup(const struct tree_context *t, const char *name, size_t len, const char *path,
 			 enum fn_context *ctx, const char **reason);
 
 /* True if NAME defined in PATH ended atomic (the files defining it need scanning again). */
 bool tree_context_atomic(const struct tree_context *t, const char *name, const char *path);
+
+/*
+ * Why the function NAME of PATH runs on a task bound to its CPU (every call
+ * in the tree comes from bring-up or boot code, api_bound_entry(), or with
+ * preemption off, and it does not sleep), or NULL. Its CPU number is
+ * stable and its per-CPU data unshared, though preemption is on.
+ */
+const char *tree_context_bound(const struct tree_context *t, const char *name, const char *path);
 
 /*
  * True if no file of the tree but PATH (of its architecture family) accesses

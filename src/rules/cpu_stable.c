@@ -1,8 +1,11 @@
 /*
  * When the CPU number cannot change although preemption is on:
- *  - CPU bring-up: start_secondary()/smp_callin() run on the new CPU's own
- *    idle task, which never migrates; so do the static functions of the
- *    file called only from them;
+ *  - CPU bring-up and boot: start_secondary()/smp_callin() run on the new
+ *    CPU's own idle task, start_kernel() on the boot CPU's first task
+ *    (api_bound_entry()), which never migrate; so do the functions called
+ *    only from them that do not sleep (which would let other tasks run on
+ *    the CPU): the static functions of the file, and (tree.h) the
+ *    functions of other files every caller in the tree calls so;
  *  - a pinned task: after set_cpus_allowed(current, <one CPU>), or the 2.4
  *    `current->cpus_allowed = <one CPU>;` and a schedule() (or in the loop
  *    `while (smp_processor_id() != cpu) schedule();` that waits for it), the task
@@ -16,17 +19,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Entry points of a secondary CPU, run on its idle task (2.4 arch code). */
-static const char *const bringup_entries[] = {"start_secondary", "smp_callin", "secondary_start_kernel"};
-
-static bool is_entry(const char *name)
-{
-	for (size_t i = 0; i < ARRAY_SIZE(bringup_entries); i++)
-		if (strcmp(name, bringup_entries[i]) == 0)
-			return true;
-	return false;
-}
-
 /* Fills c->bound: per function, why it runs bound to its CPU, or NULL. */
 static void find_bound(struct ctx *c)
 {
@@ -34,18 +26,22 @@ static void find_bound(struct ctx *c)
 	c->bound = xcalloc(nf ? nf : 1, sizeof *c->bound);
 	c->bound_done = true;
 	bool any = false;
-	for (size_t i = 0; i < nf; i++)
-		if (is_entry(c->fa->fns.items[i].name)) {
-			c->bound[i] = xasprintf("%s() runs on the new CPU's own idle task during bring-up, "
-						"which never migrates", c->fa->fns.items[i].name);
+	for (size_t i = 0; i < nf; i++) {
+		const struct fn *f = &c->fa->fns.items[i];
+		const char *why = api_bound_entry(f->name, strlen(f->name));
+		if (!why && analysis_fn_is_shared(c->fa, f) && f->sleeps == SLEEP_NO)
+			why = tree_context_bound(c->fa->ext, f->name, c->fa->src->path);
+		if (why) {
+			c->bound[i] = xstrdup(why);
 			any = true;
 		}
+	}
 	/* static functions called only from bound ones, to a fixed point */
 	for (bool changed = any; changed;) {
 		changed = false;
 		for (size_t g = 0; g < nf; g++) {
 			const struct fn *callee = &c->fa->fns.items[g];
-			if (c->bound[g] || !callee->is_static || callee->addr_taken)
+			if (c->bound[g] || !callee->is_static || callee->addr_taken || callee->sleeps != SLEEP_NO)
 				continue;
 			size_t calls = 0, first = 0;
 			unsigned line = 0;
