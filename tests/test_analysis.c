@@ -241,6 +241,18 @@ static void test_contexts(void)
 	CHECK(protected_at(&p, "d", 0) == 1, "tasklet function");
 	CHECK(protected_at(&p, "e", 0) == 1, "two levels of callers under a lock (fixed point)");
 	done(&p);
+	/* a parameter or variable of a function's name is not its address taken (2.4 ppc uart.c: `int xmon`) */
+	parse(&p, "static spinlock_t l;\n"
+		  "static void probe(void) { mark_a(); }\n"
+		  "static void wait_key(int idx, int probe, char *obuf) { if (!probe) mark_x(); }\n"
+		  "static void scan(void) { int probe = 1; mark_y(probe); }\n"
+		  "static void kick(void) { mark_b(); }\n"
+		  "static void store(void) { void (*f)(void) = kick; f(); }\n"
+		  "void api(void) { spin_lock(&l); probe(); kick(); spin_unlock(&l); }\n");
+	CHECK(protected_at(&p, "a", 0) == 1, "a parameter and a local named like the function: still called only under a lock");
+	CHECK(!fn_named(&p, "probe")->addr_taken, "the parameter is not an address taken");
+	CHECK(fn_named(&p, "kick")->addr_taken && protected_at(&p, "b", 0) == 0, "a real address taken still counts");
+	done(&p);
 }
 
 static void test_neutraliser(void)

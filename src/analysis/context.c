@@ -214,6 +214,72 @@ static bool in_macro_text(TSNode n)
 	return false;
 }
 
+/* The identifier declarator D declares (through pointers, arrays, initialisers, parentheses), or a null node. */
+static TSNode declared_name(TSNode d)
+{
+	while (!ts_node_is_null(d) && !ts_type_is(d, "identifier")) {
+		if (ts_type_is(d, "function_declarator"))
+			return ts_null(); /* a function: the name is not a variable's */
+		TSNode next = ts_field(d, "declarator");
+		d = ts_node_is_null(next) && ts_type_is(d, "parenthesized_declarator") ? ts_node_named_child(d, 0) : next;
+	}
+	return d;
+}
+
+/* Does declaration DECL (before OFF) declare a variable named like N? */
+static bool declares(TSNode decl, TSNode n, const char *src)
+{
+	if (!ts_type_is(decl, "declaration") || ts_node_start_byte(decl) >= ts_node_start_byte(n))
+		return false;
+	uint32_t len = ts_node_end_byte(n) - ts_node_start_byte(n);
+	for (uint32_t i = 0, k = ts_node_named_child_count(decl); i < k; i++) {
+		TSNode v = declared_name(ts_node_named_child(decl, i));
+		if (!ts_node_is_null(v) && !ts_node_eq(v, n) && ts_node_end_byte(v) - ts_node_start_byte(v) == len &&
+		    memcmp(src + ts_node_start_byte(v), src + ts_node_start_byte(n), len) == 0)
+			return true;
+	}
+	return false;
+}
+
+/*
+ * Is identifier N not the function of its name: a parameter (`int xmon`
+ * of my_console_wait_key() is not xmon()), or a use in the scope of a
+ * parameter or variable declared with that name, in a block, the
+ * function's parameters or at file scope?
+ */
+static bool shadowed(TSNode n, const char *src)
+{
+	uint32_t len = ts_node_end_byte(n) - ts_node_start_byte(n);
+	for (TSNode p = ts_parent(n); !ts_node_is_null(p); p = ts_parent(p)) {
+		if (ts_type_is(p, "parameter_declaration"))
+			return ts_node_eq(declared_name(ts_field(p, "declarator")), n);
+		if (ts_type_is(p, "compound_statement") || ts_type_is(p, "translation_unit")) {
+			for (uint32_t i = 0, k = ts_node_named_child_count(p); i < k; i++) {
+				TSNode c = ts_node_named_child(p, i);
+				if (ts_node_start_byte(c) >= ts_node_start_byte(n))
+					break;
+				if (declares(c, n, src))
+					return true;
+			}
+		}
+		if (ts_type_is(p, "function_definition")) {
+			TSNode fd = ts_field(p, "declarator");
+			while (!ts_node_is_null(fd) && !ts_type_is(fd, "function_declarator"))
+				fd = ts_field(fd, "declarator");
+			TSNode params = ts_node_is_null(fd) ? fd : ts_field(fd, "parameters");
+			for (uint32_t i = 0, k = ts_node_is_null(params) ? 0 : ts_node_named_child_count(params); i < k; i++) {
+				TSNode prm = ts_node_named_child(params, i);
+				TSNode v = ts_type_is(prm, "parameter_declaration") ? declared_name(ts_field(prm, "declarator"))
+										    : ts_null();
+				if (!ts_node_is_null(v) && ts_node_end_byte(v) - ts_node_start_byte(v) == len &&
+				    memcmp(src + ts_node_start_byte(v), src + ts_node_start_byte(n), len) == 0)
+					return true;
+			}
+		}
+	}
+	return false;
+}
+
 static void classify_use(const struct ident_scan *is, const struct file_analysis *fa, TSNode n,
 			 struct fn_use *u)
 {
@@ -231,6 +297,10 @@ static void classify_use(const struct ident_scan *is, const struct file_analysis
 		       ts_type_is(direct, "init_declarator") || ts_type_is(direct, "declaration"))) {
 		u->kind = USE_DECLARATION;
 		return; /* its own (re)declaration; `void (*p)(void) = f;` stores it */
+	}
+	if (shadowed(n, src)) {
+		u->kind = USE_DECLARATION; /* another entity of that name: no use of the function */
+		return;
 	}
 	u->kind = USE_ADDRESS;
 	TSNode child;
