@@ -254,6 +254,10 @@ static const struct registration registrations[] = {
 	{REG_FIELD, "device_interrupt", 0, CTX_HARDIRQ,
 	 "alpha device-interrupt dispatcher (.device_interrupt of the machine vector, line %u): "
 	 "do_entInt() calls it in interrupt context", NULL},
+	/* ppc, ppc64: do_IRQ() asks ppc_md.get_irq(regs) for the pending interrupt after hardirq_enter() */
+	{REG_FIELD, "get_irq", 0, CTX_HARDIRQ,
+	 "interrupt source of the platform (ppc_md.get_irq, set at line %u): do_IRQ() calls it in interrupt "
+	 "context", NULL},
 	/* netfilter: nf_hook_slow() and nf_reinject() run the hooks under
 	 * br_read_lock_bh(BR_NETPROTO_LOCK); ipt_do_table() and ip6t_do_table()
 	 * run the matches and targets under read_lock_bh(&table->lock) */

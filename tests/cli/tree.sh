@@ -437,7 +437,28 @@ void __init demo_mcheck_init(void)
 	machine_check_vector = demo_mce;
 }
 EOC
-run scan mv; expect_rc 0 "the machine vector's handlers, the IPI handler and the machine_check_vector handler run in interrupt context"
+# ppc: do_IRQ() asks the platform's ppc_md.get_irq for the interrupt; an IPI it finds is handled there
+mkdir -p mv/arch/ppc/platforms
+cat >mv/arch/ppc/platforms/demo_pic.c <<'EOC'
+static int demo_get_irq(struct pt_regs *regs)
+{
+	int cpu = smp_processor_id();
+
+	if (demo_ipi_pending(cpu)) {
+		demo_ipi_recv(cpu, regs);
+		return -2;
+	}
+	return demo_pending_irq(cpu);
+}
+
+void __init demo_pic_init(void)
+{
+	ppc_md.get_irq = demo_get_irq;
+}
+EOC
+run scan mv; expect_rc 0 "the machine vector's handlers, the IPI handler, the machine_check_vector handler and ppc_md.get_irq run in interrupt context"
+run explain --context-root mv mv/arch/ppc/platforms/demo_pic.c:3
+expect_out 'ppc_md.get_irq, set at line 14\): do_IRQ\(\) calls it in interrupt context' "ppc_md.get_irq named as the context"
 run explain --context-root mv mv/arch/alpha/kernel/smp.c:3
 expect_out "do_entInt\\(\\) runs in hard-IRQ context: alpha's interrupt entry point" "the chain names do_entInt"
 # a slot converted to per_cpu(x, cpu) whose CPU read keeps no fix: the note says the race stays
