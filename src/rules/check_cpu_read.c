@@ -884,6 +884,11 @@ void check_cpu_read(struct ctx *c, const struct fn *f, TSNode call, const char *
 		r.why = r.stable;
 		r.stable = NULL;
 	}
+	if (!r.prot && !r.stable && cpu_unbound(c, f)) {
+		char *w = xasprintf("%s; %s", r.why, cpu_unbound(c, f));
+		free(r.why);
+		r.why = w;
+	}
 	TSNode p = r.parent;
 
 	if (ts_type_is(p, "argument_list") && call_is(c, ts_parent(p), "per_cpu")) {

@@ -24,6 +24,7 @@ static void find_bound(struct ctx *c)
 {
 	size_t nf = c->fa->fns.len;
 	c->bound = xcalloc(nf ? nf : 1, sizeof *c->bound);
+	c->unbound = xcalloc(nf ? nf : 1, sizeof *c->unbound);
 	c->bound_done = true;
 	bool any = false;
 	for (size_t i = 0; i < nf; i++) {
@@ -41,7 +42,7 @@ static void find_bound(struct ctx *c)
 		changed = false;
 		for (size_t g = 0; g < nf; g++) {
 			const struct fn *callee = &c->fa->fns.items[g];
-			if (c->bound[g] || !callee->is_static || callee->addr_taken || callee->sleeps != SLEEP_NO)
+			if (c->bound[g] || c->unbound[g] || !callee->is_static || callee->addr_taken)
 				continue;
 			size_t calls = 0, first = 0;
 			unsigned line = 0;
@@ -55,7 +56,12 @@ static void find_bound(struct ctx *c)
 					if (!calls++)
 						first = i, line = line_of(c, cs->call);
 				}
-			if (all && calls) {
+			if (all && calls && callee->sleeps != SLEEP_NO) {
+				c->unbound[g] = xasprintf("%s() is called only from %s() (line %u), which runs bound to "
+							  "its CPU, but it may sleep (%s), and other tasks may then run "
+							  "on the CPU", callee->name, c->fa->fns.items[first].name, line,
+							  callee->sleep_reason ? callee->sleep_reason : "a call that sleeps");
+			} else if (all && calls) {
 				c->bound[g] = xasprintf("%s() is called only from %s() (line %u), which runs bound "
 							"to the new CPU during bring-up", callee->name,
 							c->fa->fns.items[first].name, line);
@@ -67,10 +73,13 @@ static void find_bound(struct ctx *c)
 
 void cpu_stable_release(struct ctx *c)
 {
-	for (size_t i = 0; c->bound && i < c->fa->fns.len; i++)
+	for (size_t i = 0; c->bound && i < c->fa->fns.len; i++) {
 		free(c->bound[i]);
+		free(c->unbound[i]);
+	}
 	free(c->bound);
-	c->bound = NULL;
+	free(c->unbound);
+	c->bound = c->unbound = NULL;
 	c->bound_done = false;
 }
 
@@ -243,6 +252,14 @@ static bool widened_in_loop(const struct ctx *c, TSNode read, TSNode pin)
 		}
 	}
 	return false;
+}
+
+const char *cpu_unbound(struct ctx *c, const struct fn *f)
+{
+	if (!c->bound_done)
+		find_bound(c);
+	size_t idx = (size_t)(f - c->fa->fns.items);
+	return idx < c->fa->fns.len ? c->unbound[idx] : NULL;
 }
 
 char *cpu_stable(struct ctx *c, const struct fn *f, TSNode read, bool *whole)

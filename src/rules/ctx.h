@@ -39,6 +39,7 @@ struct ctx {
 	size_t fn_first_finding; /* index of the first finding of the function being checked */
 	unsigned fn_resched_write; /* line of a non-test use of current->need_resched in it, or 0 */
 	char **bound;       /* per function: why it runs bound to its CPU (cpu_stable.c), or NULL */
+	char **unbound;     /* per function: why not, though only bound code calls it, or NULL */
 	bool bound_done;
 	VEC(const struct macro_def *) cpu_macros; /* cpu_macro_of(): the file's macros reading the CPU */
 	bool cpu_macros_done;
@@ -293,6 +294,8 @@ bool plan_this_cpu(struct ctx *c, TSNode slot, const char *name, bool is_protect
  * (bring-up), so its per-CPU data is safe too; else only the number is.
  */
 char *cpu_stable(struct ctx *c, const struct fn *f, TSNode read, bool *whole);
+/* Why F is not bound although only bring-up code calls it (it may sleep), or NULL. */
+const char *cpu_unbound(struct ctx *c, const struct fn *f);
 void cpu_stable_release(struct ctx *c);
 
 /* ---- CPU slots held across functions (slot_pairs.c) ---- */

@@ -56,5 +56,6 @@ done
 
 # a function of the entry's own file: start_secondary()'s static helper that sleeps
 run explain --context-root bu bu/arch/demo/kernel/smpboot.c:20; expect_rc 1 "a sleeping static helper of start_secondary(): a finding"
+expect_out 'demo_callin_alloc\(\) is called only from start_secondary\(\) \(line 28\), which runs bound to its CPU, but it may sleep \(calls kmalloc\(GFP_KERNEL\) at line 22\)' "the sleep named as the reason"
 
 finish
