@@ -130,7 +130,10 @@ static TSNode parent_below(TSNode topnode, TSNode n)
 	uint32_t s = ts_node_start_byte(n), e = ts_node_end_byte(n);
 	TSTreeCursor cur = ts_tree_cursor_new(topnode);
 	TSNode parent = topnode, found = ts_null();
-	while (ts_tree_cursor_goto_first_child(&cur)) {
+	/* a node with width starts inside the first child ending after its start: the
+	 * library skips the children before it without making nodes of them */
+	while (e > s ? ts_tree_cursor_goto_first_child_for_byte(&cur, s) >= 0
+		     : ts_tree_cursor_goto_first_child(&cur)) {
 		bool down = false;
 		do {
 			TSNode c = ts_tree_cursor_current_node(&cur);
