@@ -49,10 +49,11 @@ static const char *const toplevel_macros[] = {
 	"ATOMIC_NOTIFIER_HEAD", "BLOCKING_NOTIFIER_HEAD", "DEFINE_RAW_SPINLOCK",
 };
 
+/* Is the word S (N identifier characters) one of SET's? Every word of every file parsed asks. */
 static bool word_in(const char *s, size_t n, const char *const *set, size_t count)
 {
 	for (size_t i = 0; i < count; i++)
-		if (strlen(set[i]) == n && memcmp(set[i], s, n) == 0)
+		if (set[i][0] == s[0] && strncmp(set[i], s, n) == 0 && set[i][n] == '\0')
 			return true;
 	return false;
 }
