@@ -254,13 +254,20 @@ static bool shadowed(TSNode n, const char *src)
 		if (ts_type_is(p, "parameter_declaration"))
 			return ts_node_eq(declared_name(ts_field(p, "declarator")), n);
 		if (ts_type_is(p, "compound_statement") || ts_type_is(p, "translation_unit")) {
-			for (uint32_t i = 0, k = ts_node_named_child_count(p); i < k; i++) {
-				TSNode c = ts_node_named_child(p, i);
+			/* a cursor: ts_node_named_child(p, i) walks from the first child each time,
+			 * and a file has thousands of top-level nodes */
+			TSTreeCursor cur = ts_tree_cursor_new(p);
+			bool found = false;
+			for (bool more = ts_tree_cursor_goto_first_child(&cur); more && !found;
+			     more = ts_tree_cursor_goto_next_sibling(&cur)) {
+				TSNode c = ts_tree_cursor_current_node(&cur);
 				if (ts_node_start_byte(c) >= ts_node_start_byte(n))
 					break;
-				if (declares(c, n, src))
-					return true;
+				found = ts_node_is_named(c) && declares(c, n, src);
 			}
+			ts_tree_cursor_delete(&cur);
+			if (found)
+				return true;
 		}
 		if (ts_type_is(p, "function_definition")) {
 			TSNode fd = ts_field(p, "declarator");
