@@ -487,7 +487,8 @@ static TSNode function_declarator(TSNode d)
 /*
  * The 2.4 interrupt handler signature, void f(int, void *, struct pt_regs *),
  * or an architecture's interrupt entry point: a struct pt_regs * parameter
- * and a name like smp_apic_timer_interrupt or do_IRQ.
+ * and a name like smp_apic_timer_interrupt or do_IRQ, or the NMI handler
+ * do_nmi().
  */
 static const char *irq_signature(const struct fn *f, const char *src)
 {
@@ -515,6 +516,9 @@ static const char *irq_signature(const struct fn *f, const char *src)
 	if (strcmp(f->name, "do_entInt") == 0)
 		return "alpha's interrupt entry point (entInt in entry.S calls it for every interrupt, IPI, "
 		       "machine check and timer tick the PALcode delivers, line %u)";
+	if (strcmp(f->name, "do_nmi") == 0) /* i386, x86_64: `call do_nmi` in entry.S */
+		return "NMI handler (do_nmi(), given struct pt_regs *, line %u): the NMI entry of entry.S calls it, "
+		       "and no task switch happens until it returns (2.6.9 keeps its bare smp_processor_id())";
 	if ((n > 10 && strcmp(f->name + n - 10, "_interrupt") == 0) || strcmp(f->name, "do_IRQ") == 0)
 		return "interrupt entry point (named like one and given struct pt_regs *, line %u)";
 	return NULL;

@@ -456,7 +456,35 @@ void __init demo_pic_init(void)
 	ppc_md.get_irq = demo_get_irq;
 }
 EOC
+# i386: entry.S's NMI entry calls do_nmi(), which calls the watchdog in another file
+cat >mv/arch/i386/kernel/entry.S <<'EOC'
+ENTRY(nmi)
+	pushl %eax
+	call SYMBOL_NAME(do_nmi)
+	jmp restore_all
+EOC
+cat >mv/arch/i386/kernel/traps.c <<'EOC'
+extern void demo_watchdog_tick(struct pt_regs *regs);
+
+asmlinkage void do_nmi(struct pt_regs *regs, long error_code)
+{
+	++nmi_count(smp_processor_id());
+	demo_watchdog_tick(regs);
+}
+EOC
+cat >mv/arch/i386/kernel/nmi.c <<'EOC'
+void demo_watchdog_tick(struct pt_regs *regs)
+{
+	int cpu = smp_processor_id();
+
+	if (demo_stuck(cpu))
+		demo_die(cpu, regs);
+}
+EOC
+run scan --no-tree mv/arch/i386/kernel/nmi.c; expect_rc 1 "the NMI watchdog alone: its callers are unknown"
 run scan mv; expect_rc 0 "the machine vector's handlers, the IPI handler, the machine_check_vector handler and ppc_md.get_irq run in interrupt context"
+run explain --context-root mv mv/arch/i386/kernel/nmi.c:3
+expect_out 'every call in the tree is made with preemption off: from do_nmi\(\) at mv/arch/i386/kernel/traps.c:6 \(do_nmi\(\) runs in hard-IRQ context: NMI handler' "the NMI handler named as the watchdog's context"
 run explain --context-root mv mv/arch/ppc/platforms/demo_pic.c:3
 expect_out 'ppc_md.get_irq, set at line 14\): do_IRQ\(\) calls it in interrupt context' "ppc_md.get_irq named as the context"
 run explain --context-root mv mv/arch/alpha/kernel/smp.c:3
