@@ -565,6 +565,20 @@ static void test_tree_arch_families(void)
 	rmdir(dir);
 }
 
+/* A .S file's comments name no function: only what is left can be a call. */
+static void test_asm_comments(void)
+{
+	const char *in = "/* calls do_x() */\n\tcall do_y\t/* then\n   do_z */\n\t.ascii \"/* do_w\"\n/* open";
+	char *t = xstrdup(in);
+	size_t n = strlen(t);
+	asm_blank_comments(t, n);
+	CHECK(strlen(t) == n && !text_has_word(t, n, "do_x") && !text_has_word(t, n, "do_z"), "comments blanked: %s", t);
+	CHECK(text_has_word(t, n, "do_y") && text_has_word(t, n, "do_w"), "code and strings kept: %s", t);
+	CHECK(strchr(t, '\n') && strstr(t, "\n\t.ascii") != NULL, "newlines kept: %s", t);
+	CHECK(strstr(t, "open") == NULL, "an unterminated comment runs to the end: %s", t);
+	free(t);
+}
+
 int main(void)
 {
 	test_cfg_shapes();
@@ -576,6 +590,7 @@ int main(void)
 	test_tree_fixed_point();
 	test_tree_arch_families();
 	test_define_bodies();
+	test_asm_comments();
 	/* like the scanner, on a worker thread's stack */
 	parallel_for(1, 1, deep_nesting, NULL);
 	return check_summary();

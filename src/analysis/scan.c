@@ -581,6 +581,8 @@ static void arrays_users(tree_array_vec *a, char *const *index, size_t n, char *
 				(strlen(a->items[i].name) < TREE_MIN_NAME || tree_ids_has(&ids[f], a->items[i].name));
 		if (!maybe || read_file(index[f], &text, &len) < 0)
 			continue;
+		if (is_asm(index[f]))
+			asm_blank_comments(text, len); /* a comment naming the array is no use of it */
 		for (size_t i = 0; i < a->len; i++) {
 			if (!text_names_object(text, len, a->items[i].name)) /* `struct rt_cache_stat` is a tag */
 				continue;

@@ -951,8 +951,11 @@ static void analyse_one(size_t i, void *ctx)
 	f->parsed = false;
 	size_t pl = strlen(f->path);
 	if (pl > 2 && f->path[pl - 2] == '.' && (f->path[pl - 1] == 'S' || f->path[pl - 1] == 's')) {
-		free(text); /* assembly: any mention may be a call the C analysis cannot see */
+		/* assembly: any mention outside a comment may be a call the C analysis cannot see */
+		asm_blank_comments(text, len);
 		for (size_t k = 0; k < f->names.len; k++) {
+			if (!text_has_word(text, len, t->names.items[f->names.items[k]].name))
+				continue;
 			struct tref r = {0};
 			r.name = f->names.items[k];
 			r.kind = USE_ADDRESS;
@@ -960,6 +963,7 @@ static void analyse_one(size_t i, void *ctx)
 			r.verbatim = true;
 			vec_push(&f->refs, r);
 		}
+		free(text);
 		return;
 	}
 	if (!f->force_parse && !needs_parse(t, f, text, len)) {

@@ -775,3 +775,26 @@ bool text_has_word(const char *text, size_t len, const char *word)
 			return true;
 	return false;
 }
+
+void asm_blank_comments(char *text, size_t len)
+{
+	for (size_t i = 0; i < len; i++) {
+		if (text[i] == '"') {
+			while (i + 1 < len && text[i + 1] != '"' && text[i + 1] != '\n')
+				i += text[i + 1] == '\\' && i + 2 < len && text[i + 2] != '\n' ? 2 : 1;
+			if (i + 1 < len && text[i + 1] == '"')
+				i++;
+			continue;
+		}
+		if (text[i] != '/' || i + 1 >= len || text[i + 1] != '*')
+			continue;
+		size_t e = i + 2;
+		while (e + 1 < len && !(text[e] == '*' && text[e + 1] == '/'))
+			e++;
+		e = e + 1 < len ? e + 2 : len; /* unterminated: to the end */
+		for (size_t k = i; k < e; k++)
+			if (text[k] != '\n')
+				text[k] = ' ';
+		i = e - 1;
+	}
+}

@@ -59,6 +59,13 @@ static inline bool is_ident_char(char c)
 bool text_has_word(const char *text, size_t len, const char *word);
 
 /*
+ * Blanks the C comments of assembly source TEXT (a .S file goes through
+ * the C preprocessor), newlines kept; a "..." string on one line is left
+ * as it is, comment openers in it too.
+ */
+void asm_blank_comments(char *text, size_t len);
+
+/*
  * Does TEXT hold WORD as the name of an object or function: a whole
  * identifier that is not a struct, union or enum tag (`struct WORD`) and
  * not a member (`.WORD`, `->WORD`)? Those live in other name spaces.

@@ -458,6 +458,9 @@ void __init demo_pic_init(void)
 EOC
 # i386: entry.S's NMI entry calls do_nmi(), which calls the watchdog in another file
 cat >mv/arch/i386/kernel/entry.S <<'EOC'
+/*
+ * The NMI entry: do_nmi() calls demo_watchdog_tick() ("a comment is no call").
+ */
 ENTRY(nmi)
 	pushl %eax
 	call SYMBOL_NAME(do_nmi)
