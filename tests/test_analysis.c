@@ -577,6 +577,16 @@ static void test_asm_comments(void)
 	CHECK(strchr(t, '\n') && strstr(t, "\n\t.ascii") != NULL, "newlines kept: %s", t);
 	CHECK(strstr(t, "open") == NULL, "an unterminated comment runs to the end: %s", t);
 	free(t);
+	const char *lines = "# is done in do_a().\n#define X do_b\n  #include \"do_c.h\"\n"
+			    "\tcall do_d // then do_e\n#ifdef CONFIG_X\n# 12 \"f.S\"\n\tmov r, 1 # do_f\n";
+	t = xstrdup(lines);
+	n = strlen(t);
+	asm_blank_comments(t, n);
+	CHECK(!text_has_word(t, n, "do_a") && !text_has_word(t, n, "do_e"), "# line and // comments blanked: %s", t);
+	CHECK(text_has_word(t, n, "do_b") && text_has_word(t, n, "do_d") && text_has_word(t, n, "CONFIG_X") &&
+	      strstr(t, "do_c.h") && strstr(t, "# 12") && text_has_word(t, n, "do_f"),
+	      "directives, code, line markers and a # after code kept: %s", t);
+	free(t);
 }
 
 int main(void)

@@ -776,22 +776,59 @@ bool text_has_word(const char *text, size_t len, const char *word)
 	return false;
 }
 
+/* Is the line at T[I] (its first non-blank byte a '#') a comment: no directive follows? */
+static bool asm_hash_comment(const char *t, size_t len, size_t i)
+{
+	static const char *const directives[] = {
+		"define", "undef", "include", "include_next", "if", "ifdef", "ifndef", "elif", "else",
+		"endif", "error", "warning", "line", "pragma", "ident", "assert", "unassert",
+	};
+	size_t k = i + 1;
+	while (k < len && (t[k] == ' ' || t[k] == '\t'))
+		k++;
+	if (k >= len || t[k] == '\n' || (t[k] >= '0' && t[k] <= '9'))
+		return false; /* a null directive or a line marker: no name */
+	size_t e = k;
+	while (e < len && is_ident_char(t[e]))
+		e++;
+	for (size_t d = 0; d < ARRAY_SIZE(directives); d++)
+		if (strlen(directives[d]) == e - k && memcmp(directives[d], t + k, e - k) == 0)
+			return false;
+	return true;
+}
+
 void asm_blank_comments(char *text, size_t len)
 {
+	bool line_start = true;
 	for (size_t i = 0; i < len; i++) {
-		if (text[i] == '"') {
+		char c = text[i];
+		if (c == '\n') {
+			line_start = true;
+			continue;
+		}
+		bool first = line_start && c != ' ' && c != '\t';
+		if (c != ' ' && c != '\t')
+			line_start = false;
+		if (c == '"') {
 			while (i + 1 < len && text[i + 1] != '"' && text[i + 1] != '\n')
 				i += text[i + 1] == '\\' && i + 2 < len && text[i + 2] != '\n' ? 2 : 1;
 			if (i + 1 < len && text[i + 1] == '"')
 				i++;
 			continue;
 		}
-		if (text[i] != '/' || i + 1 >= len || text[i + 1] != '*')
+		size_t e = i;
+		if (c == '/' && i + 1 < len && text[i + 1] == '*') {
+			e = i + 2;
+			while (e + 1 < len && !(text[e] == '*' && text[e + 1] == '/'))
+				e++;
+			e = e + 1 < len ? e + 2 : len; /* unterminated: to the end */
+		} else if ((c == '/' && i + 1 < len && text[i + 1] == '/') ||
+			   (c == '#' && first && asm_hash_comment(text, len, i))) {
+			while (e < len && text[e] != '\n')
+				e++; /* ia64's // and the # comment lines of i386 and others */
+		}
+		if (e == i)
 			continue;
-		size_t e = i + 2;
-		while (e + 1 < len && !(text[e] == '*' && text[e + 1] == '/'))
-			e++;
-		e = e + 1 < len ? e + 2 : len; /* unterminated: to the end */
 		for (size_t k = i; k < e; k++)
 			if (text[k] != '\n')
 				text[k] = ' ';

@@ -59,9 +59,12 @@ static inline bool is_ident_char(char c)
 bool text_has_word(const char *text, size_t len, const char *word);
 
 /*
- * Blanks the C comments of assembly source TEXT (a .S file goes through
- * the C preprocessor), newlines kept; a "..." string on one line is left
- * as it is, comment openers in it too.
+ * Blanks the comments of assembly source TEXT, newlines kept: C comments
+ * (a .S file goes through the C preprocessor), // to the end of the line
+ * (ia64) and lines starting with a # that no directive follows (i386's
+ * `# is done in init_IRQ().`). A "..." string on one line is left as it
+ * is, comment openers in it too. Other assemblers' comment characters
+ * (sparc's !, arm's @) are not known: a name there still counts.
  */
 void asm_blank_comments(char *text, size_t len);
 
