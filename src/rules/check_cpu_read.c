@@ -134,7 +134,8 @@ static const struct finding *covering_region(const struct ctx *c, const struct f
 			last_use = ts_node_end_byte(uses[k]);
 	for (size_t i = c->fn_first_finding; i < c->out->findings.len; i++) {
 		const struct finding *o = &c->out->findings.items[i];
-		if (o->fix != FIX_GET_CPU || o->rule != RULE_P003 || strcmp(o->file, c->src->path) != 0)
+		/* a CPU read of its own (P003) or the index of an array left as it is (P001, P002) */
+		if (o->fix != FIX_GET_CPU || o->rule > RULE_P003 || strcmp(o->file, c->src->path) != 0)
 			continue;
 		uint32_t get = UINT32_MAX, end = 0;
 		for (size_t k = 0; k < o->edits.len; k++) {
