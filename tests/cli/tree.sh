@@ -484,10 +484,24 @@ void demo_watchdog_tick(struct pt_regs *regs)
 		demo_die(cpu, regs);
 }
 EOC
+# ppc: an exception handler that enters hard-IRQ context itself (2.4 temp.c TAUException())
+mkdir -p mv/arch/ppc/kernel
+cat >mv/arch/ppc/kernel/demo_tau.c <<'EOC'
+void demo_tau_exception(struct pt_regs *regs)
+{
+	unsigned long cpu = smp_processor_id();
+
+	hardirq_enter(cpu);
+	demo_tau[cpu].interrupts++;
+	hardirq_exit(cpu);
+}
+EOC
 run scan --no-tree mv/arch/i386/kernel/nmi.c; expect_rc 1 "the NMI watchdog alone: its callers are unknown"
 run scan mv; expect_rc 0 "the machine vector's handlers, the IPI handler, the machine_check_vector handler and ppc_md.get_irq run in interrupt context"
 run explain --context-root mv mv/arch/i386/kernel/nmi.c:3
 expect_out 'every call in the tree is made with preemption off: from do_nmi\(\) at mv/arch/i386/kernel/traps.c:6 \(do_nmi\(\) runs in hard-IRQ context: NMI handler' "the NMI handler named as the watchdog's context"
+run explain --context-root mv mv/arch/ppc/kernel/demo_tau.c:3
+expect_out 'calls hardirq_enter\(\) at line 5' "ppc's hardirq_enter() named as the context"
 run explain --context-root mv mv/arch/ppc/platforms/demo_pic.c:3
 expect_out 'ppc_md.get_irq, set at line 14\): do_IRQ\(\) calls it in interrupt context' "ppc_md.get_irq named as the context"
 run explain --context-root mv mv/arch/alpha/kernel/smp.c:3
