@@ -744,9 +744,17 @@ static char_vec *arrays_prepare(char *const *index, size_t n, char *const *scann
 		index_arrays(index, n, opts, out);
 	if (opts->whole_tree)
 		soa_discover(a, index, n, ids);
+	arrays_dedupe(a);
+	/* the arrays refused at their declaration have done their part: their files' scans said why */
+	size_t kept = 0;
+	for (size_t i = 0; i < a->len; i++)
+		if (a->items[i].only_dedupe)
+			tree_array_release(&a->items[i]);
+		else
+			a->items[kept++] = a->items[i];
+	a->len = kept;
 	if (!a->len)
 		return NULL;
-	arrays_dedupe(a);
 	for (size_t i = 0; i < a->len && !opts->whole_tree; i++)
 		if (!a->items[i].why_not)
 			a->items[i].why_not = xasprintf("%s is not static and the files scanned are not a whole tree: "

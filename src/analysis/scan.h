@@ -46,6 +46,8 @@ struct tree_array {
 	char *soa_var, *soa_fields;
 	/* explain (scan_with_tree() over an index): every file's edits, one per line, or NULL */
 	char *plan;
+	/* refused at its own declaration (WHY_NOT): only there to refuse the other definitions of NAME */
+	bool only_dedupe;
 };
 typedef VEC(struct tree_array) tree_array_vec;
 

@@ -481,7 +481,7 @@ void soa_discover(tree_array_vec *a, char *const *index, size_t n, const struct 
 			free(u.file);
 			struct tree_array t = {xstrdup(""), xasprintf("struct %s", def->tag), xstrdup(def->file), def->line,
 					       u.why_not, NULL, xstrdup(def->tag), xstrdup(def->file), def->line,
-					       xstrdup(""), xasprintf(" %s", buf_cstr(&def->fields)), NULL};
+					       xstrdup(""), xasprintf(" %s", buf_cstr(&def->fields)), NULL, false};
 			vec_push(a, t);
 			continue;
 		}
@@ -513,7 +513,7 @@ void soa_discover(tree_array_vec *a, char *const *index, size_t n, const struct 
 			note_why(&u, xasprintf("the name %s is taken in the tree", stag));
 		struct tree_array t = {u.name, xasprintf("struct %s", stag), u.file, u.line, u.why_not, NULL,
 				       xstrdup(def->tag), xstrdup(def->file), def->line,
-				       var ? var : xstrdup(u.name), xasprintf(" %s", buf_cstr(&def->fields)), NULL};
+				       var ? var : xstrdup(u.name), xasprintf(" %s", buf_cstr(&def->fields)), NULL, false};
 		free(stag);
 		vec_push(a, t);
 	}

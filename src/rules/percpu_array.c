@@ -265,9 +265,11 @@ static bool is_c_file(const char *path)
  */
 static void global_storage(struct ctx *c, struct percpu_array *pa, TSNode n)
 {
-	if (!pa->is_extern && !pa->why_not && c->opts->want && c->opts->verify_depth == 0 && is_c_file(c->src->path)) {
+	if (!pa->is_extern && c->opts->want && c->opts->verify_depth == 0 && is_c_file(c->src->path)) {
+		/* one refused here still refuses another architecture's array of its name */
 		struct tree_array t = {xstrdup(pa->name), xstrdup(pa->type), xstrdup(c->src->path),
-				       line_of(c, n), NULL, NULL, NULL, NULL, 0, NULL, NULL, NULL};
+				       line_of(c, n), pa->why_not ? xstrdup(pa->why_not) : NULL, NULL, NULL, NULL, 0,
+				       NULL, NULL, NULL, pa->why_not != NULL};
 		vec_push(&c->out->arrays, t);
 	}
 	const struct tree_array *t = tree_array_find(c->opts->arrays, pa->name, c->src->path);

@@ -213,6 +213,29 @@ done
 run scan -v av
 expect_out "^av/arch/mips/kernel/setup.c:2:[0-9]+: note: fix: none - not converted: cpu_data is also defined in av/arch/alpha/kernel/setup.c:2, av/arch/i386/kernel/setup.c:2 \\(one name" "an arch variant names the other definitions"
 expect_out "^av/arch/alpha/kernel/setup.c:2:[0-9]+: note: fix: none - not converted: cpu_data is also defined in av/arch/i386/kernel/setup.c:2, av/arch/mips/kernel/setup.c:2 " "each variant from its own side"
+# a definition refused at its own declaration (an initialiser that is not all
+# zero) still refuses another architecture's array of its name
+mkdir -p av2/arch/i386/kernel av2/arch/x86_64/kernel
+cat >av2/arch/i386/kernel/task.c <<'EOC'
+struct tss { unsigned long sp; };
+struct tss tss_area[NR_CPUS] = { [0 ... NR_CPUS-1] = { 1 } };
+EOC
+cat >av2/arch/x86_64/kernel/task.c <<'EOC'
+struct tss { unsigned long sp; };
+struct tss tss_area[NR_CPUS];
+
+void load_sp(void)
+{
+	unsigned long flags;
+
+	local_irq_save(flags);
+	tss_area[smp_processor_id()].sp = 0;
+	local_irq_restore(flags);
+}
+EOC
+run scan -v av2
+expect_out "^av2/arch/x86_64/kernel/task.c:2:[0-9]+: note: fix: none - not converted: tss_area is also defined in av2/arch/i386/kernel/task.c:2 \\(one name" "a definition refused at its declaration refuses the other one"
+expect_out "^av2/arch/i386/kernel/task.c:2:[0-9]+: note: why: the array has an initialiser that is not all zero" "and keeps its own reason"
 # explain on one file indexes no tree, and says so truly (not --no-tree)
 run explain av/arch/mips/kernel/setup.c:2
 expect_out "its other files were not indexed \\(--no-tree, or explain without --context-root DIR\\)" "explain alone: why a non-static array is left"
