@@ -20,15 +20,39 @@ static bool is_print_call(const struct ctx *c, TSNode call)
 	return r;
 }
 
-/* True if N (a use of the value) is an argument of a print-like call. */
+/*
+ * Functions of one CPU number that only look something up for it (2.4
+ * sa1100fb prints cpufreq_get(smp_processor_id())): their value printed is
+ * the number printed.
+ */
+static bool cpu_lookup_call(const struct ctx *c, TSNode call)
+{
+	static const char *const lookups[] = {"cpufreq_get", "cpu_number_map", "cpu_logical_map"};
+	const char *name;
+	size_t len = ts_call_name(call, c->text, &name);
+	for (size_t i = 0; len && i < ARRAY_SIZE(lookups); i++)
+		if (strlen(lookups[i]) == len && memcmp(lookups[i], name, len) == 0)
+			return ts_node_named_child_count(ts_field(call, "arguments")) == 1;
+	return false;
+}
+
+/* True if N (a use of the value) is an argument of a print-like call, maybe through a lookup. */
 static bool only_printed(const struct ctx *c, TSNode n)
 {
-	TSNode child;
-	TSNode p = up(n, &child);
-	/* dprintk((KERN_DEBUG "...", cpu)): through the comma list and the extra parentheses */
-	while (ts_type_is(p, "comma_expression") || ts_type_is(p, "parenthesized_expression"))
-		p = ts_parent(p);
-	return ts_type_is(p, "argument_list") && is_print_call(c, ts_parent(p));
+	for (;;) {
+		TSNode child;
+		TSNode p = up(n, &child);
+		/* dprintk((KERN_DEBUG "...", cpu)): through the comma list and the extra parentheses */
+		while (ts_type_is(p, "comma_expression") || ts_type_is(p, "parenthesized_expression"))
+			p = ts_parent(p);
+		if (!ts_type_is(p, "argument_list"))
+			return false;
+		if (is_print_call(c, ts_parent(p)))
+			return true;
+		if (!cpu_lookup_call(c, ts_parent(p)))
+			return false;
+		n = ts_parent(p);
+	}
 }
 
 /* The first call that may sleep in F strictly between offsets A and B, or a null node. */
