@@ -598,6 +598,49 @@ static bool blank_but_directives(char *out, const char *text, size_t s, size_t e
 }
 
 /*
+ * Blanks in OUT (a copy of TEXT) the attributes `__attribute__((...))` of
+ * [s, e), newlines kept, each closed before the end of its statement.
+ * spatch 1.1.1 does not parse one after a local's declarator (2.4 s390io.c:
+ * `long cr6 __attribute__ ((aligned (8)));`) and then changes nothing in
+ * the function. Returns whether one was blanked.
+ */
+static bool blank_attributes(char *out, const char *text, size_t s, size_t e)
+{
+	bool any = false;
+	for (size_t i = s; i + 11 <= e; i++) {
+		if (text[i] != '_' || (i > 0 && (is_ident_char(text[i - 1]))) || memcmp(text + i, "__attribute", 11) != 0)
+			continue;
+		size_t k = i + 11;
+		if (k + 2 <= e && memcmp(text + k, "__", 2) == 0)
+			k += 2;
+		if (k < e && is_ident_char(text[k]))
+			continue;
+		while (k < e && (text[k] == ' ' || text[k] == '\t' || text[k] == '\n'))
+			k++;
+		if (k + 1 >= e || text[k] != '(' || text[k + 1] != '(')
+			continue;
+		int depth = 0;
+		size_t end = 0;
+		for (size_t q = k; q < e && !end; q++) {
+			if (text[q] == ';' || text[q] == '{' || text[q] == '}' || text[q] == '"' || text[q] == '/')
+				break; /* not an attribute of one declaration (or a string, or a comment) */
+			depth += text[q] == '(';
+			depth -= text[q] == ')';
+			if (depth == 0)
+				end = q + 1;
+		}
+		if (!end)
+			continue;
+		for (size_t q = i; q < end; q++)
+			if (out[q] != '\n')
+				out[q] = ' ';
+		any = true;
+		i = end - 1;
+	}
+	return any;
+}
+
+/*
  * CUR with every top-level function that holds no site of this run blanked
  * (its bytes but newlines made spaces: lines and columns stay), or NULL
  * when nothing would be blanked. spatch's time goes into parsing and
@@ -628,6 +671,7 @@ static char *sliced_input(const char *path, const char *cur, size_t cur_len, con
 	TSTree *tree = ts_parse_c(src.parse_text, cur_len);
 	char *out = NULL;
 	TSNode root = tree ? ts_tree_root_node(tree) : (TSNode){0};
+	bool blanked = false, attributes = false;
 	for (uint32_t i = 0; tree && i < ts_node_named_child_count(root); i++) {
 		TSNode fn = ts_node_named_child(root, i);
 		if (!ts_type_is(fn, "function_definition") || ts_node_has_error(fn))
@@ -636,17 +680,22 @@ static char *sliced_input(const char *path, const char *cur, size_t cur_len, con
 		bool holds = false;
 		for (size_t k = 0; k + 1 < at.len && !holds; k += 2)
 			holds = at.items[k] < e && at.items[k + 1] > s;
-		if (holds)
-			continue;
 		if (!out)
 			out = xstrndup(cur, cur_len);
-		blank_but_directives(out, cur, s, e);
+		if (holds)
+			attributes |= blank_attributes(out, cur, s, e); /* a site on such a line: spliced whole */
+		else
+			blanked |= blank_but_directives(out, cur, s, e);
 	}
 	if (tree)
 		ts_tree_delete(tree);
 	source_release(&src);
 	vec_release(&at);
 	lines_release(&li);
+	if (!blanked && !attributes) {
+		free(out);
+		return NULL;
+	}
 	return out;
 }
 
