@@ -314,6 +314,20 @@ static const struct registration registrations[] = {
 	{REG_POSITION, "match", 2, CTX_CALLERS,
 	 "ip6tables match (third member of a struct ip6t_match initialiser, line %u): ip6t_do_table() runs "
 	 "it with the table's lock read-held and bottom halves off", "ip6t_match"},
+	/* 2.4 do_IRQ() (ppc: ppc_irq_dispatch_handler(), alpha: handle_irq()) acknowledges and ends an
+	 * interrupt through its controller's struct hw_interrupt_type; nothing else calls them */
+	{REG_FIELD, "ack", 0, CTX_HARDIRQ,
+	 "interrupt controller's ack (.ack of a struct hw_interrupt_type, line %u): do_IRQ() calls it in "
+	 "interrupt context", "hw_interrupt_type"},
+	{REG_FIELD, "end", 0, CTX_HARDIRQ,
+	 "interrupt controller's end (.end of a struct hw_interrupt_type, line %u): do_IRQ() calls it in "
+	 "interrupt context", "hw_interrupt_type"},
+	{REG_POSITION, "ack", 5, CTX_HARDIRQ,
+	 "interrupt controller's ack (sixth member of a struct hw_interrupt_type initialiser, line %u): "
+	 "do_IRQ() calls it in interrupt context", "hw_interrupt_type"},
+	{REG_POSITION, "end", 6, CTX_HARDIRQ,
+	 "interrupt controller's end (seventh member of a struct hw_interrupt_type initialiser, line %u): "
+	 "do_IRQ() calls it in interrupt context", "hw_interrupt_type"},
 	/* 2.4 scsi_dispatch_cmd(): spin_lock_irqsave(&io_request_lock) around it */
 	{REG_FIELD, "queuecommand", 0, CTX_CALLERS,
 	 "SCSI queuecommand (.queuecommand of a Scsi_Host_Template, line %u): the midlayer calls it "

@@ -519,10 +519,47 @@ void demo_tau_exception(struct pt_regs *regs)
 	hardirq_exit(cpu);
 }
 EOC
+# an interrupt controller's ack and end: do_IRQ() calls them (positional and designated initialisers)
+mkdir -p mv/arch/ppc64/kernel
+cat >mv/arch/ppc64/kernel/demo_xics.c <<'EOC'
+static void demo_end_irq(unsigned int irq)
+{
+	int cpu = smp_processor_id();
+
+	demo_cppr(cpu, 0xff);
+}
+
+static void demo_ack_irq(unsigned int irq)
+{
+	int cpu = smp_processor_id();
+
+	demo_cppr(cpu, 0);
+}
+
+struct hw_interrupt_type demo_pic = {
+	" DEMO ",
+	NULL,
+	NULL,
+	NULL,
+	NULL,
+	NULL,
+	demo_end_irq,
+	NULL
+};
+
+struct hw_interrupt_type demo_pic2 = {
+	typename: " DEMO2 ",
+	ack: demo_ack_irq,
+};
+EOC
 run scan --no-tree mv/arch/i386/kernel/nmi.c; expect_rc 1 "the NMI watchdog alone: its callers are unknown"
 run scan mv; expect_rc 0 "the machine vector's handlers, the IPI handler, the machine_check_vector handler and ppc_md.get_irq run in interrupt context"
 run explain --context-root mv mv/arch/i386/kernel/nmi.c:3
 expect_out 'every call in the tree is made with preemption off: from do_nmi\(\) at mv/arch/i386/kernel/traps.c:6 \(do_nmi\(\) runs in hard-IRQ context: NMI handler' "the NMI handler named as the watchdog's context"
+run explain --context-root mv mv/arch/ppc64/kernel/demo_xics.c:3
+expect_out "seventh member of a struct hw_interrupt_type initialiser, line 22\\): do_IRQ\\(\\) calls it" "an interrupt controller's end, by position"
+run explain --context-root mv mv/arch/ppc64/kernel/demo_xics.c:10
+expect_out "\\.ack of a struct hw_interrupt_type, line 28\\)" "an interrupt controller's ack, by name"
 run explain --context-root mv mv/arch/ppc/kernel/demo_tau.c:3
 expect_out 'calls hardirq_enter\(\) at line 5' "ppc's hardirq_enter() named as the context"
 run explain --context-root mv mv/arch/ppc/platforms/demo_pic.c:3
