@@ -562,9 +562,9 @@ static void irq_entry_contexts(struct file_analysis *fa)
 			for (size_t e = 0; e < f->events.items[n].len; e++) {
 				TSNode call = f->events.items[n].items[e].call;
 				/* i386's irq_enter(cpu, irq); ppc's hardirq_enter(cpu) */
-				if (ts_call_is(call, src, "irq_enter") || ts_call_is(call, src, "hardirq_enter"))
-					set_context(f, CTX_HARDIRQ, ts_call_is(call, src, "irq_enter")
-									? "calls irq_enter() at line %u"
+				bool irq = ts_call_is(call, src, "irq_enter");
+				if (irq || ts_call_is(call, src, "hardirq_enter"))
+					set_context(f, CTX_HARDIRQ, irq ? "calls irq_enter() at line %u"
 									: "calls hardirq_enter() at line %u",
 						    source_pos(fa->src, ts_node_start_byte(call)).line);
 			}

@@ -602,7 +602,8 @@ static bool blank_but_directives(char *out, const char *text, size_t s, size_t e
  * [s, e), newlines kept, each closed before the end of its statement.
  * spatch 1.1.1 does not parse one after a local's declarator (2.4 s390io.c:
  * `long cr6 __attribute__ ((aligned (8)));`) and then changes nothing in
- * the function. Returns whether one was blanked.
+ * the function (the neutraliser of source.c does the like for tree-sitter,
+ * on a text spatch never sees). Returns whether one was blanked.
  */
 static bool blank_attributes(char *out, const char *text, size_t s, size_t e)
 {
