@@ -560,38 +560,74 @@ static void arrays_dedupe(tree_array_vec *a)
 
 typedef VEC(bool) bool_vec;
 
+/* One file's part of arrays_users(): read in parallel, merged in the index's order. */
+struct users_job {
+	const tree_array_vec *a;
+	char *const *index;
+	const struct tree_ids *ids;
+	size_t *lens;           /* per array: strlen of its name */
+	uint8_t **named;        /* per file: NULL, or per array 0 / 1 names it / 3 names and declares it */
+};
+
+static void users_one(size_t f, void *ctx)
+{
+	struct users_job *j = ctx;
+	const tree_array_vec *a = j->a;
+	if (interrupted())
+		return;
+	bool maybe = !j->ids || !j->ids[f].ids;
+	/* the identifiers the scan hashed say which files may name one: only those are read */
+	for (size_t i = 0; i < a->len && !maybe; i++)
+		maybe = a->items[i].name[0] && /* a struct left alone before its instance was met */
+			(j->lens[i] < TREE_MIN_NAME || tree_ids_has(&j->ids[f], a->items[i].name));
+	char *text;
+	size_t len;
+	if (!maybe || read_file(j->index[f], &text, &len) < 0)
+		return;
+	if (is_asm(j->index[f]))
+		asm_blank_comments(text, len); /* a comment naming the array is no use of it */
+	uint8_t *named = NULL;
+	for (size_t i = 0; i < a->len; i++) {
+		if (!text_names_object(text, len, a->items[i].name)) /* `struct rt_cache_stat` is a tag */
+			continue;
+		if (!named)
+			named = xcalloc(a->len, 1);
+		bool declares;
+		if (a->items[i].soa_tag) {
+			declares = strcmp(j->index[f], a->items[i].soa_file) == 0;
+		} else {
+			char *decl = xasprintf("%s[NR_CPUS]", a->items[i].name);
+			declares = memmem(text, len, decl, strlen(decl)) != NULL;
+			free(decl);
+		}
+		named[i] = declares ? 3 : 1;
+	}
+	j->named[f] = named;
+	free(text);
+}
+
 /*
  * USERS[i] gets the files of INDEX naming array i, DECLARES[i] whether each
  * declares it (`x[NR_CPUS]`); one whose name is in assembly or in a file
  * not scanned keeps the array as it is.
  */
 static void arrays_users(tree_array_vec *a, char *const *index, size_t n, char *const *scanned, size_t nscanned,
-			 const struct tree_ids *ids, char_vec *users, bool_vec *declares, bool verbose)
+			 const struct tree_ids *ids, char_vec *users, bool_vec *declares, bool verbose, int jobs)
 {
 	char **sorted = xmalloc((nscanned ? nscanned : 1) * sizeof *sorted);
 	memcpy(sorted, scanned, nscanned * sizeof *sorted);
 	qsort(sorted, nscanned, sizeof *sorted, cstr_cmp);
-	for (size_t f = 0; f < n && !interrupted(); f++) {
-		char *text;
-		size_t len;
-		bool any = false, maybe = !ids || !ids[f].ids;
-		/* the identifiers the scan hashed say which files may name one: only those are read */
-		for (size_t i = 0; i < a->len && !maybe; i++)
-			maybe = a->items[i].name[0] && /* a struct left alone before its instance was met */
-				(strlen(a->items[i].name) < TREE_MIN_NAME || tree_ids_has(&ids[f], a->items[i].name));
-		if (!maybe || read_file(index[f], &text, &len) < 0)
-			continue;
-		if (is_asm(index[f]))
-			asm_blank_comments(text, len); /* a comment naming the array is no use of it */
-		for (size_t i = 0; i < a->len; i++) {
-			if (!text_names_object(text, len, a->items[i].name)) /* `struct rt_cache_stat` is a tag */
+	struct users_job j = {a, index, ids, xcalloc(a->len ? a->len : 1, sizeof *j.lens),
+			      xcalloc(n ? n : 1, sizeof *j.named)};
+	for (size_t i = 0; i < a->len; i++)
+		j.lens[i] = strlen(a->items[i].name);
+	parallel_for(n, jobs, users_one, &j);
+	for (size_t f = 0; f < n; f++) {
+		for (size_t i = 0; j.named[f] && i < a->len; i++) {
+			if (!j.named[f][i])
 				continue;
-			any = true;
 			vec_push(&users[i], index[f]);
-			char *decl = xasprintf("%s[NR_CPUS]", a->items[i].name);
-			vec_push(&declares[i], a->items[i].soa_tag ? strcmp(index[f], a->items[i].soa_file) == 0
-							   : memmem(text, len, decl, strlen(decl)) != NULL);
-			free(decl);
+			vec_push(&declares[i], j.named[f][i] == 3);
 			if (a->items[i].why_not)
 				continue;
 			if (is_asm(index[f]))
@@ -601,9 +637,10 @@ static void arrays_users(tree_array_vec *a, char *const *index, size_t n, char *
 				a->items[i].why_not = xasprintf("%s is also used in %s, which is not among the files "
 								"scanned", a->items[i].name, index[f]);
 		}
-		(void)any;
-		free(text);
+		free(j.named[f]);
 	}
+	free(j.named);
+	free(j.lens);
 	/* a struct of arrays: the file defining the struct says why when it is left alone (-v only) */
 	for (size_t i = 0; i < a->len; i++) {
 		bool listed = !a->items[i].soa_tag || (a->items[i].why_not && !verbose);
@@ -762,7 +799,7 @@ static char_vec *arrays_prepare(char *const *index, size_t n, char *const *scann
 							"give --context-root)", a->items[i].name);
 	char_vec *users = xcalloc(a->len, sizeof *users);
 	bool_vec *declares = xcalloc(a->len, sizeof *declares);
-	arrays_users(a, index, n, scanned, nscanned, ids, users, declares, opts->verbose);
+	arrays_users(a, index, n, scanned, nscanned, ids, users, declares, opts->verbose, opts->jobs);
 	/* an array refused already: only the files declaring it say why (the others show nothing) */
 	for (size_t i = 0; i < a->len; i++) {
 		size_t w = 0;

@@ -385,9 +385,17 @@ static void search_new(struct tree_context *t, int jobs)
 	struct search_job j = {t, xcalloc(t->nfiles ? t->nfiles : 1, sizeof *j.found)};
 	parallel_for(t->nfiles, jobs, search_one, &j);
 	t->stats.files_searched += t->nfiles;
+	size_t *count = xcalloc(t->names.len ? t->names.len : 1, sizeof *count);
+	for (size_t i = 0; i < t->nfiles; i++)
+		for (size_t k = 0; k < j.found[i].len; k++)
+			count[j.found[i].items[k]]++;
+	/* a name failed for its spread leaves its files as they are: marked, a file
+	 * analysed already would be read again for the names it holds open */
 	for (size_t i = 0; i < t->nfiles; i++) {
 		for (size_t k = 0; k < j.found[i].len; k++) {
 			uint32_t n = j.found[i].items[k];
+			if (count[n] > TREE_MAX_FILES)
+				continue;
 			vec_push(&t->names.items[n].files, (uint32_t)i);
 			vec_push(&t->files[i].names, n);
 			t->files[i].dirty = true;
@@ -400,11 +408,12 @@ static void search_new(struct tree_context *t, int jobs)
 		if (x->state != T_NEW)
 			continue;
 		x->state = T_OPEN;
-		if (x->files.len > TREE_MAX_FILES)
+		if (count[n] > TREE_MAX_FILES)
 			name_settle(x, T_FAILED, CTX_PROCESS,
 				    xasprintf("named in %zu files of the tree, more than the %d followed; "
-					      "its callers were not followed", x->files.len, TREE_MAX_FILES));
+					      "its callers were not followed", count[n], TREE_MAX_FILES));
 	}
+	free(count);
 }
 
 /* ---- 2. analyse: classify every use of a followed name ------------------------ */
