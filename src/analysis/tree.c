@@ -53,17 +53,25 @@ struct tref {
 	size_t nroots;
 };
 
+/* A function a parse of the file found defined there, other files may call. */
+struct tdef {
+	char *name;
+	bool sleeps;
+};
+
 struct tfile {
 	const char *path;
 	VEC(uint32_t) names;  /* followed names the file contains */
 	VEC(uint32_t) defines; /* ...of them, the ones it defines (found when parsed) */
 	VEC(uint32_t) sleeping; /* ...of those, the ones that may sleep */
 	VEC(struct tref) refs;
-	bool dirty;           /* analyse (again) in the next round */
+	VEC(struct tdef) seen; /* the shared definitions its parses since the last whole analysis read */
+	size_t from;          /* names[0, from) keep the uses the last analysis classified */
+	bool dirty;           /* analyse (again) in the next round: the names from FROM on, or all */
 	bool force_parse;     /* ...parsed even if it only declares: it may define a bound candidate */
 	bool ids_done;
-	bool parsed;          /* analyse_one() parsed it (else: declarations only) */
-	bool sliced;          /* ...only the functions that matter (slice_ranges()) */
+	bool parsed;          /* analyse_one() parsed it for all its names (else: declarations only) */
+	bool sliced;          /* ...some of it only in the functions that matter (slice_ranges()) */
 	unsigned fam;         /* arch_family() */
 	struct tree_ids ids;  /* file_ids(): sorted identifier hashes */
 };
@@ -427,6 +435,13 @@ static void tref_release(struct tref *r)
 	free(r->roots);
 }
 
+static void file_seen_clear(struct tfile *f)
+{
+	for (size_t i = 0; i < f->seen.len; i++)
+		free(f->seen.items[i].name);
+	f->seen.len = 0;
+}
+
 static void file_refs_clear(struct tfile *f)
 {
 	for (size_t i = 0; i < f->refs.len; i++)
@@ -519,10 +534,10 @@ static void classify_at(const struct tree_context *t, const struct file_analysis
 	vec_push(&out->refs, r);
 }
 
-/* True if the identifier S (N bytes) is an open name the file F contains. */
+/* True if the identifier S (N bytes) is an open name the file F is analysed for. */
 static bool open_name_at(const struct tree_context *t, const struct tfile *f, const char *s, size_t n)
 {
-	for (size_t k = 0; k < f->names.len; k++) {
+	for (size_t k = f->from; k < f->names.len; k++) {
 		const struct tname *x = &t->names.items[f->names.items[k]];
 		if (x->state == T_OPEN && x->len == n && memcmp(x->name, s, n) == 0)
 			return true;
@@ -831,7 +846,8 @@ static size_t stored_in(const char *s, size_t len, const char *name, size_t n, s
 }
 
 /*
- * The byte ranges of S worth parsing for F's open names: everything but the
+ * The byte ranges of S worth parsing for F's open names (those it is
+ * analysed for, from F->from on): everything but the
  * function definitions that name none of them, nor any function that does
  * (its callers, or where its address is taken or it is registered), to a
  * fixed point, nor (CALLEES) a function an open name's definition calls:
@@ -848,7 +864,7 @@ static TSRange *slice_ranges(const struct tree_context *t, const struct tfile *f
 		return NULL;
 	}
 	for (size_t d = 0; d < defs.len; d++)
-		for (size_t k = 0; k < f->names.len && !defs.items[d].callee; k++) {
+		for (size_t k = f->from; k < f->names.len && !defs.items[d].callee; k++) {
 			const struct tname *x = &t->names.items[f->names.items[k]];
 			if (x->state != T_OPEN)
 				continue;
@@ -935,6 +951,8 @@ struct analyse_job {
 	size_t *which;  /* file indices to analyse */
 };
 
+static void analyse_names(const struct tree_context *t, struct tfile *f);
+
 static void analyse_one(size_t i, void *ctx)
 {
 	struct analyse_job *j = ctx;
@@ -942,12 +960,41 @@ static void analyse_one(size_t i, void *ctx)
 	struct tfile *f = &t->files[j->which[i]];
 	if (interrupted())
 		return;
-	file_refs_clear(f);
+	/* only new names since the last analysis: the uses classified then stand */
+	bool whole = f->from == 0;
+	if (whole)
+		file_refs_clear(f);
+	bool was_parsed = f->parsed, was_sliced = f->sliced;
+	analyse_names(t, f);
+	if (!whole) {
+		f->parsed = f->parsed && was_parsed;
+		f->sliced = f->sliced || was_sliced;
+	}
+	/* a definition read by this parse or an earlier one (a definition's name alone
+	 * is no use: a new name it holds is classified without a parse); a whole
+	 * analysis without a parse keeps what the last parse found */
+	for (size_t k = f->from; (f->parsed || !whole) && k < f->names.len; k++) {
+		const struct tname *x = &t->names.items[f->names.items[k]];
+		for (size_t d = 0; d < f->seen.len; d++)
+			if (strlen(f->seen.items[d].name) == x->len && memcmp(f->seen.items[d].name, x->name, x->len) == 0) {
+				vec_push(&f->defines, f->names.items[k]);
+				if (f->seen.items[d].sleeps)
+					vec_push(&f->sleeping, f->names.items[k]);
+				break;
+			}
+	}
+	f->from = f->names.len;
+}
+
+/* analyse_one() for F's names from F->from on. */
+static void analyse_names(const struct tree_context *t, struct tfile *f)
+{
 	char *text = NULL;
 	size_t len = 0;
+	f->parsed = f->sliced = false;
 	if (read_file(f->path, &text, &len) < 0 || memchr(text, '\0', len)) {
 		free(text);
-		for (size_t k = 0; k < f->names.len; k++) {
+		for (size_t k = f->from; k < f->names.len; k++) {
 			struct tref r = {0};
 			r.name = f->names.items[k];
 			r.kind = USE_ADDRESS;
@@ -957,12 +1004,11 @@ static void analyse_one(size_t i, void *ctx)
 		}
 		return;
 	}
-	f->parsed = false;
 	size_t pl = strlen(f->path);
 	if (pl > 2 && f->path[pl - 2] == '.' && (f->path[pl - 1] == 'S' || f->path[pl - 1] == 's')) {
 		/* assembly: any mention outside a comment may be a call the C analysis cannot see */
 		asm_blank_comments(text, len);
-		for (size_t k = 0; k < f->names.len; k++) {
+		for (size_t k = f->from; k < f->names.len; k++) {
 			if (!text_has_word(text, len, t->names.items[f->names.items[k]].name))
 				continue;
 			struct tref r = {0};
@@ -996,18 +1042,20 @@ static void analyse_one(size_t i, void *ctx)
 	if (tree) {
 		struct file_analysis fa;
 		analysis_run(&fa, &src, tree, t);
-		f->defines.len = 0;
-		f->sleeping.len = 0;
-		for (size_t k = 0; k < f->names.len; k++) {
-			const struct tname *x = &t->names.items[f->names.items[k]];
-			int d = analysis_fn_index(&fa, x->name, x->len);
-			if (d >= 0 && analysis_fn_is_shared(&fa, &fa.fns.items[d])) {
-				vec_push(&f->defines, f->names.items[k]);
-				if (fa.fns.items[d].sleeps != SLEEP_NO)
-					vec_push(&f->sleeping, f->names.items[k]);
+		if (f->from == 0) {
+			file_seen_clear(f);
+			f->defines.len = 0;
+			f->sleeping.len = 0;
+		}
+		for (size_t d = 0; d < fa.fns.len; d++) {
+			const struct fn *fn = &fa.fns.items[d];
+			/* the first definition of a name answers (#if arms), as analysis_fn_index() does */
+			if (analysis_fn_index(&fa, fn->name, strlen(fn->name)) == (int)d && analysis_fn_is_shared(&fa, fn)) {
+				struct tdef td = {xstrdup(fn->name), fn->sleeps != SLEEP_NO};
+				vec_push(&f->seen, td);
 			}
 		}
-		for (size_t k = 0; k < f->names.len; k++) {
+		for (size_t k = f->from; k < f->names.len; k++) {
 			const struct tname *x = &t->names.items[f->names.items[k]];
 			if (x->state != T_OPEN)
 				continue;
@@ -1086,7 +1134,7 @@ static void touch_files(struct tree_context *t, uint32_t n)
 		struct tfile *f = &t->files[x->files.items[i]];
 		for (size_t k = 0; k < f->defines.len; k++)
 			if (f->defines.items[k] == n)
-				f->dirty = true;
+				f->dirty = true, f->from = 0;
 	}
 }
 
@@ -1288,7 +1336,7 @@ static int decide(struct tree_context *t, uint32_t n, bool *added)
 			for (size_t k = 0; k < f->defines.len && !defines; k++)
 				defines = f->defines.items[k] == n;
 			if (!f->parsed || (defines && f->sliced))
-				f->dirty = f->force_parse = more = true;
+				f->dirty = f->force_parse = more = true, f->from = 0;
 		}
 		if (more) {
 			free(bound_how);
@@ -1394,6 +1442,8 @@ void tree_context_build(struct tree_context **out, char *const *files, size_t n,
 	for (size_t i = 0; i < n; i++) {
 		file_refs_clear(&t->files[i]);
 		vec_release(&t->files[i].refs);
+		file_seen_clear(&t->files[i]);
+		vec_release(&t->files[i].seen);
 		vec_release(&t->files[i].names);
 		vec_release(&t->files[i].defines);
 		vec_release(&t->files[i].sleeping);
