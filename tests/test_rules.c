@@ -8,6 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "rules/ctx.h"
 #include "rules/finding.h"
 #include "rules/rules.h"
 
@@ -95,6 +96,32 @@ static void test_sites(const char *srcdir)
 	free(path);
 }
 
+/* The early exit of in_dead_code(): false only where no `#if 0` arm can be. */
+static void test_if0(void)
+{
+	static const struct {
+		const char *text;
+		bool may;
+	} cases[] = {
+		{"#if 0\nx\n#endif\n", true},
+		{"  #  if 0 /* off */\n#endif\n", true},
+		{"#if X\n#elif 0\n#endif\n", true},
+		{"#if \\\n 0\n#endif\n", true},
+		{"#if /* why */ 0\n#endif\n", true},
+		{"#if 0", true},
+		{"#if 01\n#endif\n", false},
+		{"#if 0x1\n#endif\n", false},
+		{"#if (0)\n#endif\n", false},
+		{"#ifdef X0\n#endif\n", false},
+		{"#include <linux/sched.h>\nint f(void) { return 0; }\n", false},
+		{"#if 10\n#endif\n", false},
+		{"", false},
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+		CHECK(text_may_have_if0(cases[i].text, strlen(cases[i].text)) == cases[i].may,
+		      "text_may_have_if0(\"%s\") is %d", cases[i].text, cases[i].may);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc != 2) {
@@ -104,6 +131,7 @@ int main(int argc, char **argv)
 	test_fixes(argv[1]);
 	test_rules();
 	test_sites(argv[1]);
+	test_if0();
 	printf("%d passed, %d failed\n", passed, failed);
 	return failed ? 1 : 0;
 }

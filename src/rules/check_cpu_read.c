@@ -819,7 +819,7 @@ const struct macro_def *cpu_macro_of(struct ctx *c, TSNode n)
 				vec_push(&c->cpu_macros, d);
 		}
 	}
-	if (!c->cpu_macros.len && !(c->opts->macros && c->opts->macros->len))
+	if (!c->cpu_macros.len && !c->may_tree_cpu_macro)
 		return NULL;
 	TSNode p = ts_parent(n);
 	bool called = ts_type_is(p, "call_expression") && ts_node_eq(ts_field(p, "function"), n);

@@ -435,6 +435,8 @@ void check_resched_defines(struct ctx *c)
 static const struct macro_def *resched_macro_named(const struct ctx *c, const char *name, size_t len,
 						   bool function_like)
 {
+	if (!c->may_resched_macro)
+		return NULL;
 	for (size_t i = 0; i < c->src->defs.len; i++) {
 		const struct macro_def *d = &c->src->defs.items[i];
 		if (strlen(d->name) == len && memcmp(d->name, name, len) == 0)
@@ -481,6 +483,8 @@ bool resched_host_pred(const struct ctx *c, const char *name, TSNode n)
 	if (strcmp(name, "resched-test?") == 0)
 		return name_eq(c->text + s, e - s, "need_resched") || macro_tests_resched(c, n);
 	if (strcmp(name, "resched-macro?") == 0) {
+		if (!c->may_resched_macro)
+			return false;
 		TSNode p = ts_parent(n);
 		if (ts_type_is(p, "call_expression") && ts_node_eq(ts_field(p, "function"), n))
 			return false;

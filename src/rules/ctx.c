@@ -78,7 +78,54 @@ static bool suppressed(const struct ctx *c, unsigned line, enum rule_id rule)
 /* The preprocessor conditional owning N's arm: condition text, and whether N is in the #if arm. */
 bool in_dead_code(const struct ctx *c, TSNode n)
 {
-	return in_dead_arm(c->text, n);
+	return c->may_if0 && in_dead_arm(c->text, n);
+}
+
+/* Skips blanks and backslash-newlines from P (before END). */
+static const char *skip_blanks(const char *p, const char *end)
+{
+	for (;;) {
+		if (p < end && (*p == ' ' || *p == '\t'))
+			p++;
+		else if (p + 1 < end && p[0] == '\\' && p[1] == '\n')
+			p += 2;
+		else if (p + 2 < end && p[0] == '\\' && p[1] == '\r' && p[2] == '\n')
+			p += 3;
+		else
+			return p;
+	}
+}
+
+bool text_may_have_if0(const char *text, size_t len)
+{
+	const char *end = text + len;
+	for (const char *p = memchr(text, '#', len); p; p = p + 1 < end ? memchr(p + 1, '#', (size_t)(end - p - 1)) : NULL) {
+		const char *q = skip_blanks(p + 1, end);
+		size_t kw = (size_t)(end - q) >= 4 && memcmp(q, "elif", 4) == 0 ? 4
+			    : (size_t)(end - q) >= 2 && memcmp(q, "if", 2) == 0 ? 2 : 0;
+		if (!kw)
+			continue;
+		q = skip_blanks(q + kw, end);
+		if (q < end && *q == '/')
+			return true; /* a comment before the condition: not worth reading further */
+		if (q < end && *q == '0' && (q + 1 == end || !is_ident_char(q[1])))
+			return true;
+	}
+	return false;
+}
+
+void ctx_prescan(struct ctx *c)
+{
+	c->may_if0 = text_may_have_if0(c->text, c->src->len);
+	c->may_resched_macro = false;
+	for (size_t i = 0; i < c->src->defs.len && !c->may_resched_macro; i++)
+		c->may_resched_macro = strstr(c->src->defs.items[i].body, "need_resched") != NULL;
+	c->may_tree_cpu_macro = false;
+	const tree_macro_vec *m = c->opts->macros;
+	for (size_t i = 0; m && i < m->len; i++) {
+		c->may_resched_macro |= m->items[i].kind == MACRO_RESCHED;
+		c->may_tree_cpu_macro |= m->items[i].kind == MACRO_CPU;
+	}
 }
 
 bool in_dead_arm(const char *text, TSNode n)

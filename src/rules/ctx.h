@@ -43,6 +43,10 @@ struct ctx {
 	bool bound_done;
 	VEC(const struct macro_def *) cpu_macros; /* cpu_macro_of(): the file's macros reading the CPU */
 	bool cpu_macros_done;
+	/* what the text may hold, so that a check run on every identifier or call can stop early */
+	bool may_if0;          /* a `#if 0` or `#elif 0` (text_may_have_if0()) */
+	bool may_resched_macro; /* a #define of the file or the tree's headers testing need_resched */
+	bool may_tree_cpu_macro; /* a macro of the tree's headers reading the CPU */
 };
 
 /* An unprotected access to the current CPU's slot of an NR_CPUS array. */
@@ -126,6 +130,10 @@ bool call_is(const struct ctx *c, TSNode call, const char *name);
 unsigned count_cpu_reads(const struct ctx *c, TSNode n);
 /* True in an `#if 0` arm. */
 bool in_dead_code(const struct ctx *c, TSNode n);
+/* Might TEXT (LEN bytes) hold a directive `#if 0` or `#elif 0`? False only when it cannot. */
+bool text_may_have_if0(const char *text, size_t len);
+/* Sets C's may_* fields from its source and options. */
+void ctx_prescan(struct ctx *c);
 /* in_dead_code() of a tree parsed from TEXT. */
 bool in_dead_arm(const char *text, TSNode n);
 /* True under an #if on LINUX_VERSION_CODE. */

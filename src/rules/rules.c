@@ -169,6 +169,7 @@ int rules_run(const struct file_analysis *fa, const struct scan_options *opts, s
 		c.opts = opts;
 		c.out = out;
 		c.kept = &kept;
+		ctx_prescan(&c);
 		percpu_arrays_find(&c);
 		for (size_t i = 0; i < fa->fns.len; i++) {
 			const struct fn *f = &fa->fns.items[i];
