@@ -589,6 +589,35 @@ static void test_asm_comments(void)
 	free(t);
 }
 
+/* tree_ids_of(): every word wherever it falls against the 64-byte blocks of the fast path. */
+static void test_tree_ids(void)
+{
+	static const char *const fillers[] = {" ", "(", "\n", "\x80", "-"};
+	char word[101];
+	memset(word, 'w', 100);
+	word[0] = '_', word[99] = '$', word[100] = '\0';
+	const char *names[] = {"do_timer", "irq", word, "x$y_z"};
+	for (size_t w = 0; w < sizeof names / sizeof names[0]; w++)
+		for (size_t f = 0; f < sizeof fillers / sizeof fillers[0]; f++)
+			for (size_t at = 0; at < 200; at++) {
+				struct buf b = BUF_INIT;
+				for (size_t i = 0; i < at; i++)
+					buf_puts(&b, fillers[f]);
+				buf_puts(&b, names[w]);
+				buf_puts(&b, fillers[f]);
+				buf_puts(&b, "0x1234abcd 12345678 abc");
+				for (size_t i = 0; i < at % 70; i++)
+					buf_puts(&b, fillers[f]);
+				struct tree_ids ids = {NULL, 0};
+				tree_ids_of(b.ptr, b.len, &ids);
+				bool want = strlen(names[w]) >= TREE_MIN_NAME;
+				CHECK(ids.n == (want ? 1u : 0u) && tree_ids_has(&ids, names[w]) == want,
+				      "%s at %zu after '%s': %zu ids", names[w], at, fillers[f], ids.n);
+				free(ids.ids);
+				buf_release(&b);
+			}
+}
+
 int main(void)
 {
 	test_cfg_shapes();
@@ -601,6 +630,7 @@ int main(void)
 	test_tree_arch_families();
 	test_define_bodies();
 	test_asm_comments();
+	test_tree_ids();
 	/* like the scanner, on a worker thread's stack */
 	parallel_for(1, 1, deep_nesting, NULL);
 	return check_summary();

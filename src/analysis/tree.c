@@ -11,6 +11,9 @@
 #include <pthread.h>
 #include <time.h>
 #include <tree_sitter/api.h>
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
 
 #include "analysis/flow.h"
 #include "parse/source.h"
@@ -216,8 +219,15 @@ static void name_settle(struct tname *x, enum tstate st, enum fn_context ctx, ch
 
 /* ---- 1. search: which files name a new name --------------------------------- */
 
+/* A new name's identifier hash (ident_hash(), 0 stored as 1) and index. */
+struct fresh_name {
+	uint32_t hash, name;
+};
+
 struct search_job {
 	struct tree_context *t;
+	const struct fresh_name *fresh; /* the new names, by hash */
+	size_t nfresh;
 	VEC(uint32_t) *found; /* per file: new names it contains */
 };
 
@@ -272,16 +282,96 @@ static void word_chars_init(void)
 		word_char[(unsigned char)*c] = 1;
 }
 
+/* The open-addressing set tree_ids_of() fills. */
+struct id_set {
+	uint32_t *v;
+	size_t cap, used;
+};
+
+/* Adds the word TEXT[p, e) unless it is a number or too short to be followed (int, i, dev). */
+static void id_add(struct id_set *set, const char *text, size_t p, size_t e)
+{
+	if ((text[p] >= '0' && text[p] <= '9') || e - p < TREE_MIN_NAME)
+		return;
+	uint32_t h = ident_hash(text + p, e - p);
+	h += !h;
+	size_t k = h & (set->cap - 1);
+	while (set->v[k] && set->v[k] != h)
+		k = (k + 1) & (set->cap - 1);
+	if (set->v[k])
+		return;
+	set->v[k] = h;
+	if (2 * ++set->used > set->cap) { /* grow: rehash */
+		uint32_t *old = set->v;
+		size_t oc = set->cap;
+		set->cap *= 2;
+		set->v = xcalloc(set->cap, sizeof *set->v);
+		for (size_t i = 0; i < oc; i++)
+			if (old[i]) {
+				size_t q = old[i] & (set->cap - 1);
+				while (set->v[q])
+					q = (q + 1) & (set->cap - 1);
+				set->v[q] = old[i];
+			}
+		free(old);
+	}
+}
+
+#ifdef __SSE2__
+/* Bit i set when B[i] is a word character (word_char[]), for 64 bytes. */
+static uint64_t word_mask64(const unsigned char *b)
+{
+	const __m128i bias = _mm_set1_epi8((char)0x80);
+	uint64_t m = 0;
+	for (int q = 0; q < 4; q++) {
+		__m128i x = _mm_loadu_si128((const __m128i *)(const void *)(b + 16 * q));
+		/* unsigned ranges through a signed compare: (x - lo) ^ 0x80 < (hi - lo + 1) ^ 0x80 */
+		__m128i lower = _mm_or_si128(x, _mm_set1_epi8(0x20)); /* A-Z to a-z */
+		__m128i alpha = _mm_cmplt_epi8(_mm_xor_si128(_mm_sub_epi8(lower, _mm_set1_epi8('a')), bias),
+					       _mm_set1_epi8((char)(26 ^ 0x80)));
+		__m128i digit = _mm_cmplt_epi8(_mm_xor_si128(_mm_sub_epi8(x, _mm_set1_epi8('0')), bias),
+					       _mm_set1_epi8((char)(10 ^ 0x80)));
+		__m128i other = _mm_or_si128(_mm_cmpeq_epi8(x, _mm_set1_epi8('_')), _mm_cmpeq_epi8(x, _mm_set1_epi8('$')));
+		__m128i w = _mm_or_si128(_mm_or_si128(alpha, digit), other);
+		m |= (uint64_t)(uint16_t)_mm_movemask_epi8(w) << (16 * q);
+	}
+	return m;
+}
+#endif
+
 void tree_ids_of(const char *text, size_t len, struct tree_ids *out)
 {
 	static pthread_once_t once = PTHREAD_ONCE_INIT;
 	pthread_once(&once, word_chars_init);
-	size_t cap = 256, used = 0;
-	while (cap < len / 32)
-		cap *= 2;
-	uint32_t *set = xcalloc(cap, sizeof *set);
+	struct id_set set = {NULL, 256, 0};
+	while (set.cap < len / 32)
+		set.cap *= 2;
+	set.v = xcalloc(set.cap, sizeof *set.v);
 	const unsigned char *b = (const unsigned char *)text;
-	for (size_t p = 0; p < len;) {
+	size_t p = 0; /* never inside a word */
+#ifdef __SSE2__
+	/* 64 bytes at a time: the words are the runs of set bits, found without a branch per byte */
+	while (p + 64 <= len) {
+		uint64_t m = word_mask64(b + p), starts = m & ~(m << 1);
+		size_t next = p + 64;
+		while (starts) {
+			unsigned s = (unsigned)__builtin_ctzll(starts);
+			uint64_t rest = ~m >> s;
+			if (!rest) { /* runs past the block */
+				size_t e = p + 64;
+				while (e < len && word_char[b[e]])
+					e++;
+				id_add(&set, text, p + s, e);
+				next = e;
+				break;
+			}
+			id_add(&set, text, p + s, p + s + (unsigned)__builtin_ctzll(rest));
+			starts &= starts - 1;
+		}
+		p = next;
+	}
+#endif
+	while (p < len) {
 		if (!word_char[b[p]]) {
 			p++;
 			continue;
@@ -289,43 +379,18 @@ void tree_ids_of(const char *text, size_t len, struct tree_ids *out)
 		size_t e = p + 1;
 		while (e < len && word_char[b[e]])
 			e++;
-		if ((b[p] >= '0' && b[p] <= '9') || e - p < TREE_MIN_NAME) {
-			p = e; /* a number, or a word too short to be followed (int, i, dev) */
-			continue;
-		}
-		uint32_t h = ident_hash(text + p, e - p);
-		h += !h;
-		size_t k = h & (cap - 1);
-		while (set[k] && set[k] != h)
-			k = (k + 1) & (cap - 1);
-		if (!set[k]) {
-			set[k] = h;
-			if (2 * ++used > cap) { /* grow: rehash */
-				uint32_t *old = set;
-				size_t oc = cap;
-				cap *= 2;
-				set = xcalloc(cap, sizeof *set);
-				for (size_t i = 0; i < oc; i++)
-					if (old[i]) {
-						size_t q = old[i] & (cap - 1);
-						while (set[q])
-							q = (q + 1) & (cap - 1);
-						set[q] = old[i];
-					}
-				free(old);
-			}
-		}
+		id_add(&set, text, p, e);
 		p = e;
 	}
 	/* kept sorted and dense: a tree holds ten thousand files */
 	size_t u = 0;
-	for (size_t i = 0; i < cap; i++)
-		if (set[i])
-			set[u++] = set[i];
-	radix_sort(set, u);
-	out->ids = u ? xrealloc(set, u * sizeof *set) : NULL;
+	for (size_t i = 0; i < set.cap; i++)
+		if (set.v[i])
+			set.v[u++] = set.v[i];
+	radix_sort(set.v, u);
+	out->ids = u ? xrealloc(set.v, u * sizeof *set.v) : NULL;
 	if (!u)
-		free(set);
+		free(set.v);
 	out->n = u;
 }
 
@@ -380,18 +445,62 @@ static void search_one(size_t i, void *ctx)
 		return;
 	if (!f->ids_done)
 		file_ids(f);
-	for (size_t k = 0; k < j->t->names.len; k++) {
-		const struct tname *x = &j->t->names.items[k];
-		if (x->state == T_NEW && families_meet(x->fam, f->fam) && file_has(f, x->hash))
-			vec_push(&j->found[i], (uint32_t)k);
+	const uint32_t *ids = f->ids.ids;
+	size_t n = f->ids.n, at = 0;
+	/* both sorted: each name is looked for from where the one before it was */
+	for (size_t k = 0; k < j->nfresh && at < n; k++) {
+		uint32_t h = j->fresh[k].hash;
+		size_t step = 1, hi = at;
+		while (hi < n && ids[hi] < h) { /* gallop, then bisect [at, hi] */
+			at = hi + 1;
+			hi += step;
+			step *= 2;
+		}
+		if (hi > n)
+			hi = n;
+		while (at < hi) {
+			size_t mid = at + (hi - at) / 2;
+			if (ids[mid] < h)
+				at = mid + 1;
+			else
+				hi = mid;
+		}
+		const struct tname *x = &j->t->names.items[j->fresh[k].name];
+		if (at < n && ids[at] == h && families_meet(x->fam, f->fam))
+			vec_push(&j->found[i], j->fresh[k].name);
 	}
+	/* in the names' order, as they were added */
+	for (size_t a = 1; a < j->found[i].len; a++)
+		for (size_t b = a; b > 0 && j->found[i].items[b - 1] > j->found[i].items[b]; b--) {
+			uint32_t tmp = j->found[i].items[b];
+			j->found[i].items[b] = j->found[i].items[b - 1];
+			j->found[i].items[b - 1] = tmp;
+		}
+}
+
+static int fresh_cmp(const void *a, const void *b)
+{
+	const struct fresh_name *x = a, *y = b;
+	if (x->hash != y->hash)
+		return x->hash < y->hash ? -1 : 1;
+	return x->name < y->name ? -1 : x->name > y->name;
 }
 
 /* Finds the files naming the new names; a name in too many files is not followed. */
 static void search_new(struct tree_context *t, int jobs)
 {
-	struct search_job j = {t, xcalloc(t->nfiles ? t->nfiles : 1, sizeof *j.found)};
+	VEC(struct fresh_name) fresh = VEC_INIT;
+	for (size_t n = 0; n < t->names.len; n++)
+		if (t->names.items[n].state == T_NEW) {
+			uint32_t h = t->names.items[n].hash;
+			struct fresh_name fn = {h + !h, (uint32_t)n};
+			vec_push(&fresh, fn);
+		}
+	if (fresh.len > 1)
+		qsort(fresh.items, fresh.len, sizeof *fresh.items, fresh_cmp);
+	struct search_job j = {t, fresh.items, fresh.len, xcalloc(t->nfiles ? t->nfiles : 1, sizeof *j.found)};
 	parallel_for(t->nfiles, jobs, search_one, &j);
+	vec_release(&fresh);
 	t->stats.files_searched += t->nfiles;
 	size_t *count = xcalloc(t->names.len ? t->names.len : 1, sizeof *count);
 	for (size_t i = 0; i < t->nfiles; i++)
