@@ -88,37 +88,63 @@ static int compile_preds(struct query *q, const char *name)
 	return 0;
 }
 
-const struct query *query_get(const char *name)
+/* Compiles the embedded query NAME, with the patterns testing a host predicate of OFF disabled. */
+static struct query *query_compile(const char *name, const char *const *off)
+{
+	const struct embedded_file *f = embedded_find(name);
+	if (!f) {
+		error_set("query file grammars/%s is not in this build", name);
+		return NULL;
+	}
+	uint32_t at;
+	TSQueryError err;
+	TSQuery *ts = ts_query_new(tree_sitter_c(), f->data, (uint32_t)f->len, &at, &err);
+	if (!ts) {
+		error_set("grammars/%s: query error %d at byte %u", name, (int)err, at);
+		return NULL;
+	}
+	struct query *q = xcalloc(1, sizeof *q);
+	q->ts = ts;
+	if (compile_preds(q, name) < 0)
+		return NULL; /* leaked on purpose: a build defect, reported once */
+	for (uint32_t p = 0; off && p < q->preds.len; p++) {
+		bool drop = false;
+		for (size_t i = 0; i < q->preds.items[p].len && !drop; i++)
+			for (const char *const *o = off; *o && !drop; o++)
+				drop = q->preds.items[p].items[i].kind == PRED_HOST &&
+				       strcmp(q->preds.items[p].items[i].host, *o) == 0;
+		if (drop)
+			ts_query_disable_pattern(q->ts, p);
+	}
+	return q;
+}
+
+static const struct query *query_cached(const char *name, const char *key, const char *const *off)
 {
 	struct query *found = NULL;
 	pthread_mutex_lock(&cache.lock);
 	for (size_t i = 0; i < cache.n; i++)
-		if (strcmp(cache.names[i], name) == 0)
+		if (strcmp(cache.names[i], key) == 0)
 			found = cache.queries[i];
 	if (!found && cache.n < MAX_QUERIES) {
-		const struct embedded_file *f = embedded_find(name);
-		if (!f) {
-			error_set("query file grammars/%s is not in this build", name);
-		} else {
-			uint32_t off;
-			TSQueryError err;
-			TSQuery *ts = ts_query_new(tree_sitter_c(), f->data, (uint32_t)f->len, &off, &err);
-			if (!ts) {
-				error_set("grammars/%s: query error %d at byte %u", name, (int)err, off);
-			} else {
-				found = xcalloc(1, sizeof *found);
-				found->ts = ts;
-				if (compile_preds(found, name) < 0) {
-					found = NULL; /* leaked on purpose: a build defect, reported once */
-				} else {
-					cache.names[cache.n] = name;
-					cache.queries[cache.n++] = found;
-				}
-			}
+		found = query_compile(name, off);
+		if (found) {
+			cache.names[cache.n] = key;
+			cache.queries[cache.n++] = found;
 		}
 	}
 	pthread_mutex_unlock(&cache.lock);
 	return found;
+}
+
+const struct query *query_get(const char *name)
+{
+	return query_cached(name, name, NULL);
+}
+
+const struct query *query_get_without(const char *name, const char *key, const char *const *off)
+{
+	return query_cached(name, key, off);
 }
 
 static TSNode capture_node(const TSQueryMatch *m, uint32_t id, bool *ok)

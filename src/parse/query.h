@@ -19,6 +19,14 @@ struct query;
  */
 const struct query *query_get(const char *name);
 
+/*
+ * query_get(NAME) without its patterns that test a host predicate of OFF
+ * (NULL-terminated, e.g. "cpu-macro?"): for a file in which the host
+ * knows they cannot hold, the query cursor matches fewer nodes. KEY names
+ * the variant (a string literal, one per OFF); cached like query_get().
+ */
+const struct query *query_get_without(const char *name, const char *key, const char *const *off);
+
 /* Answers a host predicate `(#NAME? @capture)` for the node's text. */
 typedef bool (*query_host_pred)(const char *name, TSNode node, void *ctx);
 

@@ -126,6 +126,9 @@ void ctx_prescan(struct ctx *c)
 		c->may_resched_macro |= m->items[i].kind == MACRO_RESCHED;
 		c->may_tree_cpu_macro |= m->items[i].kind == MACRO_CPU;
 	}
+	c->may_cpu_macro = c->may_tree_cpu_macro;
+	for (size_t i = 0; i < c->src->defs.len && !c->may_cpu_macro; i++)
+		c->may_cpu_macro = macro_reads_cpu(c->src->defs.items[i].body);
 }
 
 bool in_dead_arm(const char *text, TSNode n)

@@ -47,6 +47,7 @@ struct ctx {
 	bool may_if0;          /* a `#if 0` or `#elif 0` (text_may_have_if0()) */
 	bool may_resched_macro; /* a #define of the file or the tree's headers testing need_resched */
 	bool may_tree_cpu_macro; /* a macro of the tree's headers reading the CPU */
+	bool may_cpu_macro;    /* ...or of the file */
 };
 
 /* An unprotected access to the current CPU's slot of an NR_CPUS array. */

@@ -3,6 +3,7 @@
  * and hands every site to the checker of the rule that decides its kind,
  * from the table rules/rules.def expands into.
  */
+#define _GNU_SOURCE /* memmem */
 #include "rules/ctx.h"
 #include "parse/query.h"
 
@@ -149,10 +150,32 @@ static void function_checks(struct ctx *c, const struct fn *f)
 				registry[i].check(c, f, f->body, RULE_SITE_FUNCTION);
 }
 
+/*
+ * Can F's body hold a site of grammars/sites.scm that a checker acts on?
+ * Every call is a site, but P006 decides only where preemption may be off:
+ * a function entered preemptible that takes no lock has no such point.
+ * The other sites need their words in the body, or a macro hiding them.
+ */
+static bool body_may_hold_site(const struct ctx *c, const struct fn *f)
+{
+	static const char *const words[] = {"smp_processor_id", "__get_cpu_var", "per_cpu", "preempt_enable_no",
+					    "preempt_check_resched", "need_resched", "SCHED_YIELD"};
+	if (c->may_cpu_macro || c->may_resched_macro || f->ctx != CTX_PROCESS || f->acqs.len)
+		return true;
+	uint32_t s = ts_node_start_byte(f->body), e = ts_node_end_byte(f->body);
+	for (size_t i = 0; i < ARRAY_SIZE(words); i++)
+		if (memmem(c->text + s, e - s, words[i], strlen(words[i])))
+			return true;
+	return false;
+}
+
 int rules_run(const struct file_analysis *fa, const struct scan_options *opts, struct scan_result *out)
 {
+	/* the patterns matching every identifier, for a macro that cannot be there */
+	static const char *const macro_preds[] = {"cpu-macro?", "resched-macro?", NULL};
 	const struct query *sites = query_get("sites.scm");
-	if (!sites)
+	const struct query *no_macros = query_get_without("sites.scm", "sites.scm without macros", macro_preds);
+	if (!sites || !no_macros)
 		return -1;
 	struct array_refusals kept = {VEC_INIT, VEC_INIT};
 	size_t first = out->findings.len, arrays0 = out->arrays.len;
@@ -178,7 +201,9 @@ int rules_run(const struct file_analysis *fa, const struct scan_options *opts, s
 			struct site_scan ss = {&c, f};
 			c.fn_first_finding = out->findings.len;
 			c.fn_resched_write = 0;
-			query_run(sites, f->body, c.text, site_host_pred, &ss, site_match, &ss);
+			if (body_may_hold_site(&c, f))
+				query_run(c.may_cpu_macro || c.may_resched_macro ? sites : no_macros, f->body, c.text,
+					  site_host_pred, &ss, site_match, &ss);
 			function_checks(&c, f);
 			if (c.fn_resched_write)
 				resched_tests_stay(&c, f);
