@@ -589,6 +589,74 @@ static void test_asm_comments(void)
 	free(t);
 }
 
+struct leaves {
+	VEC(TSNode) v;
+};
+
+static bool leaf_visit(TSNode n, void *ctx)
+{
+	struct leaves *l = ctx;
+	if (ts_node_child_count(n) == 0 && ts_node_end_byte(n) > ts_node_start_byte(n))
+		vec_push(&l->v, n);
+	return true;
+}
+
+/* ts_seek_range(): each leaf of a walk, sought in order, is found as itself. */
+static void test_seek(void)
+{
+	static const char code[] =
+		"/* f() in a comment */\n"
+		"static int f(int *p) { return 1; }\n"
+		"#define M(x) f(x)\n"
+		"static struct ops o = { .open = f, 0 };\n"
+		"static void g(int *pAC)\n{\n\tint a = 0; /* f */\n"
+		"#define D pAC->info\n"
+		"\tif (!f(pAC) && -a) {\n\t\tif (D.x == 1) a = f(&a) + (f)(0);\n\t}\n"
+		"\tchar *s = \"f(\";\n\tgoto out;\nout:\n\ta = f(p ? q : r)[1];\n"
+		"\tswitch (a) { case 1: f(0); }\n"
+		"\tint )( broken = f;\n}\n";
+	struct parsed p;
+	parse(&p, code);
+	struct leaves l = {VEC_INIT};
+	ts_walk(ts_tree_root_node(p.tree), leaf_visit, &l);
+	CHECK(l.v.len > 100, "the walk found the leaves (%zu)", l.v.len);
+	struct ts_seek k;
+	ts_seek_init(&k, ts_tree_root_node(p.tree));
+	size_t same = 0;
+	for (size_t i = 0; i < l.v.len; i++) {
+		TSNode n = l.v.items[i];
+		TSNode got = ts_seek_range(&k, ts_node_start_byte(n), ts_node_end_byte(n));
+		bool ok = ts_node_eq(got, n);
+		same += ok;
+		CHECK(ok, "leaf %zu '%s' at %u: got '%s' at %u", i, ts_node_type(n), ts_node_start_byte(n),
+		      ts_node_is_null(got) ? "(null)" : ts_node_type(got), ts_node_start_byte(got));
+	}
+	CHECK(same == l.v.len, "every leaf sought in order is found (%zu of %zu)", same, l.v.len);
+	ts_seek_release(&k);
+	/* only some, as fn_idents() seeks: the cursor comes down from higher up */
+	ts_seek_init(&k, ts_tree_root_node(p.tree));
+	size_t fs = 0;
+	for (size_t i = 0; i < l.v.len; i++) {
+		TSNode n = l.v.items[i];
+		if (!ts_type_is(n, "identifier") || !ts_text_is(n, p.src.parse_text, "f"))
+			continue;
+		fs++;
+		TSNode got = ts_seek_range(&k, ts_node_start_byte(n), ts_node_end_byte(n));
+		CHECK(ts_node_eq(got, n), "f at %u: got '%s' at %u", ts_node_start_byte(n),
+		      ts_node_is_null(got) ? "(null)" : ts_node_type(got), ts_node_start_byte(got));
+	}
+	CHECK(fs >= 8, "the f identifiers sought (%zu)", fs);
+	ts_seek_release(&k);
+	/* a range inside a comment: the comment spans it */
+	ts_seek_init(&k, ts_tree_root_node(p.tree));
+	const char *c = strstr(code, "f() in");
+	TSNode in = ts_seek_range(&k, (uint32_t)(c - code), (uint32_t)(c - code) + 1);
+	CHECK(ts_type_is(in, "comment"), "a name in a comment is no identifier: %s", ts_node_type(in));
+	ts_seek_release(&k);
+	vec_release(&l.v);
+	done(&p);
+}
+
 /* tree_ids_of(): every word wherever it falls against the 64-byte blocks of the fast path. */
 static void test_tree_ids(void)
 {
@@ -631,6 +699,7 @@ int main(void)
 	test_define_bodies();
 	test_asm_comments();
 	test_tree_ids();
+	test_seek();
 	/* like the scanner, on a worker thread's stack */
 	parallel_for(1, 1, deep_nesting, NULL);
 	return check_summary();

@@ -571,12 +571,63 @@ static void irq_entry_contexts(struct file_analysis *fa)
 	}
 }
 
+/* A byte of a word as the grammar reads identifiers (`$` and UTF-8 too, so no word is split). */
+static bool word_byte(char c)
+{
+	return is_ident_char(c) || c == '$' || (unsigned char)c >= 0x80;
+}
+
+/*
+ * VISIT on every identifier node naming a function of the file, in
+ * document order, as a walk of the tree would: the names are found in the
+ * text (a quick test of first byte and length first), their nodes by a
+ * cursor moving forward.
+ */
+static void fn_idents(struct file_analysis *fa, bool (*visit)(TSNode n, void *ctx), void *ctx)
+{
+	uint64_t lens = 0;
+	bool long_names = false;
+	bool first[256] = {false};
+	for (size_t i = 0; i < fa->fns.len; i++) {
+		size_t n = strlen(fa->fns.items[i].name);
+		if (n < 64)
+			lens |= (uint64_t)1 << n;
+		else
+			long_names = true;
+		first[(unsigned char)fa->fns.items[i].name[0]] = true;
+	}
+	if (!lens && !long_names)
+		return;
+	const char *s = fa->src->parse_text;
+	size_t len = fa->src->len;
+	struct ts_seek k;
+	ts_seek_init(&k, ts_tree_root_node(fa->tree));
+	for (size_t p = 0; p < len;) {
+		if (!word_byte(s[p])) {
+			p++;
+			continue;
+		}
+		size_t e = p + 1;
+		while (e < len && word_byte(s[e]))
+			e++;
+		size_t n = e - p;
+		if (first[(unsigned char)s[p]] && (n < 64 ? (lens >> n) & 1 : long_names) &&
+		    analysis_fn_index(fa, s + p, n) >= 0) {
+			TSNode id = ts_seek_range(&k, (uint32_t)p, (uint32_t)e);
+			if (ts_type_is(id, "identifier") && ts_node_start_byte(id) == p && ts_node_end_byte(id) == e)
+				visit(id, ctx);
+		}
+		p = e;
+	}
+	ts_seek_release(&k);
+}
+
 void context_find(struct file_analysis *fa)
 {
 	struct ident_scan is = {fa, VEC_INIT, VEC_INIT};
 	if (memmem(fa->src->parse_text, fa->src->len, "pm_idle", 7)) /* a walk less for every other file */
 		ts_walk(ts_tree_root_node(fa->tree), idle_field_visit, &is);
-	ts_walk(ts_tree_root_node(fa->tree), ident_visit, &is);
+	fn_idents(fa, ident_visit, &is);
 	vec_release(&is.idle_fields);
 	vec_release(&is.idle_lines);
 	macro_contexts(fa);

@@ -270,6 +270,46 @@ void ts_walk(TSNode root, bool (*visit)(TSNode n, void *ctx), void *ctx)
 	}
 }
 
+void ts_seek_init(struct ts_seek *k, TSNode root)
+{
+	k->c = ts_tree_cursor_new(root);
+}
+
+void ts_seek_release(struct ts_seek *k)
+{
+	ts_tree_cursor_delete(&k->c);
+}
+
+static bool spans(TSNode n, uint32_t start, uint32_t end)
+{
+	return ts_node_start_byte(n) <= start && end <= ts_node_end_byte(n);
+}
+
+TSNode ts_seek_range(struct ts_seek *k, uint32_t start, uint32_t end)
+{
+	/* forward through siblings, up when a level is done, until a node spans the range */
+	for (;;) {
+		TSNode n = ts_tree_cursor_current_node(&k->c);
+		if (spans(n, start, end))
+			break;
+		if (ts_node_end_byte(n) <= start && ts_tree_cursor_goto_next_sibling(&k->c))
+			continue;
+		if (!ts_tree_cursor_goto_parent(&k->c))
+			return ts_null(); /* the root does not span it */
+	}
+	/* down to the deepest (the child found may end right at START: `!` before `f()`) */
+	while (ts_tree_cursor_goto_first_child_for_byte(&k->c, start) >= 0) {
+		TSNode c = ts_tree_cursor_current_node(&k->c);
+		while (ts_node_end_byte(c) <= start && ts_tree_cursor_goto_next_sibling(&k->c))
+			c = ts_tree_cursor_current_node(&k->c);
+		if (!spans(c, start, end)) {
+			ts_tree_cursor_goto_parent(&k->c);
+			break;
+		}
+	}
+	return ts_tree_cursor_current_node(&k->c);
+}
+
 unsigned ts_count_errors(TSNode n)
 {
 	if (ts_node_is_null(n) || !ts_node_has_error(n))

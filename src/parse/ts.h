@@ -60,4 +60,17 @@ unsigned ts_count_errors(TSNode n);
  */
 void ts_walk(TSNode root, bool (*visit)(TSNode n, void *ctx), void *ctx);
 
+/*
+ * Finds nodes by byte range, for ranges given in increasing order: the
+ * cursor moves forward through the tree, so a pass over a file costs about
+ * one walk of the nodes between the ranges, not one walk from the root each.
+ */
+struct ts_seek {
+	TSTreeCursor c;
+};
+void ts_seek_init(struct ts_seek *k, TSNode root);
+/* The deepest node spanning [START, END) (START not before the last call's), or a null node. */
+TSNode ts_seek_range(struct ts_seek *k, uint32_t start, uint32_t end);
+void ts_seek_release(struct ts_seek *k);
+
 #endif
