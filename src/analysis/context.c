@@ -8,6 +8,7 @@
 #include "analysis/flow.h"
 #include "analysis/tree.h"
 
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -571,10 +572,13 @@ static void irq_entry_contexts(struct file_analysis *fa)
 	}
 }
 
-/* A byte of a word as the grammar reads identifiers (`$` and UTF-8 too, so no word is split). */
-static bool word_byte(char c)
+/* 1 for a byte of a word as the grammar reads identifiers (`$` and UTF-8 too, so no word is split). */
+static uint8_t word_byte[256];
+
+static void word_bytes_init(void)
 {
-	return is_ident_char(c) || c == '$' || (unsigned char)c >= 0x80;
+	for (unsigned c = 0; c < 256; c++)
+		word_byte[c] = is_ident_char((char)c) || c == '$' || c >= 0x80;
 }
 
 /*
@@ -598,21 +602,23 @@ static void fn_idents(struct file_analysis *fa, bool (*visit)(TSNode n, void *ct
 	}
 	if (!lens && !long_names)
 		return;
-	const char *s = fa->src->parse_text;
+	static pthread_once_t once = PTHREAD_ONCE_INIT;
+	pthread_once(&once, word_bytes_init);
+	const unsigned char *s = (const unsigned char *)fa->src->parse_text;
 	size_t len = fa->src->len;
 	struct ts_seek k;
 	ts_seek_init(&k, ts_tree_root_node(fa->tree));
 	for (size_t p = 0; p < len;) {
-		if (!word_byte(s[p])) {
+		if (!word_byte[s[p]]) {
 			p++;
 			continue;
 		}
 		size_t e = p + 1;
-		while (e < len && word_byte(s[e]))
+		while (e < len && word_byte[s[e]])
 			e++;
 		size_t n = e - p;
-		if (first[(unsigned char)s[p]] && (n < 64 ? (lens >> n) & 1 : long_names) &&
-		    analysis_fn_index(fa, s + p, n) >= 0) {
+		if (first[s[p]] && (n < 64 ? (lens >> n) & 1 : long_names) &&
+		    analysis_fn_index(fa, (const char *)s + p, n) >= 0) {
 			TSNode id = ts_seek_range(&k, (uint32_t)p, (uint32_t)e);
 			if (ts_type_is(id, "identifier") && ts_node_start_byte(id) == p && ts_node_end_byte(id) == e)
 				visit(id, ctx);
