@@ -28,18 +28,9 @@ bool scan_prefilter(const char *src, size_t len)
 {
 	/* A file that #defines a macro over a trigger contains the trigger itself,
 	 * so scanning for the tokens covers the file's own macros. */
-	for (size_t i = 0; i < ARRAY_SIZE(triggers); i++) {
-		size_t n = strlen(triggers[i]);
-		const char *p = src, *end = src + len;
-		while (p + n <= end) {
-			const char *hit = memchr(p, triggers[i][0], (size_t)(end - p));
-			if (!hit || hit + n > end)
-				break;
-			if (memcmp(hit, triggers[i], n) == 0)
-				return true;
-			p = hit + 1;
-		}
-	}
+	for (size_t i = 0; i < ARRAY_SIZE(triggers); i++)
+		if (memmem(src, len, triggers[i], strlen(triggers[i])))
+			return true;
 	return false;
 }
 
@@ -588,6 +579,9 @@ static void users_one(size_t f, void *ctx)
 		asm_blank_comments(text, len); /* a comment naming the array is no use of it */
 	uint8_t *named = NULL;
 	for (size_t i = 0; i < a->len; i++) {
+		/* a name the file's identifiers lack is not there (the short ones are not hashed) */
+		if (j->ids && j->ids[f].ids && j->lens[i] >= TREE_MIN_NAME && !tree_ids_has(&j->ids[f], a->items[i].name))
+			continue;
 		if (!text_names_object(text, len, a->items[i].name)) /* `struct rt_cache_stat` is a tag */
 			continue;
 		if (!named)

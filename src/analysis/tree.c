@@ -954,6 +954,42 @@ static size_t stored_in(const char *s, size_t len, const char *name, size_t n, s
 	return 0;
 }
 
+typedef VEC(size_t) index_vec;
+
+/* The definition of DEFS (in file order, not overlapping) holding byte OFF, or -1. */
+static long def_at(const topdef_vec *defs, size_t off)
+{
+	size_t lo = 0, hi = defs->len;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (off < defs->items[mid].start)
+			hi = mid;
+		else if (off >= defs->items[mid].end)
+			lo = mid + 1;
+		else
+			return (long)mid;
+	}
+	return -1;
+}
+
+/* Sets HIT to the definitions of DEFS holding the word W (N bytes) of S, in file order, once each. */
+static void defs_naming(const char *s, size_t len, const topdef_vec *defs, const char *w, size_t n, index_vec *hit)
+{
+	hit->len = 0;
+	if (n == 0)
+		return;
+	for (const char *p = memmem(s, len, w, n); p; p = memmem(p + 1, (size_t)(s + len - p - 1), w, n)) {
+		size_t off = (size_t)(p - s);
+		if (!((off > 0 && is_ident_char(s[off - 1])) || (off + n < len && is_ident_char(s[off + n])))) {
+			long d = def_at(defs, off);
+			if (d >= 0 && (hit->len == 0 || hit->items[hit->len - 1] != (size_t)d))
+				vec_push(hit, (size_t)d);
+		}
+		if ((size_t)(s + len - p) <= 1)
+			break;
+	}
+}
+
 /*
  * The byte ranges of S worth parsing for F's open names (those it is
  * analysed for, from F->from on): everything but the
@@ -972,17 +1008,18 @@ static TSRange *slice_ranges(const struct tree_context *t, const struct tfile *f
 		vec_release(&defs);
 		return NULL;
 	}
-	for (size_t d = 0; d < defs.len; d++)
-		for (size_t k = f->from; k < f->names.len && !defs.items[d].callee; k++) {
-			const struct tname *x = &t->names.items[f->names.items[k]];
-			if (x->state != T_OPEN)
-				continue;
+	index_vec hit = VEC_INIT, more = VEC_INIT, work = VEC_INIT;
+	for (size_t k = f->from; k < f->names.len; k++) {
+		const struct tname *x = &t->names.items[f->names.items[k]];
+		if (x->state != T_OPEN)
+			continue;
+		for (size_t d = 0; d < defs.len; d++)
 			if (defs.items[d].name_len == x->len && memcmp(defs.items[d].name, x->name, x->len) == 0)
 				defs.items[d].callee = defs.items[d].needed = true;
-			else if (!defs.items[d].needed)
-				defs.items[d].needed = has_word(s, defs.items[d].start, defs.items[d].end, x->name,
-								x->len);
-		}
+		defs_naming(s, len, &defs, x->name, x->len, &hit);
+		for (size_t h = 0; h < hit.len; h++)
+			defs.items[hit.items[h]].needed = true;
+	}
 	/* what an open name's definition calls, and what that calls */
 	for (bool grew = callees; grew;) {
 		grew = false;
@@ -996,26 +1033,29 @@ static TSRange *slice_ranges(const struct tree_context *t, const struct tfile *f
 					defs.items[o].needed = defs.items[o].callee = grew = true;
 		}
 	}
-	for (bool grew = true; grew;) {
-		grew = false;
-		for (size_t d = 0; d < defs.len; d++) {
-			if (!defs.items[d].needed)
-				continue;
-			for (size_t o = 0; o < defs.len; o++)
-				if (!defs.items[o].needed &&
-				    has_word(s, defs.items[o].start, defs.items[o].end, defs.items[d].name,
-					     defs.items[d].name_len))
-					defs.items[o].needed = grew = true;
-			/* stored in a field (`x->f = name;`): the calls through it, too (context.c) */
-			const char *fld;
-			for (size_t at = 0, fl; (fl = stored_in(s, len, defs.items[d].name, defs.items[d].name_len,
-								   &at, &fld)) > 0;)
-				for (size_t o = 0; o < defs.len; o++)
-					if (!defs.items[o].needed &&
-					    has_word(s, defs.items[o].start, defs.items[o].end, fld, fl))
-						defs.items[o].needed = grew = true;
+	/* the callers of what is needed, to a fixed point: each needed definition once */
+	for (size_t d = 0; d < defs.len; d++)
+		if (defs.items[d].needed)
+			vec_push(&work, d);
+	while (work.len) {
+		const struct topdef *d = &defs.items[work.items[--work.len]];
+		defs_naming(s, len, &defs, d->name, d->name_len, &hit);
+		/* stored in a field (`x->f = name;`): the calls through it, too (context.c) */
+		const char *fld;
+		for (size_t at = 0, fl; (fl = stored_in(s, len, d->name, d->name_len, &at, &fld)) > 0;) {
+			defs_naming(s, len, &defs, fld, fl, &more);
+			for (size_t h = 0; h < more.len; h++)
+				vec_push(&hit, more.items[h]);
 		}
+		for (size_t h = 0; h < hit.len; h++)
+			if (!defs.items[hit.items[h]].needed) {
+				defs.items[hit.items[h]].needed = true;
+				vec_push(&work, hit.items[h]);
+			}
 	}
+	vec_release(&work);
+	vec_release(&hit);
+	vec_release(&more);
 	size_t dropped = 0;
 	for (size_t d = 0; d < defs.len; d++)
 		if (!defs.items[d].needed)
