@@ -109,7 +109,7 @@ static uint64_t fnv(const char *s, size_t n)
 	return h;
 }
 
-static uint32_t ident_hash(const char *s, size_t n);
+static inline uint32_t ident_hash(const char *s, size_t n);
 
 /*
  * The architectures whose code can meet: a file under arch/A/ or
@@ -237,7 +237,7 @@ struct search_job {
  * hashed. Two names alike in those bytes only cost a parse that finds
  * nothing.
  */
-static uint32_t ident_hash(const char *s, size_t n)
+static inline uint32_t ident_hash(const char *s, size_t n)
 {
 	uint64_t a = 0, b = 0;
 	memcpy(&a, s, n < 8 ? n : 8);
@@ -288,10 +288,12 @@ struct id_set {
 	size_t cap, used;
 };
 
+static void id_grow(struct id_set *set);
+
 /* Adds the word TEXT[p, e) unless it is a number or too short to be followed (int, i, dev). */
-static void id_add(struct id_set *set, const char *text, size_t p, size_t e)
+static inline void id_add(struct id_set *set, const char *text, size_t p, size_t e)
 {
-	if ((text[p] >= '0' && text[p] <= '9') || e - p < TREE_MIN_NAME)
+	if (e - p < TREE_MIN_NAME || (text[p] >= '0' && text[p] <= '9'))
 		return;
 	uint32_t h = ident_hash(text + p, e - p);
 	h += !h;
@@ -301,20 +303,25 @@ static void id_add(struct id_set *set, const char *text, size_t p, size_t e)
 	if (set->v[k])
 		return;
 	set->v[k] = h;
-	if (2 * ++set->used > set->cap) { /* grow: rehash */
-		uint32_t *old = set->v;
-		size_t oc = set->cap;
-		set->cap *= 2;
-		set->v = xcalloc(set->cap, sizeof *set->v);
-		for (size_t i = 0; i < oc; i++)
-			if (old[i]) {
-				size_t q = old[i] & (set->cap - 1);
-				while (set->v[q])
-					q = (q + 1) & (set->cap - 1);
-				set->v[q] = old[i];
-			}
-		free(old);
-	}
+	if (2 * ++set->used > set->cap)
+		id_grow(set);
+}
+
+/* Doubles SET's table (rehash). */
+static void id_grow(struct id_set *set)
+{
+	uint32_t *old = set->v;
+	size_t oc = set->cap;
+	set->cap *= 2;
+	set->v = xcalloc(set->cap, sizeof *set->v);
+	for (size_t i = 0; i < oc; i++)
+		if (old[i]) {
+			size_t q = old[i] & (set->cap - 1);
+			while (set->v[q])
+				q = (q + 1) & (set->cap - 1);
+			set->v[q] = old[i];
+		}
+	free(old);
 }
 
 #ifdef __SSE2__

@@ -306,10 +306,15 @@ int read_file(const char *path, char **out, size_t *out_len)
 	if (fd < 0)
 		return error_set("%s: cannot open: %s", path, strerror(errno));
 	struct stat st;
-	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode))
-		buf_grow(&b, (size_t)st.st_size);
+	/* a regular file's size, and a byte to see the end in: no more (a buffer of
+	 * 128 KiB or more is mapped and unmapped by malloc, page by page) */
+	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) {
+		b.cap = (size_t)st.st_size + 2;
+		b.ptr = xmalloc(b.cap);
+	}
 	for (;;) {
-		buf_grow(&b, 65536);
+		if (b.cap - b.len < 2)
+			buf_grow(&b, 65536);
 		ssize_t n = read(fd, b.ptr + b.len, b.cap - b.len - 1);
 		if (n < 0) {
 			if (errno == EINTR)
