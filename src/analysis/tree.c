@@ -826,16 +826,48 @@ struct topdef {
 };
 typedef VEC(struct topdef) topdef_vec;
 
+/* A declaration at file scope: from after the previous statement to its `;` (a table, a prototype). */
+struct topdecl {
+	size_t start, end;
+	bool keep;
+};
+typedef VEC(struct topdecl) topdecl_vec;
+
+/* Is the next significant byte of S from P a `{` (or a directive: unsure)? Comments are skipped. */
+static bool brace_next(const char *s, size_t p, size_t len)
+{
+	while (p < len) {
+		if (s[p] == ' ' || s[p] == '\t' || s[p] == '\r' || s[p] == '\n') {
+			p++;
+		} else if (s[p] == '/' && p + 1 < len && s[p + 1] == '*') {
+			const char *e = p + 2 < len ? memmem(s + p + 2, len - p - 2, "*/", 2) : NULL;
+			p = e ? (size_t)(e - s) + 2 : len;
+		} else if (s[p] == '/' && p + 1 < len && s[p + 1] == '/') {
+			while (p < len && s[p] != '\n')
+				p++;
+		} else {
+			return s[p] == '{' || s[p] == '#';
+		}
+	}
+	return false;
+}
+
 /*
- * The function definitions of S: a `{` at file scope right after a `)`
- * opens a body. False when the file's braces do not balance (an #if arm
- * opening a brace another arm closes): then the file is parsed whole.
+ * The function definitions of S into OUT: a `{` at file scope right after
+ * a `)` opens a body. DECLS (if set) gets its declarations at file scope
+ * that a parse can leave out whole (none split by a directive, none next
+ * to a K&R definition). False when the file's braces do not balance (an
+ * #if arm opening a brace another arm closes): then the file is parsed
+ * whole.
  */
-static bool top_defs(const char *s, size_t len, topdef_vec *out)
+static bool top_defs(const char *s, size_t len, topdef_vec *out, topdecl_vec *decls)
 {
 	long depth = 0;
 	bool directive = false, line_start = true;
 	size_t stmt = 0;        /* where the current file-scope statement began */
+	size_t decl = 0;        /* ...and the current declaration (a `{}` inside it does not end it) */
+	bool decl_ok = true;    /* ...begun at a statement's end (not after a directive inside one) */
+	char decl_first = 0;    /* ...its first significant character */
 	char last = ';';        /* the last significant character at file scope */
 	const char *name = NULL, *ident = NULL;
 	size_t name_len = 0, ident_len = 0;
@@ -846,8 +878,13 @@ static bool top_defs(const char *s, size_t len, topdef_vec *out)
 		if (c == '\n') {
 			if (directive && !(p > 0 && s[p - 1] == '\\')) {
 				directive = false;
-				if (depth == 0)
+				if (depth == 0) {
 					stmt = p + 1, paren_seen = false;
+					if (!decl_first)
+						decl = p + 1; /* nothing of a declaration yet: it begins after */
+					else
+						decl_ok = false; /* a directive inside a declaration: it stays */
+				}
 			}
 			line_start = true;
 			continue;
@@ -875,6 +912,8 @@ static bool top_defs(const char *s, size_t len, topdef_vec *out)
 			line_start = false;
 		if (directive || c == ' ' || c == '\t' || c == '\r')
 			continue;
+		if (depth == 0 && !decl_first)
+			decl_first = c;
 		if (depth == 0 && is_ident_start(c)) {
 			size_t e = p + 1;
 			while (e < len && is_ident_char(s[e]))
@@ -901,10 +940,17 @@ static bool top_defs(const char *s, size_t len, topdef_vec *out)
 					cur.end = p + 1;
 					vec_push(out, cur);
 					cur.name = NULL;
+					decl = p + 1, decl_ok = true, decl_first = 0;
 				}
 				stmt = p + 1, paren_seen = false, name = ident = NULL;
 			}
 		} else if (c == ';' && depth == 0) {
+			/* not a K&R definition's parameters, nor its body: `int f(a) int a; { ... }` */
+			if (decls && decl_ok && decl_first != '{' && !brace_next(s, p + 1, len)) {
+				struct topdecl d = {decl, p + 1, false};
+				vec_push(decls, d);
+			}
+			decl = p + 1, decl_ok = true, decl_first = 0;
 			stmt = p + 1, paren_seen = false, name = ident = NULL;
 		}
 		if (depth == 0 || (c == '{' && depth == 1))
@@ -979,8 +1025,29 @@ static long def_at(const topdef_vec *defs, size_t off)
 	return -1;
 }
 
-/* Sets HIT to the definitions of DEFS holding the word W (N bytes) of S, in file order, once each. */
-static void defs_naming(const char *s, size_t len, const topdef_vec *defs, const char *w, size_t n, index_vec *hit)
+/* Marks kept the declaration of DECLS (in file order) holding byte OFF, if any. */
+static void decl_keep(topdecl_vec *decls, size_t off)
+{
+	size_t lo = 0, hi = decls->len;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (off < decls->items[mid].start)
+			hi = mid;
+		else if (off >= decls->items[mid].end)
+			lo = mid + 1;
+		else {
+			decls->items[mid].keep = true;
+			return;
+		}
+	}
+}
+
+/*
+ * Sets HIT to the definitions of DEFS holding the word W (N bytes) of S, in
+ * file order, once each; the declarations of DECLS holding it are kept.
+ */
+static void defs_naming(const char *s, size_t len, const topdef_vec *defs, topdecl_vec *decls, const char *w, size_t n,
+			index_vec *hit)
 {
 	hit->len = 0;
 	if (n == 0)
@@ -991,6 +1058,8 @@ static void defs_naming(const char *s, size_t len, const topdef_vec *defs, const
 			long d = def_at(defs, off);
 			if (d >= 0 && (hit->len == 0 || hit->items[hit->len - 1] != (size_t)d))
 				vec_push(hit, (size_t)d);
+			else if (d < 0)
+				decl_keep(decls, off);
 		}
 		if ((size_t)(s + len - p) <= 1)
 			break;
@@ -1011,8 +1080,10 @@ static TSRange *slice_ranges(const struct tree_context *t, const struct tfile *f
 {
 	*n = 0;
 	topdef_vec defs = VEC_INIT;
-	if (!top_defs(s, len, &defs) || defs.len < 4) {
+	topdecl_vec decls = VEC_INIT;
+	if (!top_defs(s, len, &defs, &decls) || defs.len < 4) {
 		vec_release(&defs);
+		vec_release(&decls);
 		return NULL;
 	}
 	index_vec hit = VEC_INIT, more = VEC_INIT, work = VEC_INIT;
@@ -1023,7 +1094,7 @@ static TSRange *slice_ranges(const struct tree_context *t, const struct tfile *f
 		for (size_t d = 0; d < defs.len; d++)
 			if (defs.items[d].name_len == x->len && memcmp(defs.items[d].name, x->name, x->len) == 0)
 				defs.items[d].callee = defs.items[d].needed = true;
-		defs_naming(s, len, &defs, x->name, x->len, &hit);
+		defs_naming(s, len, &defs, &decls, x->name, x->len, &hit);
 		for (size_t h = 0; h < hit.len; h++)
 			defs.items[hit.items[h]].needed = true;
 	}
@@ -1046,11 +1117,11 @@ static TSRange *slice_ranges(const struct tree_context *t, const struct tfile *f
 			vec_push(&work, d);
 	while (work.len) {
 		const struct topdef *d = &defs.items[work.items[--work.len]];
-		defs_naming(s, len, &defs, d->name, d->name_len, &hit);
+		defs_naming(s, len, &defs, &decls, d->name, d->name_len, &hit);
 		/* stored in a field (`x->f = name;`): the calls through it, too (context.c) */
 		const char *fld;
 		for (size_t at = 0, fl; (fl = stored_in(s, len, d->name, d->name_len, &at, &fld)) > 0;) {
-			defs_naming(s, len, &defs, fld, fl, &more);
+			defs_naming(s, len, &defs, &decls, fld, fl, &more);
 			for (size_t h = 0; h < more.len; h++)
 				vec_push(&hit, more.items[h]);
 		}
@@ -1063,15 +1134,26 @@ static TSRange *slice_ranges(const struct tree_context *t, const struct tfile *f
 	vec_release(&work);
 	vec_release(&hit);
 	vec_release(&more);
+	/* left out: the definitions not needed, and the declarations naming nothing needed */
+	VEC(struct topdecl) out = VEC_INIT;
 	size_t dropped = 0;
-	for (size_t d = 0; d < defs.len; d++)
-		if (!defs.items[d].needed)
-			dropped += defs.items[d].end - defs.items[d].start;
+	for (size_t d = 0, u = 0; d < defs.len || u < decls.len;) {
+		bool def = u == decls.len || (d < defs.len && defs.items[d].start < decls.items[u].start);
+		struct topdecl x = def ? (struct topdecl){defs.items[d].start, defs.items[d].end, defs.items[d].needed}
+				       : decls.items[u];
+		def ? d++ : u++;
+		if (x.keep)
+			continue;
+		vec_push(&out, x);
+		dropped += x.end - x.start;
+	}
+	vec_release(&defs);
+	vec_release(&decls);
 	if (dropped < len / 4) {
-		vec_release(&defs);
+		vec_release(&out);
 		return NULL; /* not worth it */
 	}
-	TSRange *r = xcalloc(defs.len + 1, sizeof *r);
+	TSRange *r = xcalloc(out.len + 1, sizeof *r);
 	size_t from = 0, row = 0, col = 0, at = 0;
 	/* advance the point from AT to OFF */
 #define ADVANCE(off) \
@@ -1082,23 +1164,21 @@ static TSRange *slice_ranges(const struct tree_context *t, const struct tfile *f
 			col++; \
 	}
 	TSPoint from_pt = {0, 0};
-	for (size_t d = 0; d <= defs.len; d++) {
-		if (d < defs.len && defs.items[d].needed)
-			continue;
-		size_t to = d < defs.len ? defs.items[d].start : len;
+	for (size_t d = 0; d <= out.len; d++) {
+		size_t to = d < out.len ? out.items[d].start : len;
 		ADVANCE(to);
 		if (to > from) {
 			r[*n] = (TSRange){from_pt, {(uint32_t)row, (uint32_t)col}, (uint32_t)from, (uint32_t)to};
 			++*n;
 		}
-		if (d < defs.len) {
-			ADVANCE(defs.items[d].end);
-			from = defs.items[d].end;
+		if (d < out.len) {
+			ADVANCE(out.items[d].end);
+			from = out.items[d].end;
 			from_pt = (TSPoint){(uint32_t)row, (uint32_t)col};
 		}
 	}
 #undef ADVANCE
-	vec_release(&defs);
+	vec_release(&out);
 	return r;
 }
 
