@@ -36,6 +36,7 @@ struct tname {
 	unsigned fam;         /* arch_family() of the definition: 0, any */
 	VEC(uint32_t) files;  /* the files naming it */
 	bool sleep_asked;     /* bound candidate: its files parsed in full once more, for its definitions */
+	bool waiting;         /* a call with preemption on waits for its caller's roots (decide()) */
 };
 
 /* One use of a followed name in one file. */
@@ -1328,7 +1329,9 @@ static size_t analyse_some(struct tree_context *t, size_t k, int jobs)
 	for (int pass = 0; pass < 2; pass++)
 		for (size_t n = 0; n < t->names.len; n++) {
 			const struct tname *x = &t->names.items[n];
-			if (x->state != T_OPEN)
+			/* a name waiting for the roots of a call made with preemption on reads no
+			 * more files: most roots are preemptible, and then so is the name */
+			if (x->state != T_OPEN || x->waiting)
 				continue;
 			size_t taken = 0;
 			for (size_t i = 0; i < x->files.len && taken < k; i++) {
@@ -1551,6 +1554,7 @@ static int decide(struct tree_context *t, uint32_t n, bool *added)
 		}
 	}
 	x = &t->names.items[n];
+	x->waiting = pending;
 	if (pending || unread) {
 		buf_release(&why);
 		free(bound_how);
@@ -1661,7 +1665,14 @@ void tree_context_build(struct tree_context **out, char *const *files, size_t n,
 		for (size_t i = 0; i < t->names.len; i++)
 			if (t->names.items[i].state == T_OPEN && decide(t, (uint32_t)i, &added))
 				settled = true;
-		if (!settled && !added && !analysed)
+		/* a name no longer waiting may have files left to read */
+		bool readable = false;
+		for (size_t i = 0; i < t->names.len && !readable && !settled && !added && !analysed; i++) {
+			const struct tname *x = &t->names.items[i];
+			for (size_t k = 0; x->state == T_OPEN && !x->waiting && k < x->files.len && !readable; k++)
+				readable = t->files[x->files.items[k]].dirty;
+		}
+		if (!settled && !added && !analysed && !readable)
 			break;
 		wave = wave < TREE_MAX_FILES ? 2 * wave : wave;
 	}
