@@ -6,7 +6,8 @@
 #
 #   bench/bench.sh [TREE] [RUNS]      (default: fixtures/drivers, 5 runs)
 #   PREEMPTIFY=path/to/preemptify bench/bench.sh /path/to/linux-2.4
-#   BASE=path/to/older/preemptify bench/bench.sh TREE   (also: this scan / BASE's)
+#   BASE=path/to/older/preemptify bench/bench.sh TREE   (also: this scan / BASE's,
+#                                        the two run alternately)
 #   DIFF=1 bench/bench.sh TREE [RUNS]   (also: diff against the plain-Coccinelle
 #                                        baseline of bench/plain/, spatch process counts)
 set -euo pipefail
@@ -34,18 +35,40 @@ measure() {
 	printf '%s %s\n' "$(printf '%s\n' "${times[@]}" | sort -n | sed -n "$(( (runs + 1) / 2 ))p")" "$rss"
 }
 
+# BIN_A and BIN_B run alternately with the same ARGS, $runs times each (a drifting
+# machine slows both alike): median wall and max RSS of each, and the median of
+# the per-pair ratios a / b
+measure_pair() {
+	local a=$1 b=$2 ta=() tb=() rs=() ra=0 rb=0 out x y tf
+	shift 2
+	tf=$(mktemp)
+	for _ in $(seq "$runs"); do
+		/usr/bin/time -o "$tf" -f '%e %M' "$a" "$@" >/dev/null 2>&1 || true
+		out=$(tail -1 "$tf"); x=${out% *}; ta+=("$x"); [ "${out#* }" -gt "$ra" ] && ra=${out#* }
+		/usr/bin/time -o "$tf" -f '%e %M' "$b" "$@" >/dev/null 2>&1 || true
+		out=$(tail -1 "$tf"); y=${out% *}; tb+=("$y"); [ "${out#* }" -gt "$rb" ] && rb=${out#* }
+		rs+=("$(awk -v a="$x" -v b="$y" 'BEGIN { if (b > 0) printf "%.3f", a / b; else print 0 }')")
+	done
+	rm -f "$tf"
+	local mid=$(( (runs + 1) / 2 ))
+	printf '%s %s %s %s %s\n' "$(printf '%s\n' "${ta[@]}" | sort -n | sed -n "${mid}p")" "$ra" \
+		"$(printf '%s\n' "${tb[@]}" | sort -n | sed -n "${mid}p")" "$rb" \
+		"$(printf '%s\n' "${rs[@]}" | sort -n | sed -n "${mid}p")"
+}
+
 files=$(find "$tree" -name '*.[ch]' -type f | wc -l)
 bytes=$(find "$tree" -name '*.[ch]' -type f -print0 | du -cb --files0-from=- | tail -1 | cut -f1)
 read -r findings < <("$bin" scan "$tree" 2>&1 >/dev/null | sed -E 's/^preemptify: ([0-9]+) finding.*/\1/')
 
 read -r t1 m1 < <(measure "$bin" scan -j 1 "$tree")
-read -r tn mn < <(measure "$bin" scan -j "$cpus" "$tree")
-read -r tall mall < <(measure "$bin" scan -j "$cpus" --no-prefilter "$tree")
-read -r tnt mnt < <(measure "$bin" scan -j "$cpus" --no-tree "$tree")
 tb=""
 if [ -n "${BASE:-}" ]; then
-	read -r tb mb < <(measure "$BASE" scan -j "$cpus" "$tree")
+	read -r tn mn tb mb rb < <(measure_pair "$bin" "$BASE" scan -j "$cpus" "$tree")
+else
+	read -r tn mn < <(measure "$bin" scan -j "$cpus" "$tree")
 fi
+read -r tall mall < <(measure "$bin" scan -j "$cpus" --no-prefilter "$tree")
+read -r tnt mnt < <(measure "$bin" scan -j "$cpus" --no-tree "$tree")
 read -r tg _ < <(measure grep -rlE --include='*.[ch]' 'smp_processor_id|need_resched|NR_CPUS|preempt_|cpu_var|per_cpu|SCHED_YIELD' "$tree")
 
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "n/a" }'; }
@@ -64,7 +87,8 @@ printf '%-28s %8s %10s\n\n' "grep -rlE (trigger tokens)" "$tg" "$(mbps "$tg")"
 printf 'parallel speed-up (-j 1 / -j %s)        %s\n' "$cpus" "$(ratio "$t1" "$tn")"
 printf 'prefilter saving (no-prefilter / default) %s\n' "$(ratio "$tall" "$tn")"
 printf 'callers across files (scan / --no-tree) %s\n' "$(ratio "$tn" "$tnt")"
-[ -n "$tb" ] && printf 'this version over BASE (scan / BASE scan) %s\n' "$(ratio "$tn" "$tb")"
+[ -n "$tb" ] && printf 'this version over BASE (scan / BASE scan) %s (median of the %s interleaved pairs: %s)\n' \
+	"$(ratio "$tn" "$tb")" "$runs" "$rb"
 printf 'cost over grep (scan -j %s / grep)       %s\n' "$cpus" "$(ratio "$tn" "$tg")"
 
 if [ -n "${DIFF:-}" ]; then
