@@ -75,6 +75,7 @@ struct tfile {
 	bool force_parse;     /* ...parsed even if it only declares: it may define a bound candidate */
 	bool ids_done;
 	bool parsed;          /* analyse_one() parsed it for all its names (else: declarations only) */
+	bool parsed_now;      /* ...the last analysis parsed it (for the statistics) */
 	bool sliced;          /* ...some of it only in the functions that matter (slice_ranges()) */
 	unsigned fam;         /* arch_family() */
 	struct tree_ids ids;  /* file_ids(): sorted identifier hashes */
@@ -1203,6 +1204,7 @@ static void analyse_one(size_t i, void *ctx)
 		file_refs_clear(f);
 	bool was_parsed = f->parsed, was_sliced = f->sliced;
 	analyse_names(t, f);
+	f->parsed_now = f->parsed;
 	if (!whole) {
 		f->parsed = f->parsed && was_parsed;
 		f->sliced = f->sliced || was_sliced;
@@ -1353,7 +1355,7 @@ static size_t analyse_some(struct tree_context *t, size_t k, int jobs)
 	struct analyse_job j = {t, which.items};
 	parallel_for(which.len, jobs, analyse_one, &j);
 	for (size_t i = 0; i < which.len; i++)
-		t->stats.files_analysed += t->files[which.items[i]].parsed;
+		t->stats.files_analysed += t->files[which.items[i]].parsed_now;
 	size_t done = which.len;
 	vec_release(&which);
 	return done;
