@@ -6,6 +6,11 @@
 ;; src/parse/query.c does (#eq?, #any-of?, #match?) and asks
 ;; src/rules/rules.c for the host predicates #resched-macro?,
 ;; #resched-test? and #cpu-macro?, which look at the file's own #defines.
+;;
+;; The query runs only over function bodies that may hold a site
+;; (body_may_hold_site() in src/rules/rules.c: a word of the list there,
+;; a lock, or an atomic context); a new pattern keyed on another word
+;; must add it to that list.
 
 ;; smp_processor_id(): an index of a per-CPU array (P001, P002) or a CPU
 ;; number whose value is used (P003).
