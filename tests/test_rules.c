@@ -78,6 +78,22 @@ static void test_sites(const char *srcdir)
 	while (fp && fgets(line, sizeof line, fp)) {
 		if (line[0] == ';')
 			continue;
+		/* every string a pattern tests holds a word the query's body filter looks for
+		 * (`current` and `current->policy` go with need_resched and SCHED_YIELD) */
+		for (const char *p = line; (p = strchr(p, '"')); ) {
+			const char *e = strchr(p + 1, '"');
+			if (!e)
+				break;
+			char *str = xstrndup(p + 1, (size_t)(e - p - 1));
+			size_t nw;
+			const char *const *w = rules_site_words(&nw);
+			bool held = strcmp(str, "current") == 0 || strcmp(str, "current->policy") == 0;
+			for (size_t k = 0; k < nw && !held; k++)
+				held = strstr(str, w[k]) != NULL;
+			CHECK(held, "sites.scm's \"%s\" holds a word of rules_site_words()", str);
+			free(str);
+			p = e + 1;
+		}
 		for (const char *p = line; (p = strstr(p, "@site.")); ) {
 			p += 6;
 			size_t n = strspn(p, "abcdefghijklmnopqrstuvwxyz_");

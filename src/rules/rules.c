@@ -156,15 +156,22 @@ static void function_checks(struct ctx *c, const struct fn *f)
  * a function entered preemptible that takes no lock has no such point.
  * The other sites need their words in the body, or a macro hiding them.
  */
+static const char *const site_words[] = {"smp_processor_id", "__get_cpu_var", "per_cpu", "preempt_enable_no",
+					  "preempt_check_resched", "need_resched", "SCHED_YIELD"};
+
+const char *const *rules_site_words(size_t *n)
+{
+	*n = ARRAY_SIZE(site_words);
+	return site_words;
+}
+
 static bool body_may_hold_site(const struct ctx *c, const struct fn *f)
 {
-	static const char *const words[] = {"smp_processor_id", "__get_cpu_var", "per_cpu", "preempt_enable_no",
-					    "preempt_check_resched", "need_resched", "SCHED_YIELD"};
 	if (c->may_cpu_macro || c->may_resched_macro || f->ctx != CTX_PROCESS || f->acqs.len)
 		return true;
 	uint32_t s = ts_node_start_byte(f->body), e = ts_node_end_byte(f->body);
-	for (size_t i = 0; i < ARRAY_SIZE(words); i++)
-		if (memmem(c->text + s, e - s, words[i], strlen(words[i])))
+	for (size_t i = 0; i < ARRAY_SIZE(site_words); i++)
+		if (memmem(c->text + s, e - s, site_words[i], strlen(site_words[i])))
 			return true;
 	return false;
 }

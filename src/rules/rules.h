@@ -24,4 +24,12 @@ int rules_run(const struct file_analysis *fa, const struct scan_options *opts,
  */
 int rules_site_rule(const char *kind);
 
+/*
+ * The words one of which a function body must contain for the site query
+ * to run over it, when neither a lock, an atomic context nor a macro can
+ * make a site there (N of them); every string a pattern of sites.scm tests
+ * contains one.
+ */
+const char *const *rules_site_words(size_t *n);
+
 #endif
