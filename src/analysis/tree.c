@@ -5,6 +5,7 @@
 #define _GNU_SOURCE /* memmem */
 #include "analysis/tree.h"
 
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1011,38 +1012,29 @@ static size_t stored_in(const char *s, size_t len, const char *name, size_t n, s
 
 typedef VEC(size_t) index_vec;
 
-/* The definition of DEFS (in file order, not overlapping) holding byte OFF, or -1. */
-static long def_at(const topdef_vec *defs, size_t off)
+/*
+ * The element of BASE (N of SIZE bytes, each beginning with `size_t start,
+ * end`, in file order, not overlapping) holding byte OFF, or -1: a
+ * definition of top_defs(), or a declaration.
+ */
+static long span_at(const void *base, size_t n, size_t size, size_t off)
 {
-	size_t lo = 0, hi = defs->len;
+	size_t lo = 0, hi = n;
 	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (off < defs->items[mid].start)
+		size_t mid = lo + (hi - lo) / 2, span[2];
+		memcpy(span, (const char *)base + mid * size, sizeof span);
+		if (off < span[0])
 			hi = mid;
-		else if (off >= defs->items[mid].end)
+		else if (off >= span[1])
 			lo = mid + 1;
 		else
 			return (long)mid;
 	}
 	return -1;
 }
-
-/* Marks kept the declaration of DECLS (in file order) holding byte OFF, if any. */
-static void decl_keep(topdecl_vec *decls, size_t off)
-{
-	size_t lo = 0, hi = decls->len;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (off < decls->items[mid].start)
-			hi = mid;
-		else if (off >= decls->items[mid].end)
-			lo = mid + 1;
-		else {
-			decls->items[mid].keep = true;
-			return;
-		}
-	}
-}
+_Static_assert(offsetof(struct topdef, start) == 0 && offsetof(struct topdef, end) == sizeof(size_t) &&
+		       offsetof(struct topdecl, start) == 0 && offsetof(struct topdecl, end) == sizeof(size_t),
+	       "span_at() reads start and end first");
 
 /*
  * Sets HIT to the definitions of DEFS holding the word W (N bytes) of S, in
@@ -1057,11 +1049,11 @@ static void defs_naming(const char *s, size_t len, const topdef_vec *defs, topde
 	for (const char *p = memmem(s, len, w, n); p; p = memmem(p + 1, (size_t)(s + len - p - 1), w, n)) {
 		size_t off = (size_t)(p - s);
 		if (!((off > 0 && is_ident_char(s[off - 1])) || (off + n < len && is_ident_char(s[off + n])))) {
-			long d = def_at(defs, off);
+			long d = span_at(defs->items, defs->len, sizeof *defs->items, off);
 			if (d >= 0 && (hit->len == 0 || hit->items[hit->len - 1] != (size_t)d))
 				vec_push(hit, (size_t)d);
-			else if (d < 0)
-				decl_keep(decls, off);
+			else if (d < 0 && (d = span_at(decls->items, decls->len, sizeof *decls->items, off)) >= 0)
+				decls->items[d].keep = true;
 		}
 		if ((size_t)(s + len - p) <= 1)
 			break;

@@ -253,7 +253,7 @@ static void check_yield(struct ctx *c, const struct fn *f, TSNode stmt)
 }
 
 /* Does a #define body test the current task's need_resched (not another task's)? */
-static bool body_tests_resched(const char *body)
+bool body_tests_resched(const char *body)
 {
 	return strstr(body, "need_resched") != NULL;
 }

@@ -119,7 +119,7 @@ void ctx_prescan(struct ctx *c)
 	c->may_if0 = text_may_have_if0(c->text, c->src->len);
 	c->may_resched_macro = false;
 	for (size_t i = 0; i < c->src->defs.len && !c->may_resched_macro; i++)
-		c->may_resched_macro = strstr(c->src->defs.items[i].body, "need_resched") != NULL;
+		c->may_resched_macro = body_tests_resched(c->src->defs.items[i].body);
 	c->may_tree_cpu_macro = false;
 	const tree_macro_vec *m = c->opts->macros;
 	for (size_t i = 0; m && i < m->len; i++) {

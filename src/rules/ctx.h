@@ -149,6 +149,8 @@ const struct macro_def *cpu_macro_of(struct ctx *c, TSNode n);
 
 /* check_cpu_read.c: does a #define body read the CPU where the macro is used? */
 bool macro_reads_cpu(const char *body);
+/* Does a #define BODY test need_resched? */
+bool body_tests_resched(const char *body);
 
 /*
  * rules.c: the tree's header macro NAME (LEN bytes) of KIND hiding a site
