@@ -511,7 +511,7 @@ static void test_writefile(void)
 	fclose(f);
 	chmod(path, 0640);
 
-	CHECK(writefile_replace(path, "old\n", 4, "new\n", 4, ".orig") == 0, "write: %s",
+	CHECK(writefile_replace(path, "old\n", 4, "new\n", 4, ".orig", false) == 0, "write: %s",
 	      error_last());
 	char *got = slurp(path), *gotbak = slurp(bak);
 	CHECK(strcmp(got, "new\n") == 0, "content '%s'", got);
@@ -523,7 +523,7 @@ static void test_writefile(void)
 	free(gotbak);
 
 	/* The file changed since it was read: refused, untouched. */
-	CHECK(writefile_replace(path, "old\n", 4, "newer\n", 6, NULL) < 0 &&
+	CHECK(writefile_replace(path, "old\n", 4, "newer\n", 6, NULL, false) < 0 &&
 		      strstr(error_last(), "changed since"),
 	      "changed-since-read not refused: %s", error_last());
 	got = slurp(path);
@@ -532,7 +532,7 @@ static void test_writefile(void)
 
 	/* A write that fails (the fault hook stands in for a full disk): refused, untouched. */
 	setenv("PREEMPTIFY_TEST_FAULT", "write-fail=1", 1);
-	CHECK(writefile_replace(path, "new\n", 4, "newest\n", 7, NULL) < 0 &&
+	CHECK(writefile_replace(path, "new\n", 4, "newest\n", 7, NULL, false) < 0 &&
 		      strstr(error_last(), "No space left"),
 	      "failed write not reported: %s", error_last());
 	got = slurp(path);
@@ -549,7 +549,7 @@ static void test_writefile(void)
 		fclose(o);
 		_exit(0);
 	}
-	CHECK(writefile_replace(path, "new\n", 4, "ours\n", 5, NULL) < 0 &&
+	CHECK(writefile_replace(path, "new\n", 4, "ours\n", 5, NULL, false) < 0 &&
 		      strstr(error_last(), "changed since"),
 	      "a change in the write window was not seen: %s", error_last());
 	waitpid(other, NULL, 0);

@@ -2,6 +2,7 @@
 /* realpath() is XSI. */
 #define _XOPEN_SOURCE 700
 #include "cli/baseline.h"
+#include "util/writefile.h"
 
 #include <limits.h>
 #include <stdlib.h>
@@ -224,7 +225,7 @@ int baseline_write(const char *path, const struct scan_result *r, size_t *out_n)
 		   BASELINE_HEADER, PREEMPTIFY_VERSION);
 	for (size_t i = 0; i < lines.len; i++)
 		buf_printf(&b, "%s\n", lines.items[i]);
-	int rc = write_file(path, buf_cstr(&b), b.len);
+	int rc = writefile_output(path, buf_cstr(&b), b.len);
 	if (out_n)
 		*out_n = lines.len;
 	buf_release(&b);

@@ -2,6 +2,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cli/commands.h"
@@ -115,6 +116,7 @@ struct emit_opts {
 	bool apply;         /* write the files (apply), else show the diff */
 	bool stat;          /* changed-line counts instead of the diff or the "fixed" lines */
 	const char *backup; /* apply --backup SUFFIX, or NULL */
+	bool force;         /* apply --force: a backup may replace a file that exists */
 	struct textdiff_options diff;
 };
 
@@ -149,7 +151,7 @@ static void emit_change(const struct file_change *c, const struct emit_opts *e, 
 	}
 	if (e->apply) {
 		if (writefile_replace(c->path, c->old_text, c->old_len, c->new_text, c->new_len,
-				      e->backup) < 0) {
+				      e->backup, e->force) < 0) {
 			fprintf(stderr, "%s: error: %s\n", c->path, after_path(error_last(), c->path));
 			t->failed = true;
 			return;
@@ -239,26 +241,62 @@ static void print_totals(const struct totals *t, const struct emit_opts *e, bool
 	fprintf(stderr, "%s, %zu not fixed\n", t->fixed ? ")" : "", t->refused);
 }
 
+/*
+ * apply --backup: is any backup it would write a file that exists (without
+ * --force) or one this run reads (even with it)? Each is named; then
+ * nothing is written at all.
+ */
+static bool backups_clobber(const struct rewrite_cmd *rw, const struct emit_opts *e)
+{
+	size_t bad = 0;
+	for (size_t i = 0; i < rw->rr.files.len; i++) {
+		const struct file_change *c = &rw->rr.files.items[i];
+		if (c->new_len == c->old_len && memcmp(c->new_text, c->old_text, c->old_len) == 0)
+			continue;
+		char *bak = xasprintf("%s%s", c->path, e->backup);
+		char *why = cli_output_is_input(bak, &rw->paths, NULL, 0);
+		struct stat st;
+		if (why)
+			fprintf(stderr, "%s: error: its backup %s; not overwritten\n", c->path, why);
+		else if (!e->force && lstat(bak, &st) == 0)
+			fprintf(stderr, "%s: error: its backup '%s' exists; not overwritten "
+				"(--force replaces it)\n", c->path, bak);
+		bad += why || (!e->force && lstat(bak, &st) == 0);
+		free(why);
+		free(bak);
+	}
+	if (bad)
+		fprintf(stderr, "preemptify apply: %zu backup%s would replace a file; no file was written\n",
+			bad, bad == 1 ? "" : "s");
+	return bad > 0;
+}
+
 static int run(const char *name, bool apply, int argc, char **argv)
 {
 	const struct cli_command *cmd = cli_command_find(name);
 	struct rewrite_cmd rw = REWRITE_CMD_INIT;
-	struct emit_opts e = {apply, false, NULL, TEXTDIFF_OPTIONS_INIT};
+	struct emit_opts e = {apply, false, NULL, false, TEXTDIFF_OPTIONS_INIT};
 	const char *color = "auto";
 	struct buf out = BUF_INIT;
 	int code = EXIT_USAGE;
 
-	/* diff and apply differ in one option and one help line */
-	const struct cli_option opts[] = {
+	/* diff and apply differ in a few options and one help line */
+	const struct cli_option apply_opts[] = {
 		REWRITE_CLI_OPTIONS(&rw.rewrite),
-		apply ? (struct cli_option){"backup", 0, OPT_STRING, &e.backup, "SUFFIX", "keep each original as FILE+SUFFIX"}
-		      : (struct cli_option){"color", 0, OPT_STRING, &color, "auto|always|never", "colour the diff (default auto: on a terminal, unless NO_COLOR)"},
-		{"stat", 0, OPT_FLAG, &e.stat, NULL,
-		 apply ? "show changed-line counts per file (as git diff --stat)" : "show changed-line counts per file (as git diff --stat), not the diff"},
+		{"backup", 0, OPT_STRING, &e.backup, "SUFFIX", "keep each original as FILE+SUFFIX (never over a file that exists)"},
+		{"force", 0, OPT_FLAG, &e.force, NULL, "with --backup: replace backups that exist (never a file scanned)"},
+		{"stat", 0, OPT_FLAG, &e.stat, NULL, "show changed-line counts per file (as git diff --stat)"},
 		SCAN_CLI_OPTIONS(&rw.scan),
 		{NULL, 0, 0, NULL, NULL, NULL},
 	};
-	int r = cli_parse(cmd, opts, argc, argv, &rw.paths);
+	const struct cli_option diff_opts[] = {
+		REWRITE_CLI_OPTIONS(&rw.rewrite),
+		{"color", 0, OPT_STRING, &color, "auto|always|never", "colour the diff (default auto: on a terminal, unless NO_COLOR)"},
+		{"stat", 0, OPT_FLAG, &e.stat, NULL, "show changed-line counts per file (as git diff --stat), not the diff"},
+		SCAN_CLI_OPTIONS(&rw.scan),
+		{NULL, 0, 0, NULL, NULL, NULL},
+	};
+	int r = cli_parse(cmd, apply ? apply_opts : diff_opts, argc, argv, &rw.paths);
 	if (r != 0) {
 		code = r > 0 ? EXIT_OK : EXIT_USAGE;
 		goto done;
@@ -270,6 +308,10 @@ static int run(const char *name, bool apply, int argc, char **argv)
 	int status = rewrite_cli_run(cmd, &rw);
 	if (status == EXIT_USAGE || interrupted() || rw.no_rewrite) {
 		code = status;
+		goto done;
+	}
+	if (apply && e.backup && *e.backup && backups_clobber(&rw, &e)) {
+		code = EXIT_FAILED;
 		goto done;
 	}
 	struct totals t = {0, 0, 0, {0}, status == EXIT_FAILED, VEC_INIT};

@@ -20,6 +20,7 @@
 #include "git/repo.h"
 #include "util/interrupt.h"
 #include "parse/walk.h"
+#include "util/writefile.h"
 
 #define MAX_JOBS 1024
 
@@ -469,6 +470,44 @@ static int scan_write_baseline(const char *path, const struct scan_result *r, bo
 	return rc;
 }
 
+/*
+ * -o FILE and --write-baseline FILE must not replace a file the scan reads
+ * (a source, the config, the baseline): checked before anything is read,
+ * one line each, EXIT_USAGE; an output whose directory cannot be written,
+ * EXIT_FAILED, before the scan rather than after it. Else EXIT_OK.
+ */
+static int scan_outputs_check(const struct scan_cli *a, const struct strvec *paths,
+				 const char *output, const char *write_baseline)
+{
+	const char *inputs[] = {a->config, a->cfg ? a->cfg->path : NULL, a->baseline};
+	const struct {
+		const char *opt, *path;
+		size_t n_inputs; /* --write-baseline replaces the baseline it reads: the usual update */
+	} outs[] = {{"--output", output, 3}, {"--write-baseline", write_baseline, 2}};
+	int rc = EXIT_OK;
+	for (size_t i = 0; i < sizeof outs / sizeof *outs; i++) {
+		if (!outs[i].path || strcmp(outs[i].path, "-") == 0)
+			continue;
+		char *why = cli_output_is_input(outs[i].path, paths, inputs, outs[i].n_inputs);
+		if (why)
+			fprintf(stderr, "preemptify scan: option '%s': %s; not overwritten\n", outs[i].opt, why);
+		if (why)
+			rc = EXIT_USAGE;
+		free(why);
+		/* a directory that is not there is better learned before the scan */
+		char *dir = xstrdup(outs[i].path);
+		char *slash = strrchr(dir, '/');
+		if (slash)
+			slash[slash == dir] = '\0';
+		if (!why && access(outs[i].path, F_OK) != 0 && access(slash ? dir : ".", W_OK) != 0) {
+			fprintf(stderr, "preemptify scan: cannot write '%s': %s\n", outs[i].path, strerror(errno));
+			rc = rc == EXIT_OK ? EXIT_FAILED : rc;
+		}
+		free(dir);
+	}
+	return rc;
+}
+
 int cmd_scan(int argc, char **argv)
 {
 	const struct cli_command *cmd = cli_command_find("scan");
@@ -485,6 +524,8 @@ int cmd_scan(int argc, char **argv)
 	struct strvec paths = {0};
 	struct scan_result r = SCAN_RESULT_INIT;
 	FILE *out = stdout;
+	char *report = NULL;
+	size_t report_len = 0;
 	int rc = EXIT_USAGE;
 	int p = cli_parse(cmd, opts, argc, argv, &paths);
 	if (p != 0) {
@@ -502,17 +543,19 @@ int cmd_scan(int argc, char **argv)
 		fprintf(stderr, "preemptify scan: no PATH given (see 'preemptify scan --help')\n");
 		goto done;
 	}
+	if (scan_cli_config(cmd, &a, &paths, NULL) != EXIT_OK)
+		goto done;
+	if ((rc = scan_outputs_check(&a, &paths, output, write_baseline)) != EXIT_OK)
+		goto done;
+	/* the report is written whole at the end: a failed or interrupted scan leaves FILE as it was */
 	if (output && strcmp(output, "-") != 0) {
-		out = fopen(output, "w");
+		out = open_memstream(&report, &report_len);
 		if (!out) {
-			fprintf(stderr, "preemptify scan: cannot write '%s': %s\n", output, strerror(errno));
 			out = stdout;
 			rc = EXIT_FAILED;
 			goto done;
 		}
 	}
-	if (scan_cli_config(cmd, &a, &paths, NULL) != EXIT_OK)
-		goto done;
 	if (write_baseline)
 		a.baseline = NULL; /* every finding is recorded */
 	a.progress = cli_progress(a.quiet);
@@ -538,10 +581,16 @@ int cmd_scan(int argc, char **argv)
 	if (rc == EXIT_OK && count_flagged(&r))
 		rc = EXIT_FOUND;
 done:
-	if (out != stdout && fclose(out) != 0 && rc != EXIT_USAGE) {
-		fprintf(stderr, "preemptify scan: cannot write '%s': %s\n", output, strerror(errno));
-		rc = EXIT_FAILED;
+	if (out != stdout) {
+		bool whole = fclose(out) == 0 && rc != EXIT_USAGE && !interrupted();
+		if (whole && writefile_output(output, report, report_len) < 0) {
+			fprintf(stderr, "preemptify scan: cannot write '%s': %s\n", output,
+				after_path(error_last(), output));
+			error_clear();
+			rc = EXIT_FAILED;
+		}
 	}
+	free(report);
 	strvec_release(&paths);
 	progress_free(a.progress);
 	scan_cli_release(&a);

@@ -174,4 +174,14 @@ int rewrite_cli_run(const struct cli_command *cmd, struct rewrite_cmd *c);
 
 void rewrite_cmd_release(struct rewrite_cmd *c);
 
+/*
+ * Would writing OUT replace a file this run reads? OUT must not be one of
+ * PATHS (by inode), a *.c or *.h file under a directory of PATHS, or one of
+ * FILES[0..N_FILES) (config, baseline; NULL entries skipped). A file that
+ * does not exist or is not regular (a terminal, /dev/null) is never an
+ * input. Returns the sentence saying which input it is (owned), or NULL.
+ */
+char *cli_output_is_input(const char *out, const struct strvec *paths, const char *const *files,
+			  size_t n_files);
+
 #endif

@@ -431,7 +431,7 @@ static void restore_files(const item_vec *items, size_t n)
 {
 	for (size_t i = 0; i < n; i++) {
 		const struct file_change *c = items->items[i].change;
-		if (writefile_replace(c->path, c->new_text, c->new_len, c->old_text, c->old_len, NULL) < 0)
+		if (writefile_replace(c->path, c->new_text, c->new_len, c->old_text, c->old_len, NULL, false) < 0)
 			fprintf(stderr, "%s: error: could not restore the original: %s\n", c->path,
 				after_path(error_last(), c->path));
 	}
@@ -442,7 +442,7 @@ static int write_files(const item_vec *items)
 {
 	for (size_t i = 0; i < items->len; i++) {
 		const struct file_change *c = items->items[i].change;
-		if (writefile_replace(c->path, c->old_text, c->old_len, c->new_text, c->new_len, NULL) < 0) {
+		if (writefile_replace(c->path, c->old_text, c->old_len, c->new_text, c->new_len, NULL, false) < 0) {
 			char *why = xstrdup(error_last());
 			restore_files(items, i);
 			error_set("%s; nothing was committed and no file was changed", why);

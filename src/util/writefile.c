@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/xattr.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -71,9 +72,67 @@ static int keep_owner(int fd, const char *path, const struct stat *st)
 			 strerror(errno));
 }
 
-/* Creates a sibling temp file of PATH with ST's mode and owner; *OUT gets its name. */
-static int temp_beside(const char *path, const char *text, size_t len, const struct stat *st,
-		       char **out)
+/*
+ * Gives the new file FD the extended attributes of the file FROM (POSIX
+ * ACLs, SELinux labels, user attributes), and drops any it inherited that
+ * FROM lacks (a directory's default ACL). An attribute that cannot be kept
+ * refuses the write: a rewrite must not quietly change who may read a file.
+ */
+static int keep_xattrs(int fd, const char *from, const char *path)
+{
+	int ret = -1;
+	char *names = NULL, *value = NULL, *mine = NULL;
+	ssize_t n = llistxattr(from, NULL, 0);
+	if (n < 0) {
+		if (errno == ENOTSUP || errno == ENOSYS)
+			return 0; /* a file system without them: nothing to keep */
+		return error_set("%s: cannot list its extended attributes: %s; not written", path,
+				 strerror(errno));
+	}
+	names = xmalloc((size_t)n + 1);
+	n = llistxattr(from, names, (size_t)n);
+	if (n < 0) {
+		error_set("%s: cannot list its extended attributes: %s; not written", path, strerror(errno));
+		goto done;
+	}
+	ssize_t m = flistxattr(fd, NULL, 0);
+	if (m > 0) {
+		mine = xmalloc((size_t)m);
+		m = flistxattr(fd, mine, (size_t)m);
+		for (ssize_t k = 0; k < m; k += (ssize_t)strlen(mine + k) + 1) {
+			bool kept = false;
+			for (ssize_t j = 0; j < n && !kept; j += (ssize_t)strlen(names + j) + 1)
+				kept = strcmp(names + j, mine + k) == 0;
+			if (!kept)
+				fremovexattr(fd, mine + k);
+		}
+	}
+	for (ssize_t k = 0; k < n; k += (ssize_t)strlen(names + k) + 1) {
+		const char *name = names + k;
+		ssize_t vl = lgetxattr(from, name, NULL, 0);
+		free(value);
+		value = vl >= 0 ? xmalloc((size_t)vl + 1) : NULL;
+		if (vl < 0 || (vl = lgetxattr(from, name, value, (size_t)vl)) < 0 ||
+		    fsetxattr(fd, name, value, (size_t)vl, 0) != 0) {
+			error_set("%s: cannot keep its extended attribute %s: %s; not written", path, name,
+				  strerror(errno));
+			goto done;
+		}
+	}
+	ret = 0;
+done:
+	free(names);
+	free(value);
+	free(mine);
+	return ret;
+}
+
+/*
+ * Creates a sibling temp file of PATH with ST's mode and owner and the
+ * extended attributes of FROM (the file it stands for); *OUT gets its name.
+ */
+static int temp_beside(const char *path, const char *from, const char *text, size_t len,
+		       const struct stat *st, char **out)
 {
 	int ret = -1, fd = -1;
 	char *tmp = xasprintf("%s.preemptify-XXXXXX", path);
@@ -83,7 +142,7 @@ static int temp_beside(const char *path, const char *text, size_t len, const str
 		error_set("%s: cannot create a temporary file: %s", path, strerror(errno));
 		goto done;
 	}
-	if (keep_owner(fd, path, st) < 0)
+	if (keep_owner(fd, path, st) < 0 || keep_xattrs(fd, from, path) < 0)
 		goto done;
 	if (fchmod(fd, st->st_mode & 07777) != 0 || write_fault() != 0 ||
 	    write_all(fd, text, len) != 0 || fsync(fd) != 0) {
@@ -137,15 +196,27 @@ static bool still_same(const char *path, const struct stat *st)
  * a failed rename is reported as "PATH: WHAT: reason". With CHECK, the
  * file at PATH must still be the one CHECK describes just before the
  * rename, with the temporary file complete: the window in which another
- * writer's change can be lost is the one rename() call.
+ * writer's change can be lost is the one rename() call. With EXCLUSIVE,
+ * PATH must not exist: the complete file is linked there (link() fails on
+ * an existing name, atomically), never renamed over anything.
  */
-static int put_beside(const char *path, const char *text, size_t len, const struct stat *st,
-		      const struct stat *check, const char *what)
+static int put_beside(const char *path, const char *from, const char *text, size_t len,
+		      const struct stat *st, const struct stat *check, bool exclusive,
+		      const char *what)
 {
 	char *tmp = NULL;
 	int rc = 0;
-	if (temp_beside(path, text, len, st, &tmp) < 0)
+	if (temp_beside(path, from, text, len, st, &tmp) < 0)
 		return -1;
+	if (exclusive) {
+		if (link(tmp, path) != 0)
+			rc = errno == EEXIST
+				     ? error_set("%s: exists; not overwritten (--force replaces it)", path)
+				     : error_set("%s: %s: %s", path, what, strerror(errno));
+		unlink(tmp);
+		free(tmp);
+		return rc;
+	}
 	long delay = fault_value("write-delay-ms");
 	if (delay > 0)
 		nanosleep(&(struct timespec){delay / 1000, (delay % 1000) * 1000000}, NULL);
@@ -161,7 +232,8 @@ static int put_beside(const char *path, const char *text, size_t len, const stru
 }
 
 int writefile_replace(const char *path, const char *expected_old, size_t old_len,
-		      const char *new_text, size_t new_len, const char *backup_suffix)
+		      const char *new_text, size_t new_len, const char *backup_suffix,
+		      bool backup_force)
 {
 	int ret = -1;
 	char *cur = NULL, *bak = NULL;
@@ -184,10 +256,11 @@ int writefile_replace(const char *path, const char *expected_old, size_t old_len
 	}
 	if (backup_suffix && *backup_suffix) {
 		bak = xasprintf("%s%s", path, backup_suffix);
-		if (put_beside(bak, cur, cur_len, &st, NULL, "cannot write backup") < 0)
+		if (put_beside(bak, path, cur, cur_len, &st, NULL, !backup_force,
+			       "cannot write backup") < 0)
 			goto done;
 	}
-	if (put_beside(path, new_text, new_len, &st, &st, "cannot replace") < 0)
+	if (put_beside(path, path, new_text, new_len, &st, &st, false, "cannot replace") < 0)
 		goto done;
 	fsync_dir_of(path);
 	ret = 0;
@@ -195,4 +268,52 @@ done:
 	free(cur);
 	free(bak);
 	return ret;
+}
+
+int writefile_output(const char *path, const char *text, size_t len)
+{
+	struct stat st;
+	bool exists = stat(path, &st) == 0;
+	if (exists && !S_ISREG(st.st_mode)) {
+		/* a terminal, a pipe, /dev/null: written in place */
+		int fd = open(path, O_WRONLY | O_CLOEXEC);
+		if (fd < 0)
+			return error_set("%s: %s", path, strerror(errno));
+		int rc = write_all(fd, text, len) == 0 ? 0 : error_set("%s: %s", path, strerror(errno));
+		if (close(fd) != 0 && rc == 0)
+			rc = error_set("%s: %s", path, strerror(errno));
+		return rc;
+	}
+	mode_t mask = umask(0);
+	umask(mask);
+	if (!exists)
+		st.st_mode = 0666 & ~mask;
+	char *tmp = NULL;
+	if (exists) {
+		if (temp_beside(path, path, text, len, &st, &tmp) < 0)
+			return -1;
+	} else {
+		tmp = xasprintf("%s.preemptify-XXXXXX", path);
+		int fd = mkstemp(tmp);
+		bool ok = fd >= 0 && fchmod(fd, st.st_mode & 07777) == 0 && write_fault() == 0 &&
+			  write_all(fd, text, len) == 0 && fsync(fd) == 0;
+		int err = errno;
+		if (fd >= 0 && close(fd) != 0 && ok) {
+			ok = false;
+			err = errno;
+		}
+		if (!ok) {
+			if (fd >= 0)
+				unlink(tmp);
+			free(tmp);
+			return error_set("%s: %s", path, strerror(err));
+		}
+	}
+	int rc = 0;
+	if (rename(tmp, path) != 0) {
+		rc = error_set("%s: %s", path, strerror(errno));
+		unlink(tmp);
+	}
+	free(tmp);
+	return rc;
 }
