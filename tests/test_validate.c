@@ -363,9 +363,59 @@ static void test_aligned_continuation(void)
 		       "	int k;\n	unsigned int a,\n\t\t     b;\n");
 }
 
+/*
+ * A directive ends at its line break: a rewrite that moves a line break into
+ * or out of one (reliability D3) changes the program though every token is
+ * kept, and is refused; the planned edits around directives still pass.
+ */
+static void test_directive_lines(void)
+{
+	const char *old = "void f(void)\n{\n#define LIMIT 4\n\tx += 2;\n#ifdef CONFIG_X\n\ta();\n#endif\n\tb();\n}\n";
+	struct edit put = mk(EDIT_INSERT_AFTER, old, "a();", "put_cpu();");
+	expect_ok("directives kept, edit made", old,
+		  "void f(void)\n{\n#define LIMIT 4\n\tx += 2;\n#ifdef CONFIG_X\n\ta();\n\tput_cpu();\n#endif\n\tb();\n}\n", &put);
+	expect_ok("blanks inside a directive", old,
+		  "void f(void)\n{\n#  define   LIMIT 4\n\tx += 2;\n#ifdef CONFIG_X\n\ta();\n\tput_cpu();\n# endif\n\tb();\n}\n", &put);
+	expect_refused("splice: a continuation swallows the next statement into the macro", old,
+		       "void f(void)\n{\n#define LIMIT 4 \\\n\tx += 2;\n#ifdef CONFIG_X\n\ta();\n\tput_cpu();\n#endif\n\tb();\n}\n",
+		       &put, "continuation");
+	expect_refused("join: a statement moved onto the #endif line", old,
+		       "void f(void)\n{\n#define LIMIT 4\n\tx += 2;\n#ifdef CONFIG_X\n\ta();\n\tput_cpu();\n#endif b();\n}\n",
+		       &put, "end of the directive");
+	expect_refused("join: the statement after a #define moved onto it", old,
+		       "void f(void)\n{\n#define LIMIT 4 x += 2;\n#ifdef CONFIG_X\n\ta();\n\tput_cpu();\n#endif\n\tb();\n}\n",
+		       &put, "end of the directive");
+	expect_refused("split: #ifdef cut from its macro", old,
+		       "void f(void)\n{\n#define LIMIT 4\n\tx += 2;\n#ifdef\nCONFIG_X\n\ta();\n\tput_cpu();\n#endif\n\tb();\n}\n",
+		       &put, "end of the directive");
+	expect_refused("split: #ifdef continued on a second line", old,
+		       "void f(void)\n{\n#define LIMIT 4\n\tx += 2;\n#ifdef \\\nCONFIG_X\n\ta();\n\tput_cpu();\n#endif\n\tb();\n}\n",
+		       &put, "continuation");
+	expect_refused("a # that now opens a line is a directive", "void f(void)\n{\n\ts = x # y;\n}\n",
+		       "void f(void)\n{\n\ts = x\n# y;\n}\n", NULL, "end of the directive");
+
+	/* a macro body rewritten in place keeps its continuations */
+	const char *mac = "#define R \\\n\tdo { \\\n\t\tif (need) \\\n\t\t\tschedule(); \\\n\t} while (0)\nint y;\n";
+	const char *p = strstr(mac, "if (need)");
+	struct edit cr = {EDIT_REPLACE, {0, 0, 0}, {0, 0, 0}, "if_statement", (char *)"cond_resched();", false};
+	cr.start.offset = (size_t)(p - mac);
+	cr.end.offset = (size_t)(strstr(mac, "schedule();") - mac) + strlen("schedule();");
+	expect_ok("macro body rewritten, continuations kept", mac,
+		  "#define R \\\n\tdo { \\\n\t\tcond_resched(); \\\n\t} while (0)\nint y;\n", &cr);
+	expect_refused("macro body rewritten, a continuation lost", mac,
+		       "#define R \\\n\tdo { \\\n\t\tcond_resched();\n\t} while (0)\nint y;\n", &cr,
+		       "continuation");
+	/* CRLF line ends are line breaks too */
+	const char *crlf = "#define A 1\r\nint x;\r\n";
+	expect_ok("CRLF directive kept", crlf, "#define A 1\r\nint x;\r\n", NULL);
+	expect_refused("CRLF: a statement joined to the directive", crlf, "#define A 1 int x;\r\n", NULL,
+		       "end of the directive");
+}
+
 int main(void)
 {
 	test_tokens();
+	test_directive_lines();
 	test_rewrite();
 	test_trailing_comments();
 	test_brace_before_comment();

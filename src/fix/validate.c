@@ -24,12 +24,23 @@ struct tok {
 	bool inserted;     /* comes from an edit's text */
 	bool same_line;    /* comment: on the line of the previous non-comment token */
 	size_t slot_lo, slot_hi; /* comment that may float among these non-comment indices */
+	/*
+	 * Preprocessor structure: the `#` opening a directive, the end of its
+	 * line and its `\` continuations are tokens too (a newline is not a
+	 * blank there), each with DIRECTIVE, the origin of its directive's `#`.
+	 */
+	bool opens_directive;
+	size_t directive;
 };
 typedef VEC(struct tok) tok_vec;
 typedef VEC(const struct tok *) tokp_vec;
 typedef VEC(size_t) size_vec;
 
 #define NO_SLOT ((size_t)-1)
+
+/* The tokens a directive's line structure adds (quoted as such in messages). */
+static const char END_OF_DIRECTIVE[] = "the end of the directive's line";
+static const char CONTINUATION[] = "a \\ continuation of the directive";
 
 static bool is_space(char c)
 {
@@ -76,33 +87,92 @@ static size_t tok_len(const char *s, size_t n, bool *comment)
 	return 1;
 }
 
+/* Length of a line break at S (N bytes left): "\n", "\r\n", "\r", else 0. */
+static size_t newline_len(const char *s, size_t n)
+{
+	if (s[0] == '\n')
+		return 1;
+	if (s[0] == '\r')
+		return n > 1 && s[1] == '\n' ? 2 : 1;
+	return 0;
+}
+
+/* Lexer state: where a line starts, and the directive being read. */
+struct lexer {
+	bool line_start;  /* only blanks and comments since the last line break */
+	bool in_directive;
+	size_t directive; /* origin of its `#` */
+};
+
+/* Appends the structure token TEXT (END_OF_DIRECTIVE, CONTINUATION) at ORIGIN. */
+static void push_structure(tok_vec *out, const char *text, size_t origin, bool inserted,
+			   const struct lexer *lx)
+{
+	struct tok t = {text, strlen(text), origin, false, inserted, false, NO_SLOT, NO_SLOT, false,
+			lx->directive};
+	vec_push(out, t);
+}
+
 /*
  * Appends the tokens of TEXT to OUT. BASE is added to offsets for origins
  * (so OLD's tokens carry their own offsets); when INSERTED, every token's
- * origin is BASE instead. same_line is computed within TEXT.
+ * origin is BASE instead. same_line is computed within TEXT. TEXT starts
+ * at the start of a line.
  */
 static void lex(const char *text, size_t len, size_t base, bool inserted, tok_vec *out)
 {
 	size_t i = 0, last_nc_end = 0;
 	bool have_nc = false;
+	struct lexer lx = {true, false, 0};
 	while (i < len) {
+		size_t origin = inserted ? base : base + i;
+		size_t nl = newline_len(text + i, len - i);
+		if (nl) {
+			if (lx.in_directive)
+				push_structure(out, END_OF_DIRECTIVE, origin, inserted, &lx);
+			lx.in_directive = false;
+			lx.line_start = true;
+			i += nl;
+			continue;
+		}
+		nl = text[i] == '\\' && i + 1 < len ? newline_len(text + i + 1, len - i - 1) : 0;
+		if (nl) {
+			if (lx.in_directive)
+				push_structure(out, CONTINUATION, origin, inserted, &lx);
+			i += 1 + nl;
+			continue;
+		}
 		bool comment;
 		size_t n = tok_len(text + i, len - i, &comment);
 		if (n == 0) {
-			i += text[i] == '\\' ? 2 : 1;
+			i++;
 			continue;
 		}
-		struct tok t = {text + i, n, inserted ? base : base + i, comment, inserted, false,
-				NO_SLOT, NO_SLOT};
+		struct tok t = {text + i, n, origin, comment, inserted, false, NO_SLOT, NO_SLOT, false, 0};
 		if (comment && have_nc)
 			t.same_line = memchr(text + last_nc_end, '\n', i - last_nc_end) == NULL;
 		if (!comment) {
+			if (lx.line_start && text[i] == '#') {
+				lx.in_directive = true;
+				lx.directive = origin;
+				t.opens_directive = true;
+			}
+			t.directive = lx.directive;
+			lx.line_start = false;
 			have_nc = true;
 			last_nc_end = i + n;
 		}
 		vec_push(out, t);
 		i += n;
 	}
+	if (lx.in_directive) /* a directive on the last line, with no line break after it */
+		push_structure(out, END_OF_DIRECTIVE, inserted ? base : base + len, inserted, &lx);
+}
+
+/* Is T a token of a directive's line structure? */
+static bool is_structure(const struct tok *t)
+{
+	return t->s == END_OF_DIRECTIVE || t->s == CONTINUATION;
 }
 
 /* ---- the expected stream: OLD with the planned edits ------------------- */
@@ -190,6 +260,7 @@ static void expected_stream(const char *old, size_t old_len, const struct edit *
 		qsort(evs.items, evs.len, sizeof *evs.items, event_cmp);
 
 	size_t next = 0, nc = 0, skip_lo = 0, skip_hi = 0, slot_lo = 0, slot_hi = 0;
+	size_t dropped_directive = NO_SLOT; /* a directive whose `#` an edit replaced */
 	const char *skip_text = "";
 	for (size_t i = 0; i <= olds.len; i++) {
 		size_t at = i < olds.len ? olds.items[i].origin : (size_t)-1;
@@ -205,7 +276,11 @@ static void expected_stream(const char *old, size_t old_len, const struct edit *
 		if (i == olds.len)
 			break;
 		struct tok t = olds.items[i];
+		if (is_structure(&t) && t.directive == dropped_directive)
+			continue; /* the line structure of a directive the plan removes */
 		if (at >= skip_lo && at < skip_hi) {
+			if (t.opens_directive)
+				dropped_directive = t.origin;
 			if (!t.comment)
 				continue; /* replaced */
 			if (carried(skip_text, &t))
@@ -244,6 +319,8 @@ static char *quote(const struct tok *t)
 {
 	if (!t)
 		return xstrdup("the end of the file");
+	if (is_structure(t))
+		return xstrdup(t->s);
 	int n = t->len > 40 ? 40 : (int)t->len;
 	return xasprintf("`%.*s%s`", n, t->s, t->len > 40 ? "..." : "");
 }
