@@ -30,6 +30,7 @@
 #include "util/embedded.h"
 #include "util/parallel.h"
 #include "util/spawn.h"
+#include "fix/eol.h"
 #include "fix/lines.h"
 #include "fix/textdiff.h"
 #include "fix/validate.h"
@@ -1248,6 +1249,7 @@ static void process_file(size_t i, void *ctx)
 				vec_push(&c->fixed, j->findings.items[f]);
 		free(c->new_text);
 		c->new_text = lines_indent_added(c->old_text, c->old_len, text, len, &c->new_len);
+		c->new_text = eol_follow(c->old_text, c->old_len, c->new_text, &c->new_len);
 		free(text);
 		break;
 	}

@@ -58,6 +58,13 @@ if command -v spatch >/dev/null 2>&1; then
 	else
 		echo "note: no user extended attributes here; the xattr check is not run"
 	fi
+	# D8: a CRLF file stays CRLF, the lines spatch adds or rewrites included
+	sed 's/$/\r/' "$SRC/fixtures/drivers/block/nbd_interproc.c" >crlf.c
+	run apply crlf.c; expect_rc 0 "apply of a CRLF file"
+	if grep -q 'put_cpu_var' crlf.c; then ok; else bad "CRLF: not rewritten"; fi
+	bare=$(grep -c $'[^\r]$' crlf.c)
+	if [ "$bare" -eq 0 ]; then ok; else bad "CRLF: $bare lines end in a bare LF"; fi
+	run diff crlf.c; expect_rc 0 "CRLF: a second diff is empty"
 else
 	echo "note: spatch not installed; the backup checks are not run"
 fi
