@@ -128,7 +128,7 @@ int baseline_load(struct baseline **out, const char *path)
 	size_t len, lineno = 0;
 	int rc = -1;
 	*out = NULL;
-	if (read_file(path, &text, &len) < 0)
+	if (read_file_max(path, 64u << 20, &text, &len) < 0)
 		goto done;
 	if (memchr(text, '\0', len)) {
 		error_set("%s:1: not a baseline file (binary)", path);

@@ -287,7 +287,7 @@ int config_load(struct config *out, const char *path)
 	char *d = slash ? xstrndup(path, slash == path ? 1 : (size_t)(slash - path)) : xstrdup(".");
 	out->dir = realpath(d, NULL);
 	free(d);
-	if (read_file(path, &text, &len) < 0)
+	if (read_file_max(path, 1u << 20, &text, &len) < 0)
 		goto done;
 	if (memchr(text, '\0', len)) {
 		error_set("%s:1: not a text file", path);

@@ -299,19 +299,41 @@ uint64_t hash_bytes(const void *p, size_t n)
 	return h;
 }
 
-int read_file(const char *path, char **out, size_t *out_len)
+/* Why PATH (stat ST) is not read: a FIFO would block, a device may never end. */
+static int not_regular(const char *path, const struct stat *st)
+{
+	const char *what = S_ISFIFO(st->st_mode)   ? "a FIFO"
+			   : S_ISCHR(st->st_mode)  ? "a character device"
+			   : S_ISBLK(st->st_mode)  ? "a block device"
+			   : S_ISSOCK(st->st_mode) ? "a socket"
+			   : S_ISDIR(st->st_mode)  ? "a directory"
+						   : "not a regular file";
+	return error_set("%s: %s, not a regular file; not read", path, what);
+}
+
+int read_file_max(const char *path, size_t max, char **out, size_t *out_len)
 {
 	struct buf b = BUF_INIT;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	struct stat st;
+	if (stat(path, &st) == 0 && !S_ISREG(st.st_mode))
+		return not_regular(path, &st);
+	/* O_NONBLOCK: a FIFO put in its place since the stat() must not hang the open */
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	if (fd < 0)
 		return error_set("%s: cannot open: %s", path, strerror(errno));
-	struct stat st;
-	/* a regular file's size, and a byte to see the end in: no more (a buffer of
-	 * 128 KiB or more is mapped and unmapped by malloc, page by page) */
-	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) {
-		b.cap = (size_t)st.st_size + 2;
-		b.ptr = xmalloc(b.cap);
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+		close(fd);
+		return not_regular(path, &st);
 	}
+	if (max && (uint64_t)st.st_size > max) {
+		close(fd);
+		return error_set("%s: %lld bytes, more than the %zu this file may hold; not read", path,
+				 (long long)st.st_size, max);
+	}
+	/* the file's size, and a byte to see the end in: no more (a buffer of
+	 * 128 KiB or more is mapped and unmapped by malloc, page by page) */
+	b.cap = (size_t)st.st_size + 2;
+	b.ptr = xmalloc(b.cap);
 	for (;;) {
 		if (b.cap - b.len < 2)
 			buf_grow(&b, 65536);
@@ -327,6 +349,11 @@ int read_file(const char *path, char **out, size_t *out_len)
 		if (n == 0)
 			break;
 		b.len += (size_t)n;
+		if (max && b.len > max) { /* it grew while read */
+			close(fd);
+			buf_release(&b);
+			return error_set("%s: more than the %zu bytes this file may hold; not read", path, max);
+		}
 	}
 	close(fd);
 	buf_grow(&b, 0);
@@ -334,6 +361,11 @@ int read_file(const char *path, char **out, size_t *out_len)
 	*out_len = b.len;
 	*out = buf_detach(&b);
 	return 0;
+}
+
+int read_file(const char *path, char **out, size_t *out_len)
+{
+	return read_file_max(path, 0, out, out_len);
 }
 
 int write_file(const char *path, const char *data, size_t len)

@@ -108,8 +108,15 @@ const char *after_path(const char *msg, const char *path);
 /* FNV-1a, 64 bits: tells one read of a file from another. */
 uint64_t hash_bytes(const void *p, size_t n);
 
-/* Reads a whole file. 0 ok, -1 with the error slot set (names PATH). */
+/*
+ * Reads a whole regular file. A FIFO, a device, a socket or a directory is
+ * refused without blocking ("PATH: a FIFO, not a regular file; not read").
+ * 0 ok, -1 with the error slot set (names PATH).
+ */
 int read_file(const char *path, char **out, size_t *out_len);
+
+/* read_file() of a file that may hold at most MAX bytes (0: no bound), else refused. */
+int read_file_max(const char *path, size_t max, char **out, size_t *out_len);
 
 /*
  * Creates or truncates PATH and writes LEN bytes (not atomic: for files

@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Inputs are regular files, read with a bound (reliability D10, D11): a FIFO
+# or a device as a PATH, --config or --baseline is refused at once, with the
+# file named, instead of hanging or reading without end.
+. "$(dirname "$0")/lib.sh"
+
+cp "$SRC/fixtures/drivers/block/nbd_interproc.c" f.c
+mkfifo p.c
+# timeout: a hang is a failure (exit 124), not a stuck test
+trun() { timeout 20 "$BIN" "$@" >"$WORK/.out" 2>"$WORK/.err"; rc=$?; out=$(cat "$WORK/.out"); err=$(cat "$WORK/.err"); }
+
+trun scan p.c; expect_rc 3 "a FIFO as a PATH: a failed file, no hang"
+expect_out "p.c: error: a FIFO, not a regular file; not read" "a FIFO as a PATH: named"
+trun scan --config p.c f.c; expect_rc 2 "a FIFO as --config: refused, no hang"
+expect_err "p.c: a FIFO, not a regular file" "a FIFO as --config: named"
+trun scan --baseline p.c f.c; expect_rc 2 "a FIFO as --baseline: refused, no hang"
+trun scan --config /dev/zero f.c; expect_rc 2 "/dev/zero as --config: refused"
+expect_err "/dev/zero: a character device, not a regular file" "/dev/zero as --config: named"
+trun scan --baseline /dev/zero f.c; expect_rc 2 "/dev/zero as --baseline: refused"
+mkdir repo && cp f.c repo/ && printf 'baseline = "/dev/zero"\n' >repo/.preemptify.toml
+trun scan repo/f.c; expect_rc 2 "a config naming /dev/zero as its baseline: refused"
+expect_err "/dev/zero: a character device" "a config's /dev/zero baseline: named"
+head -c 1100000 /dev/zero | tr '\0' '#' >big.toml
+trun scan --config big.toml f.c; expect_rc 2 "a config over 1 MiB: refused"
+expect_err "big.toml: 1100000 bytes, more than the 1048576" "a config over 1 MiB: says the bound"
+trun scan f.c; expect_rc 1 "the regular file still scans"
+finish
