@@ -1,0 +1,240 @@
+/*
+ * Verify's work on the edits as text (verify.h): the refusals known from
+ * the edits alone (inside a #define, split by a preprocessor conditional,
+ * an anchor the semantic patch cannot match) and the text a plan makes
+ * (the edits applied in place, overlaps refused).
+ */
+#include "rules/verify.h"
+#include "rules/verify_internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "fix/lines.h"
+#include "rules/ctx.h"
+
+/* ---- refusals known from the edits alone --------------------------------- */
+
+/* The directive word of line S (N bytes) after '#', or NULL if not a directive. */
+static const char *directive(const char *s, size_t n, size_t *wlen)
+{
+	size_t i = 0;
+	while (i < n && (s[i] == ' ' || s[i] == '\t'))
+		i++;
+	if (i >= n || s[i] != '#')
+		return NULL;
+	i++;
+	while (i < n && (s[i] == ' ' || s[i] == '\t'))
+		i++;
+	size_t b = i;
+	while (i < n && is_ident_char(s[i]))
+		i++;
+	*wlen = i - b;
+	return s + b;
+}
+
+static bool word_is(const char *w, size_t n, const char *want)
+{
+	return n == strlen(want) && memcmp(w, want, n) == 0;
+}
+
+/* Is line L part of a #define (itself or continued by backslashes)? */
+static bool line_in_define(const struct lines *l, unsigned line)
+{
+	for (unsigned k = line; k >= 1; k--) {
+		size_t n, wn;
+		const char *s = lines_get(l, k, &n);
+		if (k != line && (n == 0 || s[n - 1] != '\\'))
+			return false;
+		const char *w = directive(s, n, &wn);
+		if (w)
+			return word_is(w, wn, "define");
+	}
+	return false;
+}
+
+/*
+ * Why the directives on lines SL+1..EL make the span unsafe, or NULL: a
+ * conditional that opens or closes outside it splits the statement (one
+ * configuration would lose half a region); a balanced #if ... #endif
+ * wholly inside is fine; a #define or #undef inside is left alone.
+ */
+static char *directive_refusal(const struct lines *l, unsigned sl, unsigned el, const char *what)
+{
+	int depth = 0;
+	for (unsigned k = sl + 1; k <= el; k++) {
+		size_t n, wn;
+		const char *s = lines_get(l, k, &n);
+		const char *w = directive(s, n, &wn);
+		if (!w)
+			continue;
+		if (word_is(w, wn, "if") || word_is(w, wn, "ifdef") || word_is(w, wn, "ifndef")) {
+			depth++;
+		} else if (word_is(w, wn, "endif")) {
+			if (--depth < 0)
+				break;
+		} else if (word_is(w, wn, "else") || word_is(w, wn, "elif")) {
+			if (depth == 0) {
+				depth = -1;
+				break;
+			}
+		} else if (word_is(w, wn, "define") || word_is(w, wn, "undef")) {
+			return xasprintf("the %s at line %u contains a #%.*s (line %u); spatch would "
+					 "move or drop it, fix it by hand", what, sl, (int)wn, w, k);
+		}
+		if (depth < 0)
+			break;
+	}
+	if (depth == 0)
+		return NULL;
+	return xasprintf("the %s at line %u is split by a preprocessor conditional that "
+			 "opens or closes inside it; one configuration would lose half the "
+			 "change, fix it by hand", what, sl);
+}
+
+static bool node_in(const char *node, const char *const *set)
+{
+	for (; *set; set++)
+		if (node && strcmp(node, *set) == 0)
+			return true;
+	return false;
+}
+
+/* The statements spatch can anchor an insertion on (the .cocci rules match these). */
+static const char *const after_anchors[] = {"expression_statement", "if_statement",
+	"for_statement", "while_statement", "declaration", NULL};
+static const char *const before_anchors[] = {"return_statement", "goto_statement",
+	"break_statement", "continue_statement", "expression_statement", NULL};
+
+/* Why EDIT cannot be made, or NULL. */
+char *verify_edit_refusal(const struct edit *e, const struct lines *l)
+{
+	unsigned sl, sc, el, ec;
+	const char *what = e->node ? e->node : "statement";
+	if (e->start.offset > e->end.offset || e->end.offset > l->len)
+		return xstrdup("the edit's span lies outside the file");
+	lines_pos(l, e->start.offset, &sl, &sc);
+	lines_pos(l, e->end.offset, &el, &ec);
+	if (line_in_define(l, sl) && !e->in_define)
+		return xasprintf("line %u is inside a #define body; spatch would rewrite the "
+				 "macro, fix it by hand", sl);
+	char *why = directive_refusal(l, sl, el, what);
+	if (why)
+		return why;
+	/* spatch does not match an inline asm statement as a statement to insert at */
+	const char *a = l->text + e->start.offset;
+	if (e->op != EDIT_REPLACE && (strncmp(a, "__asm__", 7) == 0 || strncmp(a, "asm", 3) == 0 ||
+				      strncmp(a, "__asm", 5) == 0) && !is_ident_char(a[a[0] == 'a' ? 3 : a[5] == '_' ? 7 : 5]))
+		return xasprintf("the change would insert next to the inline asm statement at line %u, "
+				 "which the semantic patch cannot anchor on; fix it by hand", sl);
+	if (e->op == EDIT_INSERT_AFTER && !node_in(e->node, after_anchors))
+		return xasprintf("the change would insert after the %s at line %u, which the "
+				 "semantic patch cannot anchor on; fix it by hand", what, sl);
+	if (e->op == EDIT_INSERT_BEFORE && !node_in(e->node, before_anchors))
+		return xasprintf("the change would insert before the %s at line %u, which the "
+				 "semantic patch cannot anchor on; fix it by hand", what, sl);
+	return NULL;
+}
+
+char *verify_edits(const struct finding *f, const char *text, size_t len)
+{
+	struct lines l;
+	char *why = NULL;
+	lines_init(&l, text, len);
+	for (size_t k = 0; k < f->edits.len && !why; k++)
+		why = verify_edit_refusal(&f->edits.items[k], &l);
+	lines_release(&l);
+	return why;
+}
+
+/* ---- the text a plan makes ---------------------------------------------- */
+
+struct placed {
+	size_t at, end;          /* [at, end) replaced; at == end: an insertion */
+	int order;               /* at one offset: {, insert-after, replace, insert-before, } */
+	const char *text;
+	size_t owner;            /* index of the finding (in the plan) */
+};
+
+static int placed_cmp(const void *a, const void *b)
+{
+	const struct placed *x = a, *y = b;
+	if (x->at != y->at)
+		return x->at < y->at ? -1 : 1;
+	if (x->order != y->order)
+		return x->order - y->order;
+	return x->owner < y->owner ? -1 : x->owner > y->owner;
+}
+
+static struct placed place(const struct edit *e, size_t owner)
+{
+	struct placed p = {e->start.offset, e->start.offset, 2, e->text ? e->text : "", owner};
+	if (e->op == EDIT_INSERT_AFTER)
+		p.at = p.end = e->end.offset, p.order = 0;
+	else if (e->op == EDIT_REPLACE)
+		p.end = e->end.offset, p.order = 1;
+	return p;
+}
+
+/* The braces around a lone body E's insertion wraps: "{" before it, "}" after. */
+static void place_braces(const struct edit *e, size_t owner, void *out)
+{
+	VEC(struct placed) *ps = out;
+	struct placed open = {e->start.offset, e->start.offset, -1, "{", owner};
+	struct placed close = {e->end.offset, e->end.offset, 3, "}", owner};
+	vec_push(ps, open);
+	vec_push(ps, close);
+}
+
+static bool same_edit(const struct placed *a, const struct placed *b)
+{
+	return a->at == b->at && a->end == b->end && a->order == b->order &&
+	       strcmp(a->text, b->text) == 0;
+}
+
+/*
+ * Applies the edits of the ACTIVE findings PLAN[i] to TEXT; an insertion
+ * stays on its anchor's line, so every other line keeps its number. A
+ * finding whose edit overlaps another finding's different edit gets WHY.
+ * Returns the new text (owned).
+ */
+char *verify_apply_edits(const char *text, size_t len, struct finding *const *plan, size_t n,
+			 const bool *active, char **why, size_t *out_len)
+{
+	VEC(struct placed) ps = VEC_INIT;
+	for (size_t i = 0; i < n; i++)
+		for (size_t k = 0; active[i] && k < plan[i]->edits.len; k++) {
+			vec_push(&ps, place(&plan[i]->edits.items[k], i));
+			if (plan[i]->edits.items[k].wrap)
+				place_braces(&plan[i]->edits.items[k], i, &ps);
+		}
+	if (ps.len)
+		qsort(ps.items, ps.len, sizeof *ps.items, placed_cmp);
+	struct buf b = BUF_INIT;
+	size_t pos = 0;
+	for (size_t i = 0; i < ps.len; i++) {
+		const struct placed *p = &ps.items[i];
+		bool dup = false;
+		for (size_t k = i; k-- > 0 && ps.items[k].at == p->at && !dup; )
+			dup = same_edit(p, &ps.items[k]);
+		if (dup)
+			continue; /* shared by several findings, or one anchor's braces */
+		if (p->at < pos) {
+			if (!why[p->owner])
+				why[p->owner] = xstrdup("the change overlaps another fix's change in "
+							"the same statement; fix it by hand");
+			continue;
+		}
+		buf_add(&b, text + pos, p->at - pos);
+		if (p->order == 0 || p->order == 3)
+			buf_putc(&b, ' ');
+		buf_puts(&b, p->text);
+		if (p->order == 2 || p->order == -1)
+			buf_putc(&b, ' ');
+		pos = p->end;
+	}
+	buf_add(&b, text + pos, len - pos);
+	vec_release(&ps);
+	*out_len = b.len;
+	return buf_detach(&b);
+}
