@@ -1,0 +1,238 @@
+/*
+ * Contexts from the callers: the static functions every caller in the file
+ * calls with preemption off (a pessimistic fixed point over the file's
+ * calls, context_callers_fixpoint()), and the walk from a function up
+ * through its preemptible callers to the shared functions whose context
+ * the tree decides (context_roots()).
+ */
+#include "analysis/flow.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- every caller holds a lock ---------------------------------------------- */
+
+/* A call CALL through a field (`adapter->clean_rx(...)`): a call to each function stored only there. */
+static void field_calls(const struct file_analysis *fa, struct fn *f, TSNode call)
+{
+	TSNode fe = ts_field(call, "function");
+	if (!ts_type_is(fe, "field_expression"))
+		return;
+	TSNode fld = ts_field(fe, "field");
+	const char *src = fa->src->parse_text;
+	size_t n = ts_node_end_byte(fld) - ts_node_start_byte(fld);
+	struct point_state ps;
+	bool have = false;
+	for (size_t g = 0; g < fa->fns.len; g++) {
+		const struct fn *callee = &fa->fns.items[g];
+		if (!callee->via_private || strlen(callee->via_field) != n ||
+		    memcmp(callee->via_field, src + ts_node_start_byte(fld), n) != 0)
+			continue;
+		if (!have)
+			ps = flow_state_at(f, ts_node_start_byte(call)), have = true;
+		struct call_site cs = {(uint32_t)g, call, point_protected(&ps)};
+		vec_push(&f->calls, cs);
+	}
+}
+
+/* F's calls to functions of this file, and whether preemption is off at each. */
+static void collect_calls(struct file_analysis *fa, struct fn *f)
+{
+	const char *src = fa->src->parse_text;
+	f->calls.len = 0;
+	for (size_t n = 0; n < f->events.len; n++)
+		for (size_t e = 0; e < f->events.items[n].len; e++) {
+			TSNode call = f->events.items[n].items[e].call;
+			const char *name;
+			size_t len = ts_call_name(call, src, &name);
+			int idx = len ? analysis_fn_index(fa, name, len) : -1;
+			int cb = len ? api_callback_arg(name, len) : -1;
+			TSNode args = ts_field(call, "arguments");
+			if (idx < 0 && cb >= 0 && (uint32_t)cb < ts_node_named_child_count(args)) {
+				TSNode a = ts_node_named_child(args, (uint32_t)cb); /* NF_HOOK(..., okfn) */
+				if (ts_type_is(a, "identifier"))
+					idx = analysis_fn_index(fa, src + ts_node_start_byte(a),
+								ts_node_end_byte(a) - ts_node_start_byte(a));
+			}
+			if (idx < 0) {
+				field_calls(fa, f, call);
+				continue;
+			}
+			struct point_state ps = flow_state_at(f, ts_node_start_byte(call));
+			struct call_site cs = {(uint32_t)idx, call, point_protected(&ps)};
+			vec_push(&f->calls, cs);
+		}
+}
+
+/* The calls to each function of the file: callers[first[g] .. first[g + 1]) call g. */
+struct callers {
+	size_t *first;
+	struct caller_ref {
+		uint32_t caller, call;
+	} *refs;
+};
+
+/* Built in one pass over every call (a counting sort by callee): linear in the calls. */
+static void callers_build(const struct file_analysis *fa, struct callers *cl)
+{
+	size_t nf = fa->fns.len, total = 0;
+	cl->first = xcalloc(nf + 2, sizeof *cl->first);
+	for (size_t i = 0; i < nf; i++)
+		for (size_t c = 0; c < fa->fns.items[i].calls.len; c++, total++)
+			cl->first[fa->fns.items[i].calls.items[c].callee + 2]++;
+	for (size_t g = 2; g < nf + 2; g++)
+		cl->first[g] += cl->first[g - 1];
+	cl->refs = xcalloc(total ? total : 1, sizeof *cl->refs);
+	for (size_t i = 0; i < nf; i++)
+		for (size_t c = 0; c < fa->fns.items[i].calls.len; c++) {
+			uint32_t g = fa->fns.items[i].calls.items[c].callee;
+			cl->refs[cl->first[g + 1]++] = (struct caller_ref){(uint32_t)i, (uint32_t)c};
+		}
+}
+
+static void callers_release(struct callers *cl)
+{
+	free(cl->first);
+	free(cl->refs);
+	cl->first = NULL;
+	cl->refs = NULL;
+}
+
+/*
+ * True if every call to function G in the file is made with preemption off,
+ * none from G itself. *NCALLS counts the calls seen; WHY gets the reasons of
+ * the first three.
+ */
+static bool every_call_protected(const struct file_analysis *fa, const struct callers *cl, size_t g,
+				 struct buf *why, size_t *ncalls)
+{
+	*ncalls = 0;
+	for (size_t k = cl->first[g]; k < cl->first[g + 1]; k++) {
+		const struct fn *caller = &fa->fns.items[cl->refs[k].caller];
+		const struct call_site *cs = &caller->calls.items[cl->refs[k].call];
+		if (!cs->protected_call || cl->refs[k].caller == g)
+			return false;
+		++*ncalls;
+	}
+	for (size_t k = cl->first[g]; k < cl->first[g + 1] && k < cl->first[g] + 3; k++) {
+		const struct fn *caller = &fa->fns.items[cl->refs[k].caller];
+		const struct call_site *cs = &caller->calls.items[cl->refs[k].call];
+		struct point_state ps = flow_state_at(caller, ts_node_start_byte(cs->call));
+		buf_printf(why, "%sfrom %s() at line %u (", k > cl->first[g] ? "; " : "", caller->name,
+			   source_pos(fa->src, ts_node_start_byte(cs->call)).line);
+		point_explain(caller, &ps, why);
+		buf_putc(why, ')');
+	}
+	return true;
+}
+
+void context_callers_fixpoint(struct file_analysis *fa)
+{
+	size_t nf = fa->fns.len;
+	uint8_t *dirty = xcalloc(nf ? nf : 1, 1);
+	memset(dirty, 1, nf);
+	struct callers *cl = xcalloc(1, sizeof *cl);
+	for (size_t round = 0; round <= nf; round++) {
+		for (size_t i = 0; i < nf; i++)
+			if (dirty[i]) {
+				flow_run(&fa->fns.items[i]);
+				collect_calls(fa, &fa->fns.items[i]);
+				dirty[i] = 0;
+			}
+		bool changed = false;
+		callers_release(cl);
+		callers_build(fa, cl);
+		for (size_t g = 0; g < nf; g++) {
+			struct fn *callee = &fa->fns.items[g];
+			if (callee->ctx != CTX_PROCESS || !callee->is_static || callee->addr_taken ||
+			    analysis_fn_is_shared(fa, callee))
+				continue;
+			size_t ncalls;
+			struct buf why = BUF_INIT;
+			if (every_call_protected(fa, cl, g, &why, &ncalls) && ncalls > 0) {
+				callee->ctx = CTX_CALLERS;
+				free(callee->ctx_reason);
+				char *via = callee->via_private
+					? xasprintf("it is stored only in field %s, which no other file of the tree "
+						    "accesses; ", callee->via_field)
+					: xstrdup("");
+				callee->ctx_reason = xasprintf("%severy call in this file is made with preemption off: %s%s",
+							       via, buf_cstr(&why), ncalls > 3 ? "; ..." : "");
+				free(via);
+				dirty[g] = 1;
+				changed = true;
+			}
+			buf_release(&why);
+		}
+		if (!changed)
+			break;
+	}
+	fa->callers = cl; /* the final calls, for context_roots() */
+	free(dirty);
+}
+
+void context_release(struct file_analysis *fa)
+{
+	if (fa->callers)
+		callers_release(fa->callers);
+	free(fa->callers);
+	fa->callers = NULL;
+}
+
+bool context_roots(const struct file_analysis *fa, const struct fn *f, name_vec *out)
+{
+	bool sleeps;
+	return context_roots_sleep(fa, f, out, &sleeps);
+}
+
+bool context_roots_sleep(const struct file_analysis *fa, const struct fn *f, name_vec *out, bool *sleeps)
+{
+	*sleeps = false;
+	size_t nf = fa->fns.len, start = (size_t)(f - fa->fns.items);
+	const struct callers *cl = fa->callers;
+	if (!cl)
+		return false;
+	/*
+	 * Breadth first from F through the calls made with preemption on, each
+	 * function once: the shared functions reached are the roots. A function
+	 * whose address is taken (not as an atomic registration), or a static
+	 * one nobody calls, ends a path nowhere the tree can settle.
+	 */
+	uint8_t *seen = xcalloc(nf, 1);
+	VEC(size_t) queue = VEC_INIT;
+	vec_push(&queue, start);
+	seen[start] = 1;
+	bool ok = true;
+	for (size_t q = 0; q < queue.len && ok; q++) {
+		size_t g = queue.items[q];
+		const struct fn *fg = &fa->fns.items[g];
+		if (fg->addr_taken) {
+			ok = false;
+			break;
+		}
+		/* an entry sleeps only when its bring-up is over: entering the idle loop */
+		*sleeps = *sleeps || (fg->sleeps != SLEEP_NO && !api_bound_entry(fg->name, strlen(fg->name)));
+		bool shared = analysis_fn_is_shared(fa, fg);
+		if (shared)
+			vec_push(out, fg->name);
+		else if (cl->first[g] == cl->first[g + 1]) {
+			ok = false;
+			break;
+		}
+		for (size_t k = cl->first[g]; k < cl->first[g + 1]; k++) {
+			uint32_t c = cl->refs[k].caller;
+			const struct fn *caller = &fa->fns.items[c];
+			if (caller->calls.items[cl->refs[k].call].protected_call || seen[c])
+				continue;
+			if (caller->ctx != CTX_PROCESS) {
+				ok = false; /* atomic at entry, yet the call is not: released before it */
+				break;
+			}
+			seen[c] = 1;
+			vec_push(&queue, (size_t)c);
+		}
+	}
+	vec_release(&queue);
+	free(seen);
+	return ok;
+}
