@@ -2,7 +2,9 @@
  * The neutraliser: a small lexer over the raw bytes that rewrites what the
  * C grammar cannot parse into blanks or equivalent syntax of the same
  * length, so every byte offset the parser reports is an offset in the
- * user's file. It never touches comments, strings or directives.
+ * user's file. It never touches comments, strings or directives. The
+ * searches for words in raw text, and the blanking of assembly comments,
+ * are source_text.c.
  */
 #define _GNU_SOURCE /* memmem */
 #include "parse/source.h"
@@ -714,124 +716,4 @@ bool source_in_directive(const struct source *src, size_t offset)
 		if (src->defs.items[i].offset <= offset && offset < src->defs.items[i].end)
 			return true;
 	return false;
-}
-
-/* Is the identifier before P (blanks skipped, not before TEXT) one of the tag keywords? */
-static bool after_tag_keyword(const char *text, const char *p)
-{
-	while (p > text && (p[-1] == ' ' || p[-1] == '\t' || p[-1] == '\n'))
-		p--;
-	const char *end = p;
-	while (p > text && is_ident_char(p[-1]))
-		p--;
-	size_t n = (size_t)(end - p);
-	return (n == 6 && (memcmp(p, "struct", 6) == 0)) || (n == 5 && memcmp(p, "union", 5) == 0) ||
-	       (n == 4 && memcmp(p, "enum", 4) == 0);
-}
-
-bool text_names_object(const char *text, size_t len, const char *word)
-{
-	size_t n = strlen(word);
-	if (n == 0)
-		return false;
-	for (const char *p = memmem(text, len, word, n); p; p = memmem(p + 1, len - (size_t)(p + 1 - text), word, n)) {
-		if ((p != text && is_ident_char(p[-1])) || (p + n != text + len && is_ident_char(p[n])))
-			continue;
-		const char *q = p;
-		while (q > text && (q[-1] == ' ' || q[-1] == '\t' || q[-1] == '\n'))
-			q--;
-		bool member = q > text && (q[-1] == '.' || (q[-1] == '>' && q - 1 > text && q[-2] == '-'));
-		if (!member && !after_tag_keyword(text, p))
-			return true;
-	}
-	return false;
-}
-
-unsigned text_member_accesses(const char *text, size_t len, const char *field, unsigned most)
-{
-	size_t n = strlen(field);
-	unsigned count = 0;
-	if (n == 0)
-		return 0;
-	for (const char *p = memmem(text, len, field, n); p && (!most || count < most);
-	     p = memmem(p + 1, len - (size_t)(p + 1 - text), field, n)) {
-		if ((p > text && is_ident_char(p[-1])) || (p + n < text + len && is_ident_char(p[n])))
-			continue;
-		const char *q = p;
-		while (q > text && (q[-1] == ' ' || q[-1] == '\t' || q[-1] == '\n'))
-			q--;
-		count += q > text && (q[-1] == '.' || (q[-1] == '>' && q - 1 > text && q[-2] == '-'));
-	}
-	return count;
-}
-
-bool text_has_word(const char *text, size_t len, const char *word)
-{
-	size_t n = strlen(word);
-	if (n == 0)
-		return false; /* a name error recovery left empty (a MISSING identifier) */
-	for (const char *p = memmem(text, len, word, n); p; p = memmem(p + 1, len - (size_t)(p + 1 - text), word, n))
-		if ((p == text || !is_ident_char(p[-1])) && (p + n == text + len || !is_ident_char(p[n])))
-			return true;
-	return false;
-}
-
-/* Is the line at T[I] (its first non-blank byte a '#') a comment: no directive follows? */
-static bool asm_hash_comment(const char *t, size_t len, size_t i)
-{
-	static const char *const directives[] = {
-		"define", "undef", "include", "include_next", "if", "ifdef", "ifndef", "elif", "else",
-		"endif", "error", "warning", "line", "pragma", "ident", "assert", "unassert",
-	};
-	size_t k = i + 1;
-	while (k < len && (t[k] == ' ' || t[k] == '\t'))
-		k++;
-	if (k >= len || t[k] == '\n' || (t[k] >= '0' && t[k] <= '9'))
-		return false; /* a null directive or a line marker: no name */
-	size_t e = k;
-	while (e < len && is_ident_char(t[e]))
-		e++;
-	for (size_t d = 0; d < ARRAY_SIZE(directives); d++)
-		if (strlen(directives[d]) == e - k && memcmp(directives[d], t + k, e - k) == 0)
-			return false;
-	return true;
-}
-
-void asm_blank_comments(char *text, size_t len)
-{
-	bool line_start = true;
-	for (size_t i = 0; i < len; i++) {
-		char c = text[i];
-		if (c == '\n') {
-			line_start = true;
-			continue;
-		}
-		bool first = line_start && c != ' ' && c != '\t';
-		if (c != ' ' && c != '\t')
-			line_start = false;
-		if (c == '"') {
-			while (i + 1 < len && text[i + 1] != '"' && text[i + 1] != '\n')
-				i += text[i + 1] == '\\' && i + 2 < len && text[i + 2] != '\n' ? 2 : 1;
-			if (i + 1 < len && text[i + 1] == '"')
-				i++;
-			continue;
-		}
-		size_t e = i;
-		if (c == '/' && i + 1 < len && text[i + 1] == '*') {
-			e = i + 2;
-			while (e + 1 < len && !(text[e] == '*' && text[e + 1] == '/'))
-				e++;
-			e = e + 1 < len ? e + 2 : len; /* unterminated: to the end */
-		} else if ((c == '/' && i + 1 < len && text[i + 1] == '/') ||
-			   (c == '#' && first && asm_hash_comment(text, len, i))) {
-			while (e < len && text[e] != '\n')
-				e++; /* ia64's // and the # comment lines of i386 and others */
-		}
-		if (e == i)
-			continue;
-		for (size_t k = i; k < e; k++)
-			if (text[k] != '\n')
-				text[k] = ' ';
-		i = e - 1;
-	}
 }
