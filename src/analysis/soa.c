@@ -247,6 +247,100 @@ static void note_why(struct soa_uses *u, char *why)
 		free(why);
 }
 
+/* `struct TAG {` at I of PATH: a second definition, or one with a typedef name, is a reason. */
+static void note_definition(struct soa_uses *u, const char *path, const char *t, size_t i, unsigned line)
+{
+	const char *tag = u->def->tag;
+	size_t b = i;
+	while (b > 0 && (t[b - 1] == ' ' || t[b - 1] == '\t' || t[b - 1] == '\n'))
+		b--;
+	if (b >= 7 && memcmp(t + b - 7, "typedef", 7) == 0 && (b == 7 || !is_ident_char(t[b - 8])))
+		note_why(u, xasprintf("struct %s is defined with a typedef name (%s:%u): uses through it "
+				      "are not followed", tag, path, line));
+	if (strcmp(path, u->def->file) != 0 || line != u->def->line)
+		note_why(u, xasprintf("struct %s is also defined at %s:%u", tag, path, line));
+}
+
+/*
+ * The instance NAME declared at PATH:LINE (EXT: extern; INIT: with an
+ * initialiser): one name, one definition, and where the struct's file
+ * declares it.
+ */
+static void note_instance(struct soa_uses *u, const char *path, unsigned line, const char *name, bool ext,
+			  bool init)
+{
+	const char *tag = u->def->tag;
+	if (u->name && strcmp(u->name, name) != 0)
+		note_why(u, xasprintf("struct %s has more than one instance (%s, %s at %s:%u): per-CPU "
+				      "fields of a struct with many instances need alloc_percpu, a redesign",
+				      tag, u->name, name, path, line));
+	else if (!u->name)
+		u->name = xstrdup(name);
+	if (strcmp(path, u->def->file) == 0)
+		u->decl_in_def_file = true;
+	if (ext)
+		return;
+	u->defs++;
+	if (u->defs > 1)
+		note_why(u, xasprintf("%s is defined more than once (%s:%u and %s:%u)", name, u->file,
+				      u->line, path, line));
+	else {
+		u->file = xstrdup(path);
+		u->line = line;
+	}
+	if (init && !u->init_why)
+		u->init_why = xasprintf("%s has an initialiser (%s:%u): DEFINE_PER_CPU data starts "
+					"zeroed; set it by hand", name, path, line);
+}
+
+/*
+ * A use of `struct TAG` at I of T (blanked), its name at K, other than its
+ * definition or a forward declaration: the one instance, or a reason.
+ */
+static void note_use(struct soa_uses *u, const char *path, const char *t, size_t len, size_t i, size_t k,
+		     unsigned line)
+{
+	const char *tag = u->def->tag;
+	size_t ne = word_end(t, len, k);
+	size_t after = skip_blank(t, len, ne);
+	bool plain = ne > k && after < len && (t[after] == ';' || t[after] == '=' ||
+						 word_at(t, len, after, "__cacheline_aligned"));
+	/* the word before `struct`: extern, typedef or none */
+	size_t b = i;
+	while (b > 0 && (t[b - 1] == ' ' || t[b - 1] == '\t' || t[b - 1] == '\n'))
+		b--;
+	size_t ws = b;
+	while (ws > 0 && is_ident_char(t[ws - 1]))
+		ws--;
+	if (b - ws == 7 && memcmp(t + ws, "typedef", 7) == 0) {
+		note_why(u, xasprintf("struct %s has a typedef name (%s:%u): uses through it are not "
+				      "followed", tag, path, line));
+		return;
+	}
+	if (ne == k && k < len && t[k] == ',') {
+		/* offsetof(struct S, f): the layout is used, by assembly or by hand */
+		note_why(u, xasprintf("the layout of struct %s is used at %s:%u (offsetof, for assembly "
+				      "code or by hand): its per-CPU fields cannot move (--exclude that code to "
+				      "convert the rest, and port it by hand)", tag, path, line));
+		return;
+	}
+	if (ne > k && after < len && t[after] == ',') {
+		note_why(u, xasprintf("struct %s has more than one instance (%s:%u): per-CPU fields of a "
+				      "struct with many instances need alloc_percpu, a redesign", tag, path, line));
+		return;
+	}
+	if (!plain) {
+		note_why(u, xasprintf("struct %s is used at %s:%u other than as its one instance (a pointer, "
+				      "a parameter, a copy or an array of them): per-CPU fields of a struct "
+				      "with many instances need alloc_percpu, a redesign", tag, path, line));
+		return;
+	}
+	bool ext = b - ws == 6 && memcmp(t + ws, "extern", 6) == 0;
+	char *name = xstrndup(t + k, ne - k);
+	note_instance(u, path, line, name, ext, t[after] == '=');
+	free(name);
+}
+
 static void find_uses(const char *path, const char *t, size_t len, struct soa_uses *u)
 {
 	const char *tag = u->def->tag;
@@ -259,77 +353,10 @@ static void find_uses(const char *path, const char *t, size_t len, struct soa_us
 			continue;
 		size_t k = skip_blank(t, len, te);
 		unsigned line = line_at(t, i);
-		if (k < len && t[k] == '{') {
-			size_t b = i;
-			while (b > 0 && (t[b - 1] == ' ' || t[b - 1] == '\t' || t[b - 1] == '\n'))
-				b--;
-			if (b >= 7 && memcmp(t + b - 7, "typedef", 7) == 0 && (b == 7 || !is_ident_char(t[b - 8])))
-				note_why(u, xasprintf("struct %s is defined with a typedef name (%s:%u): uses through it "
-						      "are not followed", tag, path, line));
-			if (strcmp(path, u->def->file) != 0 || line != u->def->line)
-				note_why(u, xasprintf("struct %s is also defined at %s:%u", tag, path, line));
-			continue;
-		}
-		if (k < len && t[k] == ';')
-			continue; /* a forward declaration */
-		size_t ne = word_end(t, len, k);
-		size_t after = skip_blank(t, len, ne);
-		bool plain = ne > k && after < len && (t[after] == ';' || t[after] == '=' ||
-							 word_at(t, len, after, "__cacheline_aligned"));
-		/* the word before `struct`: extern, typedef or none */
-		size_t b = i;
-		while (b > 0 && (t[b - 1] == ' ' || t[b - 1] == '\t' || t[b - 1] == '\n'))
-			b--;
-		size_t ws = b;
-		while (ws > 0 && is_ident_char(t[ws - 1]))
-			ws--;
-		if (b - ws == 7 && memcmp(t + ws, "typedef", 7) == 0) {
-			note_why(u, xasprintf("struct %s has a typedef name (%s:%u): uses through it are not "
-					      "followed", tag, path, line));
-			continue;
-		}
-		if (ne == k && k < len && t[k] == ',') {
-			/* offsetof(struct S, f): the layout is used, by assembly or by hand */
-			note_why(u, xasprintf("the layout of struct %s is used at %s:%u (offsetof, for assembly "
-					      "code or by hand): its per-CPU fields cannot move (--exclude that code to "
-					      "convert the rest, and port it by hand)", tag, path, line));
-			continue;
-		}
-		if (ne > k && after < len && t[after] == ',') {
-			note_why(u, xasprintf("struct %s has more than one instance (%s:%u): per-CPU fields of a "
-					      "struct with many instances need alloc_percpu, a redesign", tag, path, line));
-			continue;
-		}
-		if (!plain) {
-			note_why(u, xasprintf("struct %s is used at %s:%u other than as its one instance (a pointer, "
-					      "a parameter, a copy or an array of them): per-CPU fields of a struct "
-					      "with many instances need alloc_percpu, a redesign", tag, path, line));
-			continue;
-		}
-		bool ext = b - ws == 6 && memcmp(t + ws, "extern", 6) == 0;
-		char *name = xstrndup(t + k, ne - k);
-		if (u->name && strcmp(u->name, name) != 0)
-			note_why(u, xasprintf("struct %s has more than one instance (%s, %s at %s:%u): per-CPU "
-					      "fields of a struct with many instances need alloc_percpu, a redesign",
-					      tag, u->name, name, path, line));
-		else if (!u->name)
-			u->name = xstrdup(name);
-		if (strcmp(path, u->def->file) == 0)
-			u->decl_in_def_file = true;
-		if (!ext) {
-			u->defs++;
-			if (u->defs > 1)
-				note_why(u, xasprintf("%s is defined more than once (%s:%u and %s:%u)", name, u->file,
-						      u->line, path, line));
-			else {
-				u->file = xstrdup(path);
-				u->line = line;
-			}
-			if (t[after] == '=' && !u->init_why)
-				u->init_why = xasprintf("%s has an initialiser (%s:%u): DEFINE_PER_CPU data starts "
-							"zeroed; set it by hand", name, path, line);
-		}
-		free(name);
+		if (k < len && t[k] == '{')
+			note_definition(u, path, t, i, line);
+		else if (!(k < len && t[k] == ';')) /* not a forward declaration */
+			note_use(u, path, t, len, i, k, line);
 	}
 }
 
@@ -417,111 +444,154 @@ static bool may_name(const struct tree_ids *ids, size_t f, const char *word)
 	return !ids || !ids[f].ids || strlen(word) < TREE_MIN_NAME || tree_ids_has(&ids[f], word);
 }
 
-void soa_discover(tree_array_vec *a, char *const *index, size_t n, const struct tree_ids *ids)
+/* The tree as soa_discover() reads it. */
+struct soa_tree {
+	char *const *index;
+	size_t n;
+	const struct tree_ids *ids; /* the files' identifiers, or NULL */
+	tag_set *tags;              /* without IDS: each file's struct tags (one per file) */
+	struct strvec words;        /* without IDS: every suffixed identifier (suffixed_words()) */
+};
+
+/*
+ * The first read of the tree: the struct definitions with a per-CPU field,
+ * into DEFS; without the index's identifiers, it notes what the next read
+ * and tree_names() need: each file's struct tags, the suffixed words.
+ */
+static void read_defs(struct soa_tree *tr, soa_def_vec *defs)
 {
-	soa_def_vec defs = VEC_INIT;
-	/* without the index's identifiers, this read notes what the next needs: each file's struct tags */
-	tag_set *tags = ids ? NULL : xcalloc(n ? n : 1, sizeof *tags);
-	struct strvec words = VEC_INIT;
-	for (size_t f = 0; f < n; f++) {
+	for (size_t f = 0; f < tr->n; f++) {
 		char *text;
 		size_t len;
-		if (!may_name(ids, f, "NR_CPUS") || read_file(index[f], &text, &len) < 0)
+		if (!may_name(tr->ids, f, "NR_CPUS") || read_file(tr->index[f], &text, &len) < 0)
 			continue;
-		if (tags) {
-			struct_tags(text, len, &tags[f]);
-			suffixed_words(text, len, &words);
+		if (tr->tags) {
+			struct_tags(text, len, &tr->tags[f]);
+			suffixed_words(text, len, &tr->words);
 		}
 		if (memmem(text, len, "NR_CPUS", 7)) {
 			char *t = blank_comments(text, len);
-			find_defs(index[f], t, len, &defs);
+			find_defs(tr->index[f], t, len, defs);
 			free(t);
 		}
 		free(text);
 	}
-	/* one read of the tree for every struct's uses */
-	struct soa_uses *uses = xcalloc(defs.len ? defs.len : 1, sizeof *uses);
-	for (size_t d = 0; d < defs.len; d++)
-		uses[d] = (struct soa_uses){&defs.items[d], NULL, NULL, 0, 0,
-					    defs.items[d].why_not ? xstrdup(defs.items[d].why_not) : NULL, false, NULL};
-	for (size_t f = 0; f < n && defs.len; f++) {
+}
+
+/* One read of the tree for every struct's uses: USES[d] for DEFS' d. */
+static void read_uses(const struct soa_tree *tr, const soa_def_vec *defs, struct soa_uses *uses)
+{
+	for (size_t f = 0; f < tr->n && defs->len; f++) {
 		/* a struct already left alone needs no more of the tree (task_struct: refused at its first pointer) */
 		bool maybe = false;
-		for (size_t d = 0; d < defs.len && !maybe; d++)
-			maybe = !uses[d].why_not && (tags ? tag_set_has(&tags[f], defs.items[d].tag)
-							  : may_name(ids, f, defs.items[d].tag));
+		for (size_t d = 0; d < defs->len && !maybe; d++)
+			maybe = !uses[d].why_not && (tr->tags ? tag_set_has(&tr->tags[f], defs->items[d].tag)
+							      : may_name(tr->ids, f, defs->items[d].tag));
 		char *text;
 		size_t len;
-		if (!maybe || read_file(index[f], &text, &len) < 0)
+		if (!maybe || read_file(tr->index[f], &text, &len) < 0)
 			continue;
 		char *t = NULL;
-		for (size_t d = 0; d < defs.len; d++) {
-			if (uses[d].why_not || !text_has_word(text, len, defs.items[d].tag))
+		for (size_t d = 0; d < defs->len; d++) {
+			if (uses[d].why_not || !text_has_word(text, len, defs->items[d].tag))
 				continue;
 			if (!t)
 				t = blank_comments(text, len);
-			find_uses(index[f], t, len, &uses[d]);
+			find_uses(tr->index[f], t, len, &uses[d]);
 		}
 		free(t);
 		free(text);
 	}
-	for (size_t d = 0; d < defs.len; d++) {
-		struct soa_def *def = &defs.items[d];
-		struct soa_uses u = uses[d];
-		if (u.init_why)
-			note_why(&u, u.init_why);
-		if ((!u.name || !u.defs) && !u.why_not) {
-			free(u.name);
-			free(u.file);
-			continue; /* a type, not per-CPU data of the tree: nothing to say */
-		}
-		if (!u.name || !u.defs) {
-			/* left alone before its instance was met (the tree is read no further): the struct says why */
-			free(u.name);
-			free(u.file);
-			struct tree_array t = {xstrdup(""), xasprintf("struct %s", def->tag), xstrdup(def->file), def->line,
-					       u.why_not, NULL, xstrdup(def->tag), xstrdup(def->file), def->line,
-					       xstrdup(""), xasprintf(" %s", buf_cstr(&def->fields)), NULL, false};
-			vec_push(a, t);
-			continue;
-		}
-		if (!def->global)
-			note_why(&u, xasprintf("every field of struct %s is a per-CPU array: %s becomes "
-					       "DEFINE_PER_CPU(struct %s, %s) with the fields' [NR_CPUS] dropped, by hand "
-					       "(preemptify moves the per-CPU fields out of a struct that keeps others)",
-					       def->tag, u.name, def->tag, u.name));
-		size_t fl = strlen(u.file);
-		if (fl < 2 || strcmp(u.file + fl - 2, ".c") != 0)
-			note_why(&u, xasprintf("%s is defined in %s, not in a .c file: DEFINE_PER_CPU there would "
-					       "define it in every file that includes it", u.name, u.file));
-		if (!u.decl_in_def_file)
-			note_why(&u, xasprintf("%s, where struct %s is defined, does not declare %s: the per-CPU "
-					       "struct has no place to go", def->file, def->tag, u.name));
-		char *var = NULL;
-		const char *const forms[] = {"%s_percpu", "%s_pcpu", "%s_cpu_data"};
-		for (size_t k = 0; k < 3 && !var; k++) {
-			char *v = xasprintf(forms[k], u.name);
-			if (!tree_names(index, n, ids, &words, v))
-				var = v;
-			else
-				free(v);
-		}
-		char *stag = xasprintf("%s_percpu", def->tag);
-		if (!var)
-			note_why(&u, xasprintf("every name tried for %s's per-CPU part is taken in the tree", u.name));
-		else if (tree_names(index, n, ids, &words, stag))
-			note_why(&u, xasprintf("the name %s is taken in the tree", stag));
-		struct tree_array t = {u.name, xasprintf("struct %s", stag), u.file, u.line, u.why_not, NULL,
-				       xstrdup(def->tag), xstrdup(def->file), def->line,
-				       var ? var : xstrdup(u.name), xasprintf(" %s", buf_cstr(&def->fields)), NULL, false};
-		free(stag);
-		vec_push(a, t);
+}
+
+/* Why the instance U of DEF's struct cannot have its per-CPU fields moved, into U. */
+static void instance_whys(const struct soa_def *def, struct soa_uses *u)
+{
+	if (!def->global)
+		note_why(u, xasprintf("every field of struct %s is a per-CPU array: %s becomes "
+				      "DEFINE_PER_CPU(struct %s, %s) with the fields' [NR_CPUS] dropped, by hand "
+				      "(preemptify moves the per-CPU fields out of a struct that keeps others)",
+				      def->tag, u->name, def->tag, u->name));
+	size_t fl = strlen(u->file);
+	if (fl < 2 || strcmp(u->file + fl - 2, ".c") != 0)
+		note_why(u, xasprintf("%s is defined in %s, not in a .c file: DEFINE_PER_CPU there would "
+				      "define it in every file that includes it", u->name, u->file));
+	if (!u->decl_in_def_file)
+		note_why(u, xasprintf("%s, where struct %s is defined, does not declare %s: the per-CPU "
+				      "struct has no place to go", def->file, def->tag, u->name));
+}
+
+/*
+ * The first name of U's per-CPU part no file of the tree takes (owned), or
+ * NULL; a reason into U when there is none, or when the tree takes the
+ * per-CPU struct's tag STAG.
+ */
+static char *percpu_part_name(const struct soa_tree *tr, struct soa_uses *u, const char *stag)
+{
+	char *var = NULL;
+	const char *const forms[] = {"%s_percpu", "%s_pcpu", "%s_cpu_data"};
+	for (size_t k = 0; k < 3 && !var; k++) {
+		char *v = xasprintf(forms[k], u->name);
+		if (!tree_names(tr->index, tr->n, tr->ids, &tr->words, v))
+			var = v;
+		else
+			free(v);
 	}
+	if (!var)
+		note_why(u, xasprintf("every name tried for %s's per-CPU part is taken in the tree", u->name));
+	else if (tree_names(tr->index, tr->n, tr->ids, &tr->words, stag))
+		note_why(u, xasprintf("the name %s is taken in the tree", stag));
+	return var;
+}
+
+/* The tree's entry for DEF's struct of arrays, with its uses U (consumed), into A; none for a mere type. */
+static void add_soa_array(tree_array_vec *a, const struct soa_def *def, struct soa_uses u, const struct soa_tree *tr)
+{
+	if (u.init_why)
+		note_why(&u, u.init_why);
+	if ((!u.name || !u.defs) && !u.why_not) {
+		free(u.name);
+		free(u.file);
+		return; /* a type, not per-CPU data of the tree: nothing to say */
+	}
+	if (!u.name || !u.defs) {
+		/* left alone before its instance was met (the tree is read no further): the struct says why */
+		free(u.name);
+		free(u.file);
+		struct tree_array t = {xstrdup(""), xasprintf("struct %s", def->tag), xstrdup(def->file), def->line,
+				       u.why_not, NULL, xstrdup(def->tag), xstrdup(def->file), def->line,
+				       xstrdup(""), xasprintf(" %s", buf_cstr(&def->fields)), NULL, false};
+		vec_push(a, t);
+		return;
+	}
+	instance_whys(def, &u);
+	char *stag = xasprintf("%s_percpu", def->tag);
+	char *var = percpu_part_name(tr, &u, stag);
+	struct tree_array t = {u.name, xasprintf("struct %s", stag), u.file, u.line, u.why_not, NULL,
+			       xstrdup(def->tag), xstrdup(def->file), def->line,
+			       var ? var : xstrdup(u.name), xasprintf(" %s", buf_cstr(&def->fields)), NULL, false};
+	free(stag);
+	vec_push(a, t);
+}
+
+void soa_discover(tree_array_vec *a, char *const *index, size_t n, const struct tree_ids *ids)
+{
+	soa_def_vec defs = VEC_INIT;
+	/* without the index's identifiers, this read notes what the next needs: each file's struct tags */
+	struct soa_tree tr = {index, n, ids, ids ? NULL : xcalloc(n ? n : 1, sizeof *tr.tags), VEC_INIT};
+	read_defs(&tr, &defs);
+	struct soa_uses *uses = xcalloc(defs.len ? defs.len : 1, sizeof *uses);
+	for (size_t d = 0; d < defs.len; d++)
+		uses[d] = (struct soa_uses){&defs.items[d], NULL, NULL, 0, 0,
+					    defs.items[d].why_not ? xstrdup(defs.items[d].why_not) : NULL, false, NULL};
+	read_uses(&tr, &defs, uses);
+	for (size_t d = 0; d < defs.len; d++)
+		add_soa_array(a, &defs.items[d], uses[d], &tr);
 	free(uses);
-	strvec_release(&words);
-	for (size_t f = 0; tags && f < n; f++)
-		vec_release(&tags[f]);
-	free(tags);
+	strvec_release(&tr.words);
+	for (size_t f = 0; tr.tags && f < n; f++)
+		vec_release(&tr.tags[f]);
+	free(tr.tags);
 	for (size_t d = 0; d < defs.len; d++) {
 		free(defs.items[d].tag);
 		free(defs.items[d].file);
