@@ -13,7 +13,7 @@
  *
  *   1. search every file of the tree for the names followed (one pass over
  *      the bytes per round, identifiers hashed; no parsing), but the files
- *      of other architectures than the definition's (arch_family());
+ *      of other architectures than the definition's (tree_arch_family());
  *   2. parse and analyse only the files that name one, with the contexts
  *      known so far, and classify each use (call with or without preemption
  *      off, registration, address taken, declaration, EXPORT_SYMBOL);

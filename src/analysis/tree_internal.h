@@ -1,0 +1,163 @@
+/*
+ * What the files of the tree index share (tree.c, tree_uses.c,
+ * tree_slice.c, tree_fixpoint.c): the followed names, the files and the
+ * uses found in them, and the functions one part asks of another. Not for
+ * use outside the index: tree.h is its interface.
+ */
+#ifndef PREEMPTIFY_TREE_INTERNAL_H
+#define PREEMPTIFY_TREE_INTERNAL_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+#include <tree_sitter/api.h>
+
+#include "analysis/flow.h"
+#include "analysis/tree.h"
+
+/* T_BOUND: preemptible, but on a task that never migrates and runs alone on its CPU (api_bound_entry()) */
+enum tstate { T_NEW, T_OPEN, T_ATOMIC, T_BOUND, T_FAILED };
+
+struct tname {
+	char *name;
+	size_t len;
+	uint32_t hash;        /* ident_hash() */
+	enum tstate state;
+	enum fn_context ctx;
+	char *reason;         /* atomic: why; failed: why not */
+	unsigned depth;
+	unsigned fam;         /* tree_arch_family() of the definition: 0, any */
+	VEC(uint32_t) files;  /* the files naming it */
+	bool sleep_asked;     /* bound candidate: its files parsed in full once more, for its definitions */
+	bool waiting;         /* a call with preemption on waits for its caller's roots (decide()) */
+};
+
+/* One use of a followed name in one file. */
+struct tref {
+	uint32_t name;
+	enum fn_use_kind kind;
+	enum fn_context ctx;  /* USE_REGISTERED */
+	bool protected_call;  /* USE_CALL */
+	bool self;            /* a call from the function itself */
+	bool other;           /* the file defines its own static function of that name */
+	bool roots_ok;        /* USE_CALL from a function whose context its callers give */
+	bool roots_sleep;     /* ...a function between the call and the roots may sleep */
+	bool verbatim;        /* USE_ADDRESS: WHY says it all (a macro, assembly, unread) */
+	unsigned line;
+	char *caller;         /* the enclosing function, or NULL */
+	char *why;            /* registration reason, or the protection at the call */
+	char **roots;         /* the caller's roots (context_roots()) */
+	size_t nroots;
+};
+
+/* A function a parse of the file found defined there, other files may call. */
+struct tdef {
+	char *name;
+	bool sleeps;
+};
+
+struct tfile {
+	const char *path;
+	VEC(uint32_t) names;  /* followed names the file contains */
+	VEC(uint32_t) defines; /* ...of them, the ones it defines (found when parsed) */
+	VEC(uint32_t) sleeping; /* ...of those, the ones that may sleep */
+	VEC(struct tref) refs;
+	VEC(struct tdef) seen; /* the shared definitions its parses since the last whole analysis read */
+	size_t from;          /* names[0, from) keep the uses the last analysis classified */
+	bool dirty;           /* analyse (again) in the next round: the names from FROM on, or all */
+	bool force_parse;     /* ...parsed even if it only declares: it may define a bound candidate */
+	bool ids_done;
+	bool parsed;          /* analyse_one() parsed it for all its names (else: declarations only) */
+	bool parsed_now;      /* ...the last analysis parsed it (for the statistics) */
+	bool sliced;          /* ...some of it only in the functions that matter (tree_slice_ranges()) */
+	unsigned fam;         /* tree_arch_family() */
+	struct tree_ids ids;  /* file_ids(): sorted identifier hashes */
+};
+
+/* Whether a struct field's member accesses are all in one file (tree_field_private()). */
+struct field_verdict {
+	char *path, *field;
+	bool private_;
+};
+
+struct field_cache {
+	pthread_mutex_t mu;
+	VEC(struct field_verdict) v;
+	bool frozen; /* the files' identifiers are gone: only what was decided stands */
+};
+
+struct tree_context {
+	struct field_cache *fields; /* mutable behind a const context: analyses run in parallel */
+	VEC(struct tname) names;
+	uint32_t *table;      /* open addressing: names index + 1 */
+	size_t cap;
+	struct tfile *files;
+	size_t nfiles;
+	struct tree_stats stats;
+};
+
+/*
+ * A hash of an identifier from its length and its first and last eight
+ * bytes: two loads instead of a loop, as every identifier of the tree is
+ * hashed. Two names alike in those bytes only cost a parse that finds
+ * nothing.
+ */
+static inline uint32_t ident_hash(const char *s, size_t n)
+{
+	uint64_t a = 0, b = 0;
+	memcpy(&a, s, n < 8 ? n : 8);
+	if (n > 8)
+		memcpy(&b, s + n - 8, 8);
+	uint64_t h = (a * 0x9e3779b97f4a7c15ull) ^ (b * 0xc2b2ae3d27d4eb4full) ^ (n * 0x165667b19e3779f9ull);
+	h ^= h >> 29;
+	h *= 0xbf58476d1ce4e5b9ull;
+	return (uint32_t)(h >> 32);
+}
+
+/* ---- tree.c: the index ---- */
+
+/* The architecture family of PATH (0: generic code, which meets every family). */
+unsigned tree_arch_family(const char *path);
+bool tree_families_meet(unsigned a, unsigned b);
+
+/* The followed function NAME (N bytes) of family FAM: its index, or -1. */
+int tree_name_find(const struct tree_context *t, const char *s, size_t n, unsigned fam);
+
+/* Adds NAME of family FAM (unless known) to follow; returns its index. */
+uint32_t tree_name_add(struct tree_context *t, const char *name, unsigned depth, unsigned fam);
+
+/* Sets X's state, context and REASON (owned, replacing the one before). */
+void tree_name_settle(struct tname *x, enum tstate st, enum fn_context ctx, char *reason);
+
+/* Might F contain the identifier of hash H (ident_hash())? */
+bool tree_file_has(const struct tfile *f, uint32_t h);
+
+/* Finds the files naming the new names (T_NEW, then open); a name in too many files fails. */
+void tree_search_new(struct tree_context *t, int jobs);
+
+/* ---- tree_uses.c: the uses a file holds ---- */
+
+void tree_file_seen_clear(struct tfile *f);
+void tree_file_refs_clear(struct tfile *f);
+
+/*
+ * Analyses, for each open name, up to K of the dirty files naming it;
+ * returns the number of files analysed.
+ */
+size_t tree_analyse_some(struct tree_context *t, size_t k, int jobs);
+
+/* ---- tree_slice.c: what part of a file is parsed ---- */
+
+/* Does F's text S name an open name anywhere but in a comment, a string or a declaration? */
+bool tree_needs_parse(const struct tree_context *t, const struct tfile *f, const char *s, size_t len);
+
+/*
+ * The byte ranges of S worth parsing for F's open names (owned), *N of
+ * them; NULL and *N 0 when the whole file is to be parsed.
+ */
+TSRange *tree_slice_ranges(const struct tree_context *t, const struct tfile *f, const char *s, size_t len,
+			   bool callees, uint32_t *n);
+
+#endif

@@ -1,0 +1,536 @@
+/*
+ * What part of a file the tree index parses: none when the file only
+ * declares the open names (tree_needs_parse()), else the function
+ * definitions that matter to them and what names those (tree_slice_ranges()),
+ * found by a lexer, not a parser.
+ */
+#define _GNU_SOURCE /* memmem */
+#include "analysis/tree_internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "parse/source.h"
+
+/* True if the identifier S (N bytes) is an open name the file F is analysed for. */
+static bool open_name_at(const struct tree_context *t, const struct tfile *f, const char *s, size_t n)
+{
+	for (size_t k = f->from; k < f->names.len; k++) {
+		const struct tname *x = &t->names.items[f->names.items[k]];
+		if (x->state == T_OPEN && x->len == n && memcmp(x->name, s, n) == 0)
+			return true;
+	}
+	return false;
+}
+
+static bool word_is(const char *s, size_t n, const char *w)
+{
+	return strlen(w) == n && memcmp(s, w, n) == 0;
+}
+
+/* A keyword that may stand right before a call: `return f(x);`. */
+static bool keyword_before_call(const char *s, size_t n)
+{
+	static const char *const kw[] = {"return", "else", "do", "case", "goto", "sizeof",
+					  "typeof", "__typeof__", "__extension__"};
+	for (size_t i = 0; i < ARRAY_SIZE(kw); i++)
+		if (word_is(s, n, kw[i]))
+			return true;
+	return false;
+}
+
+/* Do the braces of S balance, never closing more than they opened (across #if arms too)? */
+static bool braces_balance(const char *s, size_t len)
+{
+	long depth = 0;
+	bool directive = false, line_start = true;
+	for (size_t p = 0; p < len; p++) {
+		char c = s[p];
+		if (c == '\n') {
+			directive = directive && p > 0 && s[p - 1] == '\\';
+			line_start = true;
+			continue;
+		}
+		if (c == '/' && p + 1 < len && s[p + 1] == '*') {
+			const char *e = p + 2 < len ? memmem(s + p + 2, len - p - 2, "*/", 2) : NULL;
+			p = e ? (size_t)(e - s) + 1 : len;
+			continue;
+		}
+		if (c == '/' && p + 1 < len && s[p + 1] == '/') {
+			while (p + 1 < len && s[p + 1] != '\n')
+				p++;
+			continue;
+		}
+		if (c == '"' || c == '\'') {
+			for (p++; p < len && s[p] != c && s[p] != '\n'; p++)
+				if (s[p] == '\\')
+					p++;
+			continue;
+		}
+		if (c == '#' && line_start)
+			directive = true;
+		if (c != ' ' && c != '\t')
+			line_start = false;
+		if (!directive && c == '{')
+			depth++;
+		if (!directive && c == '}' && --depth < 0)
+			return false;
+	}
+	return depth == 0;
+}
+
+/*
+ * Does the file name an open name anywhere but in a comment, a string or a
+ * declaration? Only then is it worth a parse. Declarations are `extern`
+ * statements (the bulk of a header) and, when the file's braces balance,
+ * a name at file scope right after a type (`int f(void);`, a definition's
+ * own name) or inside EXPORT_SYMBOL(). A lexer, not a parser: comments,
+ * strings, character constants and directives (a use in a #define body
+ * needs the parse) are recognised; a statement is what follows `;`, `{` or
+ * `}`. Anything it is unsure of is parsed.
+ */
+bool tree_needs_parse(const struct tree_context *t, const struct tfile *f, const char *s, size_t len)
+{
+	bool stmt_start = true, stmt_extern = false, directive = false, line_start = true;
+	bool depth_ok = braces_balance(s, len);
+	long depth = 0;
+	/* the token before: an identifier (its text), or another character */
+	const char *prev = NULL;
+	size_t prev_len = 0;
+	char prev_c = ';';
+	for (size_t p = 0; p < len;) {
+		char c = s[p];
+		if (c == '\n') {
+			if (!(p > 0 && s[p - 1] == '\\'))
+				directive = false;
+			line_start = true;
+			p++;
+			continue;
+		}
+		if (c == '/' && p + 1 < len && s[p + 1] == '*') {
+			const char *e = p + 2 < len ? memmem(s + p + 2, len - p - 2, "*/", 2) : NULL;
+			p = e ? (size_t)(e - s) + 2 : len;
+			continue;
+		}
+		if (c == '/' && p + 1 < len && s[p + 1] == '/') {
+			while (p < len && s[p] != '\n')
+				p++;
+			continue;
+		}
+		if (c == '"' || c == '\'') {
+			for (p++; p < len && s[p] != c && s[p] != '\n'; p++)
+				if (s[p] == '\\')
+					p++;
+			p++;
+			line_start = false;
+			prev = NULL, prev_c = c;
+			continue;
+		}
+		if (c == '#' && line_start)
+			directive = true;
+		if (c != ' ' && c != '\t' && c != '\r')
+			line_start = false;
+		if (!is_ident_start(c)) {
+			if (!directive && (c == ';' || c == '{' || c == '}')) {
+				stmt_start = true;
+				stmt_extern = false;
+				depth += c == '{' ? 1 : c == '}' ? -1 : 0;
+			}
+			if (c != ' ' && c != '\t' && c != '\r' && c != '*')
+				prev = NULL, prev_c = c; /* `*` keeps the type before it: `struct x *f(` */
+			p++;
+			continue;
+		}
+		size_t e = p + 1;
+		while (e < len && is_ident_char(s[e]))
+			e++;
+		if (!directive && stmt_start) {
+			stmt_extern = word_is(s + p, e - p, "extern");
+			stmt_start = false;
+		}
+		if (open_name_at(t, f, s + p, e - p)) {
+			bool decl = !directive && stmt_extern;
+			if (!directive && depth_ok && depth == 0) {
+				if (prev && !keyword_before_call(prev, prev_len))
+					decl = true; /* int f(void); or the definition's name */
+				if (!prev && prev_c == '(' && p >= 14) {
+					/* EXPORT_SYMBOL(f), EXPORT_SYMBOL_GPL(f) */
+					size_t q = p;
+					while (q > 0 && s[q - 1] != '(')
+						q--;
+					size_t r = q - 1;
+					while (r > 0 && (s[r - 1] == ' ' || s[r - 1] == '\t'))
+						r--;
+					size_t w = r;
+					while (w > 0 && is_ident_char(s[w - 1]))
+						w--;
+					decl = r - w >= 13 && memcmp(s + w, "EXPORT_SYMBOL", 13) == 0;
+				}
+			}
+			if (!decl)
+				return true;
+		}
+		prev = s + p, prev_len = e - p, prev_c = 0;
+		p = e;
+	}
+	return false;
+}
+
+/* ---- slices: parse only the functions that matter ------------------------------ */
+
+/* A function definition at file scope, found by the lexer. */
+struct topdef {
+	size_t start, end;       /* from after the previous statement to after its `}` */
+	const char *name;        /* the last identifier before its first `(` */
+	size_t name_len;
+	bool needed;
+	bool callee;             /* defines an open name, or is called by one that does: whether it sleeps counts */
+};
+typedef VEC(struct topdef) topdef_vec;
+
+/* A declaration at file scope: from after the previous statement to its `;` (a table, a prototype). */
+struct topdecl {
+	size_t start, end;
+	bool keep;
+};
+typedef VEC(struct topdecl) topdecl_vec;
+
+/* Is the next significant byte of S from P a `{` (or a directive: unsure)? Comments are skipped. */
+static bool brace_next(const char *s, size_t p, size_t len)
+{
+	while (p < len) {
+		if (s[p] == ' ' || s[p] == '\t' || s[p] == '\r' || s[p] == '\n') {
+			p++;
+		} else if (s[p] == '/' && p + 1 < len && s[p + 1] == '*') {
+			const char *e = p + 2 < len ? memmem(s + p + 2, len - p - 2, "*/", 2) : NULL;
+			p = e ? (size_t)(e - s) + 2 : len;
+		} else if (s[p] == '/' && p + 1 < len && s[p + 1] == '/') {
+			while (p < len && s[p] != '\n')
+				p++;
+		} else {
+			return s[p] == '{' || s[p] == '#';
+		}
+	}
+	return false;
+}
+
+/*
+ * The function definitions of S into OUT: a `{` at file scope right after
+ * a `)` opens a body. DECLS (if set) gets its declarations at file scope
+ * that a parse can leave out whole (none split by a directive, none next
+ * to a K&R definition). False when the file's braces do not balance (an
+ * #if arm opening a brace another arm closes): then the file is parsed
+ * whole.
+ */
+static bool top_defs(const char *s, size_t len, topdef_vec *out, topdecl_vec *decls)
+{
+	long depth = 0;
+	bool directive = false, line_start = true;
+	size_t stmt = 0;        /* where the current file-scope statement began */
+	size_t decl = 0;        /* ...and the current declaration (a `{}` inside it does not end it) */
+	bool decl_ok = true;    /* ...begun at a statement's end (not after a directive inside one) */
+	char decl_first = 0;    /* ...its first significant character */
+	char last = ';';        /* the last significant character at file scope */
+	const char *name = NULL, *ident = NULL;
+	size_t name_len = 0, ident_len = 0;
+	bool paren_seen = false;
+	struct topdef cur = {0};
+	for (size_t p = 0; p < len; p++) {
+		char c = s[p];
+		if (c == '\n') {
+			if (directive && !(p > 0 && s[p - 1] == '\\')) {
+				directive = false;
+				if (depth == 0) {
+					stmt = p + 1, paren_seen = false;
+					if (!decl_first)
+						decl = p + 1; /* nothing of a declaration yet: it begins after */
+					else
+						decl_ok = false; /* a directive inside a declaration: it stays */
+				}
+			}
+			line_start = true;
+			continue;
+		}
+		if (c == '/' && p + 1 < len && s[p + 1] == '*') {
+			const char *e = p + 2 < len ? memmem(s + p + 2, len - p - 2, "*/", 2) : NULL;
+			p = e ? (size_t)(e - s) + 1 : len;
+			continue;
+		}
+		if (c == '/' && p + 1 < len && s[p + 1] == '/') {
+			while (p + 1 < len && s[p + 1] != '\n')
+				p++;
+			continue;
+		}
+		if (c == '"' || c == '\'') {
+			for (p++; p < len && s[p] != c && s[p] != '\n'; p++)
+				if (s[p] == '\\')
+					p++;
+			last = c;
+			continue;
+		}
+		if (c == '#' && line_start)
+			directive = true;
+		if (c != ' ' && c != '\t' && c != '\r')
+			line_start = false;
+		if (directive || c == ' ' || c == '\t' || c == '\r')
+			continue;
+		if (depth == 0 && !decl_first)
+			decl_first = c;
+		if (depth == 0 && is_ident_start(c)) {
+			size_t e = p + 1;
+			while (e < len && is_ident_char(s[e]))
+				e++;
+			ident = s + p, ident_len = e - p;
+			p = e - 1;
+			last = 'a';
+			continue;
+		}
+		if (c == '(' && depth == 0 && !paren_seen && ident) {
+			name = ident, name_len = ident_len;
+			paren_seen = true;
+		}
+		if (c == '{') {
+			if (depth == 0 && last == ')' && name) {
+				cur = (struct topdef){.start = stmt, .name = name, .name_len = name_len};
+			}
+			depth++;
+		} else if (c == '}') {
+			if (--depth < 0)
+				return false;
+			if (depth == 0) {
+				if (cur.name) {
+					cur.end = p + 1;
+					vec_push(out, cur);
+					cur.name = NULL;
+					decl = p + 1, decl_ok = true, decl_first = 0;
+				}
+				stmt = p + 1, paren_seen = false, name = ident = NULL;
+			}
+		} else if (c == ';' && depth == 0) {
+			/* not a K&R definition's parameters, nor its body: `int f(a) int a; { ... }` */
+			if (decls && decl_ok && decl_first != '{' && !brace_next(s, p + 1, len)) {
+				struct topdecl d = {decl, p + 1, false};
+				vec_push(decls, d);
+			}
+			decl = p + 1, decl_ok = true, decl_first = 0;
+			stmt = p + 1, paren_seen = false, name = ident = NULL;
+		}
+		if (depth == 0 || (c == '{' && depth == 1))
+			last = c;
+	}
+	return depth == 0;
+}
+
+/* Does S[A, B) contain the word W (N bytes)? */
+static bool has_word(const char *s, size_t a, size_t b, const char *w, size_t n)
+{
+	if (n == 0 || a >= b)
+		return false;
+	for (const char *p = memmem(s + a, b - a, w, n); p; p = memmem(p + 1, (size_t)(s + b - p - 1), w, n)) {
+		size_t off = (size_t)(p - s);
+		if ((off == a || !is_ident_char(s[off - 1])) && (off + n >= b || !is_ident_char(s[off + n])))
+			return true;
+		if ((size_t)(s + b - p) <= 1)
+			break;
+	}
+	return false;
+}
+
+/*
+ * From *AT on in S, the next field function NAME (N bytes) is stored in
+ * (`x->f = name`, `x.f = name`, `.f = name`): its length, *FLD its start;
+ * 0 when there is none. *AT moves past it.
+ */
+static size_t stored_in(const char *s, size_t len, const char *name, size_t n, size_t *at, const char **fld)
+{
+	while (*at < len) {
+		const char *p = memmem(s + *at, len - *at, name, n);
+		if (!p)
+			break;
+		*at = (size_t)(p - s) + n;
+		if ((p > s && is_ident_char(p[-1])) || (p + n < s + len && is_ident_char(p[n])))
+			continue;
+		const char *q = p;
+		while (q > s && (q[-1] == ' ' || q[-1] == '\t' || q[-1] == '&'))
+			q--;
+		if (q == s || q[-1] != '=' || (q - 1 > s && strchr("=!<>+-*/&|^%", q[-2])))
+			continue;
+		q--;
+		while (q > s && (q[-1] == ' ' || q[-1] == '\t'))
+			q--;
+		const char *e = q;
+		while (q > s && is_ident_char(q[-1]))
+			q--;
+		if (q == e || q == s || !(q[-1] == '.' || (q[-1] == '>' && q - 1 > s && q[-2] == '-')))
+			continue;
+		*fld = q;
+		return (size_t)(e - q);
+	}
+	return 0;
+}
+
+typedef VEC(size_t) index_vec;
+
+/*
+ * The element of BASE (N of SIZE bytes, each beginning with `size_t start,
+ * end`, in file order, not overlapping) holding byte OFF, or -1: a
+ * definition of top_defs(), or a declaration.
+ */
+static long span_at(const void *base, size_t n, size_t size, size_t off)
+{
+	size_t lo = 0, hi = n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2, span[2];
+		memcpy(span, (const char *)base + mid * size, sizeof span);
+		if (off < span[0])
+			hi = mid;
+		else if (off >= span[1])
+			lo = mid + 1;
+		else
+			return (long)mid;
+	}
+	return -1;
+}
+_Static_assert(offsetof(struct topdef, start) == 0 && offsetof(struct topdef, end) == sizeof(size_t) &&
+		       offsetof(struct topdecl, start) == 0 && offsetof(struct topdecl, end) == sizeof(size_t),
+	       "span_at() reads start and end first");
+
+/*
+ * Sets HIT to the definitions of DEFS holding the word W (N bytes) of S, in
+ * file order, once each; the declarations of DECLS holding it are kept.
+ */
+static void defs_naming(const char *s, size_t len, const topdef_vec *defs, topdecl_vec *decls, const char *w, size_t n,
+			index_vec *hit)
+{
+	hit->len = 0;
+	if (n == 0)
+		return;
+	for (const char *p = memmem(s, len, w, n); p; p = memmem(p + 1, (size_t)(s + len - p - 1), w, n)) {
+		size_t off = (size_t)(p - s);
+		if (!((off > 0 && is_ident_char(s[off - 1])) || (off + n < len && is_ident_char(s[off + n])))) {
+			long d = span_at(defs->items, defs->len, sizeof *defs->items, off);
+			if (d >= 0 && (hit->len == 0 || hit->items[hit->len - 1] != (size_t)d))
+				vec_push(hit, (size_t)d);
+			else if (d < 0 && (d = span_at(decls->items, decls->len, sizeof *decls->items, off)) >= 0)
+				decls->items[d].keep = true;
+		}
+		if ((size_t)(s + len - p) <= 1)
+			break;
+	}
+}
+
+/*
+ * The byte ranges of S worth parsing for F's open names (those it is
+ * analysed for, from F->from on): everything but the
+ * function definitions that name none of them, nor any function that does
+ * (its callers, or where its address is taken or it is registered), to a
+ * fixed point, nor (CALLEES) a function an open name's definition calls:
+ * whether it sleeps decides tree_context_bound(). Sets *N to 0 when the
+ * whole file is to be parsed.
+ */
+TSRange *tree_slice_ranges(const struct tree_context *t, const struct tfile *f, const char *s, size_t len,
+			     bool callees, uint32_t *n)
+{
+	*n = 0;
+	topdef_vec defs = VEC_INIT;
+	topdecl_vec decls = VEC_INIT;
+	if (!top_defs(s, len, &defs, &decls) || defs.len < 4) {
+		vec_release(&defs);
+		vec_release(&decls);
+		return NULL;
+	}
+	index_vec hit = VEC_INIT, more = VEC_INIT, work = VEC_INIT;
+	for (size_t k = f->from; k < f->names.len; k++) {
+		const struct tname *x = &t->names.items[f->names.items[k]];
+		if (x->state != T_OPEN)
+			continue;
+		for (size_t d = 0; d < defs.len; d++)
+			if (defs.items[d].name_len == x->len && memcmp(defs.items[d].name, x->name, x->len) == 0)
+				defs.items[d].callee = defs.items[d].needed = true;
+		defs_naming(s, len, &defs, &decls, x->name, x->len, &hit);
+		for (size_t h = 0; h < hit.len; h++)
+			defs.items[hit.items[h]].needed = true;
+	}
+	/* what an open name's definition calls, and what that calls */
+	for (bool grew = callees; grew;) {
+		grew = false;
+		for (size_t d = 0; d < defs.len; d++) {
+			if (!defs.items[d].callee)
+				continue;
+			for (size_t o = 0; o < defs.len; o++)
+				if (!defs.items[o].callee &&
+				    has_word(s, defs.items[d].start, defs.items[d].end, defs.items[o].name,
+					     defs.items[o].name_len))
+					defs.items[o].needed = defs.items[o].callee = grew = true;
+		}
+	}
+	/* the callers of what is needed, to a fixed point: each needed definition once */
+	for (size_t d = 0; d < defs.len; d++)
+		if (defs.items[d].needed)
+			vec_push(&work, d);
+	while (work.len) {
+		const struct topdef *d = &defs.items[work.items[--work.len]];
+		defs_naming(s, len, &defs, &decls, d->name, d->name_len, &hit);
+		/* stored in a field (`x->f = name;`): the calls through it, too (context.c) */
+		const char *fld;
+		for (size_t at = 0, fl; (fl = stored_in(s, len, d->name, d->name_len, &at, &fld)) > 0;) {
+			defs_naming(s, len, &defs, &decls, fld, fl, &more);
+			for (size_t h = 0; h < more.len; h++)
+				vec_push(&hit, more.items[h]);
+		}
+		for (size_t h = 0; h < hit.len; h++)
+			if (!defs.items[hit.items[h]].needed) {
+				defs.items[hit.items[h]].needed = true;
+				vec_push(&work, hit.items[h]);
+			}
+	}
+	vec_release(&work);
+	vec_release(&hit);
+	vec_release(&more);
+	/* left out: the definitions not needed, and the declarations naming nothing needed */
+	VEC(struct topdecl) out = VEC_INIT;
+	size_t dropped = 0;
+	for (size_t d = 0, u = 0; d < defs.len || u < decls.len;) {
+		bool def = u == decls.len || (d < defs.len && defs.items[d].start < decls.items[u].start);
+		struct topdecl x = def ? (struct topdecl){defs.items[d].start, defs.items[d].end, defs.items[d].needed}
+				       : decls.items[u];
+		def ? d++ : u++;
+		if (x.keep)
+			continue;
+		vec_push(&out, x);
+		dropped += x.end - x.start;
+	}
+	vec_release(&defs);
+	vec_release(&decls);
+	if (dropped < len / 4) {
+		vec_release(&out);
+		return NULL; /* not worth it */
+	}
+	TSRange *r = xcalloc(out.len + 1, sizeof *r);
+	size_t from = 0, row = 0, col = 0, at = 0;
+	/* advance the point from AT to OFF */
+#define ADVANCE(off) \
+	for (; at < (off); at++) { \
+		if (s[at] == '\n') \
+			row++, col = 0; \
+		else \
+			col++; \
+	}
+	TSPoint from_pt = {0, 0};
+	for (size_t d = 0; d <= out.len; d++) {
+		size_t to = d < out.len ? out.items[d].start : len;
+		ADVANCE(to);
+		if (to > from) {
+			r[*n] = (TSRange){from_pt, {(uint32_t)row, (uint32_t)col}, (uint32_t)from, (uint32_t)to};
+			++*n;
+		}
+		if (d < out.len) {
+			ADVANCE(out.items[d].end);
+			from = out.items[d].end;
+			from_pt = (TSPoint){(uint32_t)row, (uint32_t)col};
+		}
+	}
+#undef ADVANCE
+	vec_release(&out);
+	return r;
+}

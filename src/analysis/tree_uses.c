@@ -1,0 +1,303 @@
+/*
+ * The uses of the followed names in one file (step 2 of tree.h): each file
+ * naming an open name is read, parsed (whole or in slices, tree_slice.c)
+ * and analysed with the contexts known so far, and every use classified:
+ * a call with or without preemption off, a registration, an address taken,
+ * a declaration, EXPORT_SYMBOL.
+ */
+#define _GNU_SOURCE /* memmem */
+#include "analysis/tree_internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "parse/source.h"
+#include "util/interrupt.h"
+#include "util/parallel.h"
+
+const TSLanguage *tree_sitter_c(void);
+
+static void tref_release(struct tref *r)
+{
+	free(r->caller);
+	free(r->why);
+	for (size_t i = 0; i < r->nroots; i++)
+		free(r->roots[i]);
+	free(r->roots);
+}
+
+void tree_file_seen_clear(struct tfile *f)
+{
+	for (size_t i = 0; i < f->seen.len; i++)
+		free(f->seen.items[i].name);
+	f->seen.len = 0;
+}
+
+void tree_file_refs_clear(struct tfile *f)
+{
+	for (size_t i = 0; i < f->refs.len; i++)
+		tref_release(&f->refs.items[i]);
+	f->refs.len = 0;
+}
+
+/* A use at OFF that the grammar did not read as an identifier. */
+static bool in_macro_body(TSNode n)
+{
+	for (; !ts_node_is_null(n); n = ts_parent(n))
+		if (ts_type_is(n, "preproc_def") || ts_type_is(n, "preproc_function_def"))
+			return true;
+	return false;
+}
+
+/* Is the identifier at OFF of S a member name: after `.` or `->` (blanks between)? */
+static bool member_name_at(const char *s, uint32_t off)
+{
+	while (off > 0 && (s[off - 1] == ' ' || s[off - 1] == '\t'))
+		off--;
+	return off > 0 && (s[off - 1] == '.' || (off > 1 && s[off - 1] == '>' && s[off - 2] == '-'));
+}
+
+static void classify_at(const struct tree_context *t, const struct file_analysis *fa, uint32_t name,
+			uint32_t off, struct tfile *out)
+{
+	const struct tname *x = &t->names.items[name];
+	TSNode root = ts_tree_root_node(fa->tree);
+	TSNode n = ts_node_descendant_for_byte_range(root, off, off + (uint32_t)x->len);
+	struct tref r = {0};
+	r.name = name;
+	r.line = source_pos(fa->src, off).line;
+	bool ident = ts_type_is(n, "identifier") && ts_node_start_byte(n) == off &&
+		     ts_node_end_byte(n) == off + x->len;
+	if (!ident) {
+		if (!in_macro_body(n) && !ts_type_is(n, "ERROR") && !ts_node_has_error(n))
+			return; /* a comment, a string, a field or type of that name */
+		if (member_name_at(fa->src->parse_text, off))
+			return; /* `ia64_mv.cpu_init` in a macro body: a field of that name */
+		r.kind = USE_ADDRESS;
+		r.why = xstrdup("named in a macro body or in code the grammar could not read; the users "
+				"of that text are not followed");
+		r.verbatim = true;
+		vec_push(&out->refs, r);
+		return;
+	}
+	int own = analysis_fn_index(fa, x->name, x->len);
+	if (own >= 0 && !analysis_fn_is_shared(fa, &fa->fns.items[own]))
+		r.other = true;
+	struct fn_use u;
+	context_classify_use(fa, n, &u);
+	r.kind = u.kind;
+	r.ctx = u.ctx;
+	r.why = u.reason;
+	if (u.unread) {
+		free(r.why);
+		r.why = xstrdup("named in a macro body or in code the grammar could not read; the users of "
+				"that text are not followed");
+		r.verbatim = true;
+	}
+	const struct fn *caller = analysis_fn_at(fa, off);
+	if (caller)
+		r.caller = xstrdup(caller->name);
+	if (u.kind == USE_CALL) {
+		if (!caller) {
+			r.kind = USE_ADDRESS; /* a call outside a function: in an initialiser */
+			vec_push(&out->refs, r);
+			return;
+		}
+		r.self = strcmp(caller->name, x->name) == 0;
+		struct point_state ps = flow_state_at(caller, ts_node_start_byte(u.call));
+		r.protected_call = point_protected(&ps);
+		struct buf why = BUF_INIT;
+		const char *via;
+		size_t vlen = ts_call_name(u.call, fa->src->parse_text, &via);
+		if (vlen && (vlen != x->len || memcmp(via, x->name, vlen) != 0))
+			buf_printf(&why, "as the okfn of %.*s(), run in its caller's context: ", (int)vlen, via);
+		point_explain(caller, &ps, &why);
+		r.why = buf_detach(&why);
+		if (!r.protected_call) {
+			name_vec roots = VEC_INIT;
+			r.roots_ok = caller->ctx == CTX_PROCESS && context_roots_sleep(fa, caller, &roots, &r.roots_sleep);
+			r.roots = xcalloc(roots.len ? roots.len : 1, sizeof *r.roots);
+			for (size_t i = 0; i < roots.len; i++)
+				r.roots[r.nroots++] = xstrdup(roots.items[i]);
+			vec_release(&roots);
+		}
+	}
+	vec_push(&out->refs, r);
+}
+
+struct analyse_job {
+	const struct tree_context *t;
+	size_t *which;  /* file indices to analyse */
+};
+
+static void analyse_names(const struct tree_context *t, struct tfile *f);
+
+static void analyse_one(size_t i, void *ctx)
+{
+	struct analyse_job *j = ctx;
+	const struct tree_context *t = j->t;
+	struct tfile *f = &t->files[j->which[i]];
+	if (interrupted())
+		return;
+	/* only new names since the last analysis: the uses classified then stand */
+	bool whole = f->from == 0;
+	if (whole)
+		tree_file_refs_clear(f);
+	bool was_parsed = f->parsed, was_sliced = f->sliced;
+	analyse_names(t, f);
+	f->parsed_now = f->parsed;
+	if (!whole) {
+		f->parsed = f->parsed && was_parsed;
+		f->sliced = f->sliced || was_sliced;
+	}
+	/* a definition read by this parse or an earlier one (a definition's name alone
+	 * is no use: a new name it holds is classified without a parse); a whole
+	 * analysis without a parse keeps what the last parse found */
+	for (size_t k = f->from; (f->parsed || !whole) && k < f->names.len; k++) {
+		const struct tname *x = &t->names.items[f->names.items[k]];
+		for (size_t d = 0; d < f->seen.len; d++)
+			if (strlen(f->seen.items[d].name) == x->len && memcmp(f->seen.items[d].name, x->name, x->len) == 0) {
+				vec_push(&f->defines, f->names.items[k]);
+				if (f->seen.items[d].sleeps)
+					vec_push(&f->sleeping, f->names.items[k]);
+				break;
+			}
+	}
+	f->from = f->names.len;
+}
+
+/* analyse_one() for F's names from F->from on. */
+static void analyse_names(const struct tree_context *t, struct tfile *f)
+{
+	char *text = NULL;
+	size_t len = 0;
+	f->parsed = f->sliced = false;
+	if (read_file(f->path, &text, &len) < 0 || memchr(text, '\0', len)) {
+		free(text);
+		for (size_t k = f->from; k < f->names.len; k++) {
+			struct tref r = {0};
+			r.name = f->names.items[k];
+			r.kind = USE_ADDRESS;
+			r.why = xstrdup("named in a file that could not be read");
+			r.verbatim = true;
+			vec_push(&f->refs, r);
+		}
+		return;
+	}
+	size_t pl = strlen(f->path);
+	if (pl > 2 && f->path[pl - 2] == '.' && (f->path[pl - 1] == 'S' || f->path[pl - 1] == 's')) {
+		/* assembly: any mention outside a comment may be a call the C analysis cannot see */
+		asm_blank_comments(text, len);
+		for (size_t k = f->from; k < f->names.len; k++) {
+			if (!text_has_word(text, len, t->names.items[f->names.items[k]].name))
+				continue;
+			struct tref r = {0};
+			r.name = f->names.items[k];
+			r.kind = USE_ADDRESS;
+			r.why = xstrdup("named in assembly code, which may call it in any context");
+			r.verbatim = true;
+			vec_push(&f->refs, r);
+		}
+		free(text);
+		return;
+	}
+	if (!f->force_parse && !tree_needs_parse(t, f, text, len)) {
+		free(text); /* only declarations: no use to classify */
+		return;
+	}
+	f->parsed = true;
+	bool whole_defs = f->force_parse;
+	f->force_parse = false;
+	struct source src;
+	source_init(&src, f->path, text, len);
+	TSParser *parser = ts_parser_new();
+	ts_parser_set_language(parser, tree_sitter_c());
+	uint32_t nr;
+	TSRange *ranges = tree_slice_ranges(t, f, src.parse_text, len, whole_defs, &nr);
+	if (nr && !ts_parser_set_included_ranges(parser, ranges, nr))
+		nr = 0;
+	free(ranges);
+	f->sliced = nr > 0;
+	TSTree *tree = ts_parser_parse_string(parser, NULL, src.parse_text, (uint32_t)len);
+	if (tree) {
+		struct file_analysis fa;
+		analysis_run(&fa, &src, tree, t);
+		if (f->from == 0) {
+			tree_file_seen_clear(f);
+			f->defines.len = 0;
+			f->sleeping.len = 0;
+		}
+		for (size_t d = 0; d < fa.fns.len; d++) {
+			const struct fn *fn = &fa.fns.items[d];
+			/* the first definition of a name answers (#if arms), as analysis_fn_index() does */
+			if (analysis_fn_index(&fa, fn->name, strlen(fn->name)) == (int)d && analysis_fn_is_shared(&fa, fn)) {
+				struct tdef td = {xstrdup(fn->name), fn->sleeps != SLEEP_NO};
+				vec_push(&f->seen, td);
+			}
+		}
+		for (size_t k = f->from; k < f->names.len; k++) {
+			const struct tname *x = &t->names.items[f->names.items[k]];
+			if (x->state != T_OPEN)
+				continue;
+			const char *s = src.parse_text, *end = s + len;
+			for (const char *p = memmem(s, len, x->name, x->len); p;
+			     p = memmem(p + 1, (size_t)(end - p - 1), x->name, x->len)) {
+				size_t off = (size_t)(p - s);
+				if ((off > 0 && is_ident_char(s[off - 1])) ||
+				    (off + x->len < len && is_ident_char(s[off + x->len])))
+					continue;
+				classify_at(t, &fa, f->names.items[k], (uint32_t)off, f);
+				if ((size_t)(end - p) <= 1)
+					break;
+			}
+		}
+		analysis_release(&fa);
+		ts_parent_forget(tree);
+		ts_tree_delete(tree);
+	}
+	ts_parser_delete(parser);
+	source_release(&src);
+}
+
+/*
+ * Analyses, for each open name, up to K of the dirty files naming it
+ * (sources before headers, which mostly only declare): a name fails on its
+ * first call with preemption on, so the files after it need no parse.
+ * Returns the number of files analysed.
+ */
+size_t tree_analyse_some(struct tree_context *t, size_t k, int jobs)
+{
+	VEC(size_t) which = VEC_INIT;
+	uint8_t *picked = xcalloc(t->nfiles ? t->nfiles : 1, 1);
+	for (int pass = 0; pass < 2; pass++)
+		for (size_t n = 0; n < t->names.len; n++) {
+			const struct tname *x = &t->names.items[n];
+			/* a name waiting for the roots of a call made with preemption on reads no
+			 * more files: most roots are preemptible, and then so is the name */
+			if (x->state != T_OPEN || x->waiting)
+				continue;
+			size_t taken = 0;
+			for (size_t i = 0; i < x->files.len && taken < k; i++) {
+				uint32_t fi = x->files.items[i];
+				size_t pl = strlen(t->files[fi].path);
+				bool header = pl >= 2 && strcmp(t->files[fi].path + pl - 2, ".h") == 0;
+				if (!t->files[fi].dirty || header != (pass == 1))
+					continue;
+				taken++;
+				if (!picked[fi]) {
+					picked[fi] = 1;
+					vec_push(&which, (size_t)fi);
+				}
+			}
+		}
+	free(picked);
+	for (size_t i = 0; i < which.len; i++)
+		t->files[which.items[i]].dirty = false;
+	struct analyse_job j = {t, which.items};
+	parallel_for(which.len, jobs, analyse_one, &j);
+	for (size_t i = 0; i < which.len; i++)
+		t->stats.files_analysed += t->files[which.items[i]].parsed_now;
+	size_t done = which.len;
+	vec_release(&which);
+	return done;
+}
