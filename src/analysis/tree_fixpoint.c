@@ -43,10 +43,6 @@ static void reason_add(struct buf *b, const char *s)
 }
 
 /*
- * Decides name N from its uses: 1 settled (atomic or failed), 0 open
- * (waits for callers being followed), with new names added.
- */
-/*
  * i386 interrupt entry stubs: BUILD_SMP_INTERRUPT(x, vector) (and the timer
  * variant) expands to assembly that calls smp_x() from an interrupt gate, in
  * hard-IRQ context; no C file names smp_x. Where such a stub is built for
@@ -109,170 +105,255 @@ static bool name_sleeps(const struct tree_context *t, uint32_t n)
 	return false;
 }
 
-static int decide(struct tree_context *t, uint32_t n, bool *added)
+/* What the uses of one name add up to, while decide() weighs them. */
+struct uses {
+	struct buf why;           /* the calls with preemption off, the first three */
+	size_t ncalls, shown;     /* ...how many, how many of them WHY shows */
+	size_t nbound;            /* the calls from code bound to its CPU */
+	char *bound_how;          /* ...the first one (owned) */
+	const struct tref *reg;   /* the registration in an atomic context (hard IRQ first) */
+	const char *reg_path;     /* ...its file */
+	bool pending;             /* a call waits for its caller's roots, being followed */
+	bool unread;              /* a file naming it is not analysed yet, or its uses are stale */
+};
+
+/* A long chain of reasons reads badly: keep the first words of S (owned). */
+static void reason_cut(char *s)
 {
-	struct tname *x = &t->names.items[n];
-	struct buf why = BUF_INIT;
-	bool pending = false;
-	size_t ncalls = 0, shown = 0, nbound = 0;
-	char *bound_how = NULL; /* the first call from code bound to its CPU */
-	const struct tref *reg = NULL;
-	const char *reg_path = NULL;
-	bool unread = false;
-	for (size_t fi = 0; fi < x->files.len; fi++) {
-		const struct tfile *f = &t->files[x->files.items[fi]];
+	if (s && strlen(s) > REASON_MAX)
+		strcpy(s + REASON_MAX - 4, "...");
+}
+
+/* Why the address taken in R (of file F) leaves the name preemptible (owned). */
+static char *address_failure(const struct tfile *f, const struct tref *r)
+{
+	if (r->verbatim && !r->line)
+		return xasprintf("%s (%s)", r->why, f->path);
+	if (r->verbatim)
+		return xasprintf("%s (%s:%u)", r->why, f->path, r->line);
+	return xasprintf("its address is taken at %s:%u (%s): callers through the pointer are unknown", f->path,
+			 r->line, r->why ? r->why : "not a registration preemptify knows");
+}
+
+/* A registration: in process context it fails (returned, owned); else the hard-IRQ one wins. */
+static char *registration_weigh(const struct tfile *f, const struct tref *r, struct uses *u)
+{
+	if (r->ctx == CTX_PROCESS)
+		return xasprintf("registered at %s:%u: %s", f->path, r->line, r->why);
+	if (!u->reg || (r->ctx == CTX_HARDIRQ && u->reg->ctx != CTX_HARDIRQ))
+		u->reg = r, u->reg_path = f->path;
+	return NULL;
+}
+
+/* A call with preemption off: counted, and the first three said why. */
+static void protected_call_note(const struct tfile *f, const struct tref *r, struct uses *u)
+{
+	if (u->shown++ < 3) {
+		char *s = xasprintf("%sfrom %s() at %s:%u (%s)", u->ncalls ? "; " : "", r->caller, f->path, r->line,
+				    r->why);
+		reason_add(&u->why, s);
+		free(s);
+	}
+	u->ncalls++;
+}
+
+/* Is a root bound to its CPU: a bring-up entry (ENTRY), or a followed name (HAVE, or -1) found bound? */
+static bool root_bound(const struct tree_context *t, const char *entry, int have)
+{
+	return entry || (have >= 0 && t->names.items[have].state == T_BOUND);
+}
+
+/*
+ * Root Q of the call R (of file F) to name N, made with preemption on:
+ * atomic (the call will read protected), bound to its CPU (*BOUND), failed
+ * (the reason returned, owned), or followed (pending; added if new).
+ */
+static char *root_weigh(struct tree_context *t, uint32_t n, const struct tfile *f, const struct tref *r, size_t q,
+			struct uses *u, bool *bound, bool *added)
+{
+	const char *root = r->roots[q];
+	const char *entry = api_bound_entry(root, strlen(root));
+	int have = tree_name_find(t, root, strlen(root), f->fam);
+	unsigned depth = t->names.items[n].depth;
+	if (have >= 0 && t->names.items[have].state == T_ATOMIC)
+		return NULL; /* analysed again: the call will read protected */
+	if (!r->roots_sleep && root_bound(t, entry, have)) {
+		if (!*bound && !u->nbound)
+			u->bound_how = xasprintf("from %s() at %s:%u; %s(): %s", r->caller, f->path, r->line, root,
+						 entry ? entry : t->names.items[have].reason);
+		*bound = true;
+		return NULL;
+	}
+	if (root_bound(t, entry, have))
+		return xasprintf("called from %s() at %s:%u with preemption on; %s() runs bound to its CPU, but a "
+				 "function on the way may sleep, and other tasks may then run on the CPU",
+				 r->caller, f->path, r->line, root);
+	if (have >= 0 && t->names.items[have].state == T_FAILED)
+		return xasprintf("called from %s() at %s:%u with preemption on; %s() is preemptible: %s", r->caller,
+				 f->path, r->line, root, t->names.items[have].reason);
+	if (have < 0 && depth + 1 > TREE_MAX_DEPTH)
+		return xasprintf("called from %s() at %s:%u with preemption on; its callers are more than %d calls "
+				 "away from the site", r->caller, f->path, r->line, TREE_MAX_DEPTH);
+	if (have < 0) {
+		tree_name_add(t, root, depth + 1, f->fam);
+		*added = true;
+	}
+	u->pending = true;
+	return NULL;
+}
+
+/*
+ * A call with preemption on: each of its caller's roots decides (atomic,
+ * bound, followed), the first failing one fails the name.
+ */
+static char *roots_weigh(struct tree_context *t, uint32_t n, const struct tfile *f, const struct tref *r,
+			 struct uses *u, bool *added)
+{
+	bool bound = false;
+	char *fail = NULL;
+	for (size_t q = 0; q < r->nroots && !fail; q++)
+		fail = root_weigh(t, n, f, r, q, u, &bound, added);
+	u->nbound += bound && !fail;
+	return fail;
+}
+
+/* Weighs the use R (of file F) of name N into U; a use that fails the name returns why (owned). */
+static char *use_weigh(struct tree_context *t, uint32_t n, const struct tfile *f, const struct tref *r,
+		       struct uses *u, bool *added)
+{
+	if (r->kind == USE_ADDRESS)
+		return address_failure(f, r);
+	if (r->kind == USE_REGISTERED)
+		return registration_weigh(f, r, u);
+	if (r->protected_call) {
+		protected_call_note(f, r, u);
+		return NULL;
+	}
+	if (r->self)
+		return xasprintf("it calls itself at %s:%u with preemption on", f->path, r->line);
+	const char *entry = api_bound_entry(r->caller, strlen(r->caller));
+	if (entry) {
+		if (!u->nbound++)
+			u->bound_how = xasprintf("from %s() at %s:%u: %s", r->caller, f->path, r->line, entry);
+		return NULL;
+	}
+	if (!r->roots_ok || r->nroots == 0)
+		return xasprintf("called from %s() at %s:%u with preemption on (%s)", r->caller, f->path, r->line,
+				 r->why);
+	return roots_weigh(t, n, f, r, u, added);
+}
+
+/* Weighs every use of name N in the files analysed; the first that fails it returns why (owned). */
+static char *uses_weigh(struct tree_context *t, uint32_t n, struct uses *u, bool *added)
+{
+	char *fail = NULL;
+	/* the name's entry is read again each time: following a root may move it */
+	for (size_t fi = 0; fi < t->names.items[n].files.len && !fail; fi++) {
+		const struct tfile *f = &t->files[t->names.items[n].files.items[fi]];
 		if (f->dirty) {
-			unread = true; /* not analysed yet, or its refs are stale */
+			u->unread = true; /* not analysed yet, or its refs are stale */
 			continue;
 		}
-		for (size_t k = 0; k < f->refs.len; k++) {
+		for (size_t k = 0; k < f->refs.len && !fail; k++) {
 			const struct tref *r = &f->refs.items[k];
 			if (r->name != n || r->other || r->kind == USE_DECLARATION || r->kind == USE_EXPORT)
 				continue;
-			char *fail = NULL;
-			if (r->kind == USE_ADDRESS && r->verbatim && !r->line)
-				fail = xasprintf("%s (%s)", r->why, f->path);
-			else if (r->kind == USE_ADDRESS && r->verbatim)
-				fail = xasprintf("%s (%s:%u)", r->why, f->path, r->line);
-			else if (r->kind == USE_ADDRESS)
-				fail = xasprintf("its address is taken at %s:%u (%s): callers through the pointer "
-						 "are unknown", f->path, r->line,
-						 r->why ? r->why : "not a registration preemptify knows");
-			else if (r->kind == USE_REGISTERED && r->ctx == CTX_PROCESS)
-				fail = xasprintf("registered at %s:%u: %s", f->path, r->line, r->why);
-			else if (r->kind == USE_REGISTERED) {
-				if (!reg || (r->ctx == CTX_HARDIRQ && reg->ctx != CTX_HARDIRQ))
-					reg = r, reg_path = f->path;
-			} else if (r->protected_call) {
-				if (shown++ < 3) {
-					char *s = xasprintf("%sfrom %s() at %s:%u (%s)", ncalls ? "; " : "",
-							    r->caller, f->path, r->line, r->why);
-					reason_add(&why, s);
-					free(s);
-				}
-				ncalls++;
-			} else if (r->self) {
-				fail = xasprintf("it calls itself at %s:%u with preemption on", f->path, r->line);
-			} else if (api_bound_entry(r->caller, strlen(r->caller))) {
-				if (!nbound++)
-					bound_how = xasprintf("from %s() at %s:%u: %s", r->caller, f->path, r->line,
-							      api_bound_entry(r->caller, strlen(r->caller)));
-			} else if (!r->roots_ok || r->nroots == 0) {
-				fail = xasprintf("called from %s() at %s:%u with preemption on (%s)", r->caller,
-						 f->path, r->line, r->why);
-			} else {
-				bool bound = false;
-				for (size_t q = 0; q < r->nroots && !fail; q++) {
-					const char *entry = api_bound_entry(r->roots[q], strlen(r->roots[q]));
-					int have = tree_name_find(t, r->roots[q], strlen(r->roots[q]), f->fam);
-					if (have >= 0 && t->names.items[have].state == T_ATOMIC)
-						continue; /* analysed again: the call will read protected */
-					if (!r->roots_sleep && (entry || (have >= 0 && t->names.items[have].state == T_BOUND))) {
-						if (!bound && !nbound)
-							bound_how = xasprintf("from %s() at %s:%u; %s(): %s", r->caller,
-									      f->path, r->line, r->roots[q],
-									      entry ? entry : t->names.items[have].reason);
-						bound = true;
-						continue;
-					}
-					if (entry || (have >= 0 && t->names.items[have].state == T_BOUND))
-						fail = xasprintf("called from %s() at %s:%u with preemption on; %s() runs bound "
-								 "to its CPU, but a function on the way may sleep, and other "
-								 "tasks may then run on the CPU", r->caller, f->path, r->line,
-								 r->roots[q]);
-					else if (have >= 0 && t->names.items[have].state == T_FAILED)
-						fail = xasprintf("called from %s() at %s:%u with preemption on; %s() "
-								 "is preemptible: %s", r->caller, f->path, r->line,
-								 r->roots[q], t->names.items[have].reason);
-					else if (have < 0 && x->depth + 1 > TREE_MAX_DEPTH)
-						fail = xasprintf("called from %s() at %s:%u with preemption on; its "
-								 "callers are more than %d calls away from the site",
-								 r->caller, f->path, r->line, TREE_MAX_DEPTH);
-					else {
-						if (have < 0) {
-							tree_name_add(t, r->roots[q], x->depth + 1, f->fam);
-							x = &t->names.items[n];
-							*added = true;
-						}
-						pending = true;
-					}
-				}
-				nbound += bound && !fail;
-			}
-			if (fail) {
-				/* a long chain of reasons reads badly; keep the first words */
-				if (strlen(fail) > REASON_MAX)
-					strcpy(fail + REASON_MAX - 4, "...");
-				tree_name_settle(&t->names.items[n], T_FAILED, CTX_PROCESS, fail);
-				buf_release(&why);
-				free(bound_how);
-				return 1;
-			}
+			fail = use_weigh(t, n, f, r, u, added);
 		}
 	}
-	x = &t->names.items[n];
-	x->waiting = pending;
-	if (pending || unread) {
-		buf_release(&why);
-		free(bound_how);
-		return 0;
+	reason_cut(fail);
+	return fail;
+}
+
+/*
+ * Whether name N sleeps decides whether it is bound: marks its definitions
+ * to be read whole (with what they call), in the files not parsed (they may
+ * only define it) and the ones that define it but were parsed in slices.
+ * True if a file is to be read again.
+ */
+static bool definitions_reread(struct tree_context *t, uint32_t n)
+{
+	struct tname *x = &t->names.items[n];
+	bool more = false;
+	x->sleep_asked = true;
+	for (size_t i = 0; i < x->files.len; i++) {
+		struct tfile *f = &t->files[x->files.items[i]];
+		bool defines = false;
+		for (size_t k = 0; k < f->defines.len && !defines; k++)
+			defines = f->defines.items[k] == n;
+		if (!f->parsed || (defines && f->sliced))
+			f->dirty = f->force_parse = more = true, f->from = 0;
 	}
-	if (bound_how && strlen(bound_how) > REASON_MAX)
-		strcpy(bound_how + REASON_MAX - 4, "...");
-	if (nbound && !x->sleep_asked) {
-		/*
-		 * whether it sleeps decides: read its definitions whole (with what they
-		 * call), in the files not parsed (they may only define it) and the ones
-		 * that define it but were parsed in slices
-		 */
-		x->sleep_asked = true;
-		bool more = false;
-		for (size_t i = 0; i < x->files.len; i++) {
-			struct tfile *f = &t->files[x->files.items[i]];
-			bool defines = false;
-			for (size_t k = 0; k < f->defines.len && !defines; k++)
-				defines = f->defines.items[k] == n;
-			if (!f->parsed || (defines && f->sliced))
-				f->dirty = f->force_parse = more = true, f->from = 0;
-		}
-		if (more) {
-			free(bound_how);
-			*added = true; /* not settled, but the next round has work */
-			return 0;
-		}
-	}
-	if (nbound && name_sleeps(t, n)) {
+	return more;
+}
+
+/* Settles name N, every use weighed into U and none failing it. */
+static void verdict_settle(struct tree_context *t, uint32_t n, const struct uses *u)
+{
+	struct tname *x = &t->names.items[n];
+	if (u->nbound && name_sleeps(t, n)) {
 		tree_name_settle(x, T_FAILED, CTX_PROCESS,
-			    xasprintf("called %s, but %s() may sleep, and other tasks may then run on its CPU",
-				      bound_how, x->name));
-	} else if (nbound) {
+				 xasprintf("called %s, but %s() may sleep, and other tasks may then run on its CPU",
+					   u->bound_how, x->name));
+	} else if (u->nbound) {
 		tree_name_settle(x, T_BOUND, CTX_PROCESS,
-			    xasprintf("every call in the tree runs on a task bound to its CPU%s: %s%s",
-				      ncalls || reg ? " or with preemption off" : "", bound_how,
-				      nbound + ncalls > 1 ? "; ..." : ""));
-	} else if (reg) {
-		tree_name_settle(x, T_ATOMIC, reg->ctx, xasprintf("%s, in %s%s%s", reg->why, reg_path,
-							       ncalls ? "; every direct call in the tree is made with preemption off: " : "",
-							       ncalls ? buf_cstr(&why) : ""));
-	} else if (ncalls) {
+				 xasprintf("every call in the tree runs on a task bound to its CPU%s: %s%s",
+					   u->ncalls || u->reg ? " or with preemption off" : "", u->bound_how,
+					   u->nbound + u->ncalls > 1 ? "; ..." : ""));
+	} else if (u->reg) {
+		tree_name_settle(x, T_ATOMIC, u->reg->ctx,
+				 xasprintf("%s, in %s%s%s", u->reg->why, u->reg_path,
+					   u->ncalls ? "; every direct call in the tree is made with preemption off: " : "",
+					   u->ncalls ? buf_cstr(&u->why) : ""));
+	} else if (u->ncalls) {
 		tree_name_settle(x, T_ATOMIC, CTX_CALLERS,
-			    xasprintf("every call in the tree is made with preemption off: %s%s",
-				      buf_cstr(&why), ncalls > 3 ? "; ..." : ""));
+				 xasprintf("every call in the tree is made with preemption off: %s%s",
+					   buf_cstr(&u->why), u->ncalls > 3 ? "; ..." : ""));
 	} else {
 		char *stub = interrupt_stub(t, x);
 		if (stub)
 			tree_name_settle(x, T_ATOMIC, CTX_HARDIRQ, stub);
 		else
 			tree_name_settle(x, T_FAILED, CTX_PROCESS,
-				    xstrdup("no caller and no registration in the tree: its callers are unknown"));
+					 xstrdup("no caller and no registration in the tree: its callers are unknown"));
 	}
-	buf_release(&why);
-	free(bound_how);
+}
+
+/*
+ * Decides name N from its uses: 1 settled (atomic, bound or failed), 0 open
+ * (waits for callers being followed, or for files to read), with new names
+ * added (*ADDED).
+ */
+static int decide(struct tree_context *t, uint32_t n, bool *added)
+{
+	struct uses u = {.why = BUF_INIT};
+	int settled = 1;
+	char *fail = uses_weigh(t, n, &u, added);
+	struct tname *x = &t->names.items[n];
+	if (fail) {
+		tree_name_settle(x, T_FAILED, CTX_PROCESS, fail);
+		goto done;
+	}
+	x->waiting = u.pending;
+	if (u.pending || u.unread) {
+		settled = 0;
+		goto done;
+	}
+	reason_cut(u.bound_how);
+	if (u.nbound && !x->sleep_asked && definitions_reread(t, n)) {
+		*added = true; /* not settled, but the next round has work */
+		settled = 0;
+		goto done;
+	}
+	verdict_settle(t, n, &u);
 	if (x->state == T_ATOMIC) {
 		t->stats.atomic++;
 		touch_files(t, n);
 	}
-	return 1;
+done:
+	buf_release(&u.why);
+	free(u.bound_how);
+	return settled;
 }
 
 static double now(void)
