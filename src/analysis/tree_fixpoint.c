@@ -363,10 +363,9 @@ static double now(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-void tree_context_build(struct tree_context **out, char *const *files, size_t n,
-			const tree_want_vec *want, struct tree_ids *ids, int jobs)
+/* A context over the N FILES of the tree, with the identifiers IDS (if set) the scan hashed (taken over). */
+static struct tree_context *context_new(char *const *files, size_t n, struct tree_ids *ids)
 {
-	double t0 = now();
 	struct tree_context *t = xcalloc(1, sizeof *t);
 	t->fields = xcalloc(1, sizeof *t->fields);
 	pthread_mutex_init(&t->fields->mu, NULL);
@@ -381,6 +380,31 @@ void tree_context_build(struct tree_context **out, char *const *files, size_t n,
 			ids[i].ids = NULL;
 		}
 	}
+	return t;
+}
+
+/* The fixed point reached: what only building it needed goes (the verdicts stay). */
+static void context_trim(struct tree_context *t)
+{
+	t->fields->frozen = true;
+	for (size_t i = 0; i < t->nfiles; i++) {
+		tree_file_refs_clear(&t->files[i]);
+		vec_release(&t->files[i].refs);
+		tree_file_seen_clear(&t->files[i]);
+		vec_release(&t->files[i].seen);
+		vec_release(&t->files[i].names);
+		vec_release(&t->files[i].defines);
+		vec_release(&t->files[i].sleeping);
+		free(t->files[i].ids.ids);
+		t->files[i].ids.ids = NULL;
+	}
+}
+
+void tree_context_build(struct tree_context **out, char *const *files, size_t n,
+			const tree_want_vec *want, struct tree_ids *ids, int jobs)
+{
+	double t0 = now();
+	struct tree_context *t = context_new(files, n, ids);
 	for (size_t i = 0; i < want->len; i++)
 		tree_name_add(t, want->items[i].name, 0, tree_arch_family(want->items[i].file));
 	size_t wave = 1;
@@ -423,18 +447,7 @@ void tree_context_build(struct tree_context **out, char *const *files, size_t n,
 						 "on) or on functions the tree index did not settle"));
 	}
 	t->stats.names = t->names.len;
-	t->fields->frozen = true;
-	for (size_t i = 0; i < n; i++) {
-		tree_file_refs_clear(&t->files[i]);
-		vec_release(&t->files[i].refs);
-		tree_file_seen_clear(&t->files[i]);
-		vec_release(&t->files[i].seen);
-		vec_release(&t->files[i].names);
-		vec_release(&t->files[i].defines);
-		vec_release(&t->files[i].sleeping);
-		free(t->files[i].ids.ids);
-		t->files[i].ids.ids = NULL;
-	}
+	context_trim(t);
 	t->stats.seconds = now() - t0;
 	*out = t;
 }
