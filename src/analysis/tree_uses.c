@@ -125,12 +125,132 @@ static void classify_at(const struct tree_context *t, const struct file_analysis
 	vec_push(&out->refs, r);
 }
 
+/* F's names from F->from on are in a file that cannot be read: their uses there are unknown. */
+static void refs_unreadable(struct tfile *f)
+{
+	for (size_t k = f->from; k < f->names.len; k++) {
+		struct tref r = {0};
+		r.name = f->names.items[k];
+		r.kind = USE_ADDRESS;
+		r.why = xstrdup("named in a file that could not be read");
+		r.verbatim = true;
+		vec_push(&f->refs, r);
+	}
+}
+
+static bool path_is_assembly(const char *path)
+{
+	size_t pl = strlen(path);
+	return pl > 2 && path[pl - 2] == '.' && (path[pl - 1] == 'S' || path[pl - 1] == 's');
+}
+
+/* Assembly (TEXT, LEN bytes): any mention outside a comment may be a call the C analysis cannot see. */
+static void refs_in_assembly(const struct tree_context *t, struct tfile *f, char *text, size_t len)
+{
+	asm_blank_comments(text, len);
+	for (size_t k = f->from; k < f->names.len; k++) {
+		if (!text_has_word(text, len, t->names.items[f->names.items[k]].name))
+			continue;
+		struct tref r = {0};
+		r.name = f->names.items[k];
+		r.kind = USE_ADDRESS;
+		r.why = xstrdup("named in assembly code, which may call it in any context");
+		r.verbatim = true;
+		vec_push(&f->refs, r);
+	}
+}
+
+/* Records the shared definitions the analysis FA of F read (a whole analysis starts afresh). */
+static void defs_record(struct tfile *f, const struct file_analysis *fa)
+{
+	if (f->from == 0) {
+		tree_file_seen_clear(f);
+		f->defines.len = 0;
+		f->sleeping.len = 0;
+	}
+	for (size_t d = 0; d < fa->fns.len; d++) {
+		const struct fn *fn = &fa->fns.items[d];
+		/* the first definition of a name answers (#if arms), as analysis_fn_index() does */
+		if (analysis_fn_index(fa, fn->name, strlen(fn->name)) == (int)d && analysis_fn_is_shared(fa, fn)) {
+			struct tdef td = {xstrdup(fn->name), fn->sleeps != SLEEP_NO};
+			vec_push(&f->seen, td);
+		}
+	}
+}
+
+/* Classifies each use of F's open names (from F->from on) in S, LEN bytes, analysed as FA. */
+static void refs_classify(const struct tree_context *t, struct tfile *f, const struct file_analysis *fa,
+			  const char *s, size_t len)
+{
+	const char *end = s + len;
+	for (size_t k = f->from; k < f->names.len; k++) {
+		const struct tname *x = &t->names.items[f->names.items[k]];
+		if (x->state != T_OPEN)
+			continue;
+		for (const char *p = memmem(s, len, x->name, x->len); p;
+		     p = memmem(p + 1, (size_t)(end - p - 1), x->name, x->len)) {
+			size_t off = (size_t)(p - s);
+			if ((off > 0 && is_ident_char(s[off - 1])) ||
+			    (off + x->len < len && is_ident_char(s[off + x->len])))
+				continue;
+			classify_at(t, fa, f->names.items[k], (uint32_t)off, f);
+			if ((size_t)(end - p) <= 1)
+				break;
+		}
+	}
+}
+
+/* Parses F's TEXT (LEN bytes, taken over), whole or in slices, analyses it and classifies its uses. */
+static void parse_and_classify(const struct tree_context *t, struct tfile *f, char *text, size_t len)
+{
+	f->parsed = true;
+	bool whole_defs = f->force_parse;
+	f->force_parse = false;
+	struct source src;
+	source_init(&src, f->path, text, len);
+	TSParser *parser = ts_parser_new();
+	ts_parser_set_language(parser, tree_sitter_c());
+	uint32_t nr;
+	TSRange *ranges = tree_slice_ranges(t, f, src.parse_text, len, whole_defs, &nr);
+	if (nr && !ts_parser_set_included_ranges(parser, ranges, nr))
+		nr = 0;
+	free(ranges);
+	f->sliced = nr > 0;
+	TSTree *tree = ts_parser_parse_string(parser, NULL, src.parse_text, (uint32_t)len);
+	if (tree) {
+		struct file_analysis fa;
+		analysis_run(&fa, &src, tree, t);
+		defs_record(f, &fa);
+		refs_classify(t, f, &fa, src.parse_text, len);
+		analysis_release(&fa);
+		ts_parent_forget(tree);
+		ts_tree_delete(tree);
+	}
+	ts_parser_delete(parser);
+	source_release(&src);
+}
+
+/* analyse_one() for F's names from F->from on. */
+static void analyse_names(const struct tree_context *t, struct tfile *f)
+{
+	char *text = NULL;
+	size_t len = 0;
+	f->parsed = f->sliced = false;
+	if (read_file(f->path, &text, &len) < 0 || memchr(text, '\0', len)) {
+		refs_unreadable(f);
+	} else if (path_is_assembly(f->path)) {
+		refs_in_assembly(t, f, text, len);
+	} else if (f->force_parse || tree_needs_parse(t, f, text, len)) {
+		parse_and_classify(t, f, text, len);
+		text = NULL; /* the source took it */
+	} /* else only declarations: no use to classify */
+	free(text);
+}
+
 struct analyse_job {
 	const struct tree_context *t;
 	size_t *which;  /* file indices to analyse */
 };
-
-static void analyse_names(const struct tree_context *t, struct tfile *f);
 
 static void analyse_one(size_t i, void *ctx)
 {
@@ -164,99 +284,6 @@ static void analyse_one(size_t i, void *ctx)
 			}
 	}
 	f->from = f->names.len;
-}
-
-/* analyse_one() for F's names from F->from on. */
-static void analyse_names(const struct tree_context *t, struct tfile *f)
-{
-	char *text = NULL;
-	size_t len = 0;
-	f->parsed = f->sliced = false;
-	if (read_file(f->path, &text, &len) < 0 || memchr(text, '\0', len)) {
-		free(text);
-		for (size_t k = f->from; k < f->names.len; k++) {
-			struct tref r = {0};
-			r.name = f->names.items[k];
-			r.kind = USE_ADDRESS;
-			r.why = xstrdup("named in a file that could not be read");
-			r.verbatim = true;
-			vec_push(&f->refs, r);
-		}
-		return;
-	}
-	size_t pl = strlen(f->path);
-	if (pl > 2 && f->path[pl - 2] == '.' && (f->path[pl - 1] == 'S' || f->path[pl - 1] == 's')) {
-		/* assembly: any mention outside a comment may be a call the C analysis cannot see */
-		asm_blank_comments(text, len);
-		for (size_t k = f->from; k < f->names.len; k++) {
-			if (!text_has_word(text, len, t->names.items[f->names.items[k]].name))
-				continue;
-			struct tref r = {0};
-			r.name = f->names.items[k];
-			r.kind = USE_ADDRESS;
-			r.why = xstrdup("named in assembly code, which may call it in any context");
-			r.verbatim = true;
-			vec_push(&f->refs, r);
-		}
-		free(text);
-		return;
-	}
-	if (!f->force_parse && !tree_needs_parse(t, f, text, len)) {
-		free(text); /* only declarations: no use to classify */
-		return;
-	}
-	f->parsed = true;
-	bool whole_defs = f->force_parse;
-	f->force_parse = false;
-	struct source src;
-	source_init(&src, f->path, text, len);
-	TSParser *parser = ts_parser_new();
-	ts_parser_set_language(parser, tree_sitter_c());
-	uint32_t nr;
-	TSRange *ranges = tree_slice_ranges(t, f, src.parse_text, len, whole_defs, &nr);
-	if (nr && !ts_parser_set_included_ranges(parser, ranges, nr))
-		nr = 0;
-	free(ranges);
-	f->sliced = nr > 0;
-	TSTree *tree = ts_parser_parse_string(parser, NULL, src.parse_text, (uint32_t)len);
-	if (tree) {
-		struct file_analysis fa;
-		analysis_run(&fa, &src, tree, t);
-		if (f->from == 0) {
-			tree_file_seen_clear(f);
-			f->defines.len = 0;
-			f->sleeping.len = 0;
-		}
-		for (size_t d = 0; d < fa.fns.len; d++) {
-			const struct fn *fn = &fa.fns.items[d];
-			/* the first definition of a name answers (#if arms), as analysis_fn_index() does */
-			if (analysis_fn_index(&fa, fn->name, strlen(fn->name)) == (int)d && analysis_fn_is_shared(&fa, fn)) {
-				struct tdef td = {xstrdup(fn->name), fn->sleeps != SLEEP_NO};
-				vec_push(&f->seen, td);
-			}
-		}
-		for (size_t k = f->from; k < f->names.len; k++) {
-			const struct tname *x = &t->names.items[f->names.items[k]];
-			if (x->state != T_OPEN)
-				continue;
-			const char *s = src.parse_text, *end = s + len;
-			for (const char *p = memmem(s, len, x->name, x->len); p;
-			     p = memmem(p + 1, (size_t)(end - p - 1), x->name, x->len)) {
-				size_t off = (size_t)(p - s);
-				if ((off > 0 && is_ident_char(s[off - 1])) ||
-				    (off + x->len < len && is_ident_char(s[off + x->len])))
-					continue;
-				classify_at(t, &fa, f->names.items[k], (uint32_t)off, f);
-				if ((size_t)(end - p) <= 1)
-					break;
-			}
-		}
-		analysis_release(&fa);
-		ts_parent_forget(tree);
-		ts_tree_delete(tree);
-	}
-	ts_parser_delete(parser);
-	source_release(&src);
 }
 
 /*
