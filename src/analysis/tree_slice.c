@@ -39,6 +39,33 @@ static bool keyword_before_call(const char *s, size_t n)
 	return false;
 }
 
+/*
+ * If S[P] opens a comment, a string or a character constant, the offset
+ * just past it, else P: an unclosed block comment runs to LEN, a line
+ * comment stops at its newline (left to the caller), a literal ends after
+ * its closing quote or, unclosed, after the newline or the end it stops at.
+ */
+static size_t skip_comment_or_literal(const char *s, size_t p, size_t len)
+{
+	char c = s[p];
+	if (c == '/' && p + 1 < len && s[p + 1] == '*') {
+		const char *e = p + 2 < len ? memmem(s + p + 2, len - p - 2, "*/", 2) : NULL;
+		return e ? (size_t)(e - s) + 2 : len;
+	}
+	if (c == '/' && p + 1 < len && s[p + 1] == '/') {
+		while (p < len && s[p] != '\n')
+			p++;
+		return p;
+	}
+	if (c == '"' || c == '\'') {
+		for (p++; p < len && s[p] != c && s[p] != '\n'; p++)
+			if (s[p] == '\\')
+				p++;
+		return p + 1;
+	}
+	return p;
+}
+
 /* Do the braces of S balance, never closing more than they opened (across #if arms too)? */
 static bool braces_balance(const char *s, size_t len)
 {
@@ -51,20 +78,9 @@ static bool braces_balance(const char *s, size_t len)
 			line_start = true;
 			continue;
 		}
-		if (c == '/' && p + 1 < len && s[p + 1] == '*') {
-			const char *e = p + 2 < len ? memmem(s + p + 2, len - p - 2, "*/", 2) : NULL;
-			p = e ? (size_t)(e - s) + 1 : len;
-			continue;
-		}
-		if (c == '/' && p + 1 < len && s[p + 1] == '/') {
-			while (p + 1 < len && s[p + 1] != '\n')
-				p++;
-			continue;
-		}
-		if (c == '"' || c == '\'') {
-			for (p++; p < len && s[p] != c && s[p] != '\n'; p++)
-				if (s[p] == '\\')
-					p++;
+		size_t q = skip_comment_or_literal(s, p, len);
+		if (q != p) {
+			p = q - 1;
 			continue;
 		}
 		if (c == '#' && line_start)
@@ -79,6 +95,59 @@ static bool braces_balance(const char *s, size_t len)
 	return depth == 0;
 }
 
+/* What tree_needs_parse() has read of a file so far. */
+struct decl_lexer {
+	const char *s;
+	bool stmt_start, stmt_extern; /* a statement begins; ...with `extern` */
+	bool directive, line_start;
+	bool depth_ok;                /* the file's braces balance: DEPTH says what is at file scope */
+	long depth;
+	/* the token before: an identifier (its text), or another character */
+	const char *prev;
+	size_t prev_len;
+	char prev_c;
+};
+
+/* Is the identifier at P of S the argument of EXPORT_SYMBOL(), EXPORT_SYMBOL_GPL()? */
+static bool export_symbol_arg(const char *s, size_t p)
+{
+	size_t q = p;
+	while (q > 0 && s[q - 1] != '(')
+		q--;
+	size_t r = q - 1;
+	while (r > 0 && (s[r - 1] == ' ' || s[r - 1] == '\t'))
+		r--;
+	size_t w = r;
+	while (w > 0 && is_ident_char(s[w - 1]))
+		w--;
+	return r - w >= 13 && memcmp(s + w, "EXPORT_SYMBOL", 13) == 0;
+}
+
+/* Is the open name at P (LX having read up to it) only declared there? */
+static bool declared_at(const struct decl_lexer *lx, size_t p)
+{
+	bool decl = !lx->directive && lx->stmt_extern;
+	if (!lx->directive && lx->depth_ok && lx->depth == 0) {
+		if (lx->prev && !keyword_before_call(lx->prev, lx->prev_len))
+			decl = true; /* int f(void); or the definition's name */
+		if (!lx->prev && lx->prev_c == '(' && p >= 14)
+			decl = export_symbol_arg(lx->s, p);
+	}
+	return decl;
+}
+
+/* A character C, neither a newline nor one that starts an identifier. */
+static void decl_lexer_punct(struct decl_lexer *lx, char c)
+{
+	if (!lx->directive && (c == ';' || c == '{' || c == '}')) {
+		lx->stmt_start = true;
+		lx->stmt_extern = false;
+		lx->depth += c == '{' ? 1 : c == '}' ? -1 : 0;
+	}
+	if (c != ' ' && c != '\t' && c != '\r' && c != '*')
+		lx->prev = NULL, lx->prev_c = c; /* `*` keeps the type before it: `struct x *f(` */
+}
+
 /*
  * Does the file name an open name anywhere but in a comment, a string or a
  * declaration? Only then is it worth a parse. Declarations are `extern`
@@ -91,86 +160,43 @@ static bool braces_balance(const char *s, size_t len)
  */
 bool tree_needs_parse(const struct tree_context *t, const struct tfile *f, const char *s, size_t len)
 {
-	bool stmt_start = true, stmt_extern = false, directive = false, line_start = true;
-	bool depth_ok = braces_balance(s, len);
-	long depth = 0;
-	/* the token before: an identifier (its text), or another character */
-	const char *prev = NULL;
-	size_t prev_len = 0;
-	char prev_c = ';';
+	struct decl_lexer lx = {.s = s, .stmt_start = true, .line_start = true, .depth_ok = braces_balance(s, len),
+				.prev_c = ';'};
 	for (size_t p = 0; p < len;) {
 		char c = s[p];
 		if (c == '\n') {
 			if (!(p > 0 && s[p - 1] == '\\'))
-				directive = false;
-			line_start = true;
+				lx.directive = false;
+			lx.line_start = true;
 			p++;
 			continue;
 		}
-		if (c == '/' && p + 1 < len && s[p + 1] == '*') {
-			const char *e = p + 2 < len ? memmem(s + p + 2, len - p - 2, "*/", 2) : NULL;
-			p = e ? (size_t)(e - s) + 2 : len;
+		size_t q = skip_comment_or_literal(s, p, len);
+		if (q != p) {
+			if (c == '"' || c == '\'')
+				lx.line_start = false, lx.prev = NULL, lx.prev_c = c;
+			p = q;
 			continue;
 		}
-		if (c == '/' && p + 1 < len && s[p + 1] == '/') {
-			while (p < len && s[p] != '\n')
-				p++;
-			continue;
-		}
-		if (c == '"' || c == '\'') {
-			for (p++; p < len && s[p] != c && s[p] != '\n'; p++)
-				if (s[p] == '\\')
-					p++;
-			p++;
-			line_start = false;
-			prev = NULL, prev_c = c;
-			continue;
-		}
-		if (c == '#' && line_start)
-			directive = true;
+		if (c == '#' && lx.line_start)
+			lx.directive = true;
 		if (c != ' ' && c != '\t' && c != '\r')
-			line_start = false;
+			lx.line_start = false;
 		if (!is_ident_start(c)) {
-			if (!directive && (c == ';' || c == '{' || c == '}')) {
-				stmt_start = true;
-				stmt_extern = false;
-				depth += c == '{' ? 1 : c == '}' ? -1 : 0;
-			}
-			if (c != ' ' && c != '\t' && c != '\r' && c != '*')
-				prev = NULL, prev_c = c; /* `*` keeps the type before it: `struct x *f(` */
+			decl_lexer_punct(&lx, c);
 			p++;
 			continue;
 		}
 		size_t e = p + 1;
 		while (e < len && is_ident_char(s[e]))
 			e++;
-		if (!directive && stmt_start) {
-			stmt_extern = word_is(s + p, e - p, "extern");
-			stmt_start = false;
+		if (!lx.directive && lx.stmt_start) {
+			lx.stmt_extern = word_is(s + p, e - p, "extern");
+			lx.stmt_start = false;
 		}
-		if (open_name_at(t, f, s + p, e - p)) {
-			bool decl = !directive && stmt_extern;
-			if (!directive && depth_ok && depth == 0) {
-				if (prev && !keyword_before_call(prev, prev_len))
-					decl = true; /* int f(void); or the definition's name */
-				if (!prev && prev_c == '(' && p >= 14) {
-					/* EXPORT_SYMBOL(f), EXPORT_SYMBOL_GPL(f) */
-					size_t q = p;
-					while (q > 0 && s[q - 1] != '(')
-						q--;
-					size_t r = q - 1;
-					while (r > 0 && (s[r - 1] == ' ' || s[r - 1] == '\t'))
-						r--;
-					size_t w = r;
-					while (w > 0 && is_ident_char(s[w - 1]))
-						w--;
-					decl = r - w >= 13 && memcmp(s + w, "EXPORT_SYMBOL", 13) == 0;
-				}
-			}
-			if (!decl)
-				return true;
-		}
-		prev = s + p, prev_len = e - p, prev_c = 0;
+		if (open_name_at(t, f, s + p, e - p) && !declared_at(&lx, p))
+			return true;
+		lx.prev = s + p, lx.prev_len = e - p, lx.prev_c = 0;
 		p = e;
 	}
 	return false;
@@ -214,6 +240,94 @@ static bool brace_next(const char *s, size_t p, size_t len)
 	return false;
 }
 
+/* What top_defs() has read of a file so far. */
+struct top_lexer {
+	const char *s;
+	size_t len;
+	long depth;
+	bool directive, line_start;
+	size_t stmt;            /* where the current file-scope statement began */
+	size_t decl;            /* ...and the current declaration (a `{}` inside it does not end it) */
+	bool decl_ok;           /* ...begun at a statement's end (not after a directive inside one) */
+	char decl_first;        /* ...its first significant character */
+	char last;              /* the last significant character at file scope */
+	const char *name;       /* the statement's last identifier before its first `(` */
+	const char *ident;      /* the last identifier at file scope */
+	size_t name_len, ident_len;
+	bool paren_seen;
+	struct topdef cur;      /* the definition whose body is open */
+	topdef_vec *out;
+	topdecl_vec *decls;
+};
+
+/* A newline at P: it ends a directive not continued, and at file scope a statement begins after it. */
+static void top_newline(struct top_lexer *lx, size_t p)
+{
+	if (lx->directive && !(p > 0 && lx->s[p - 1] == '\\')) {
+		lx->directive = false;
+		if (lx->depth == 0) {
+			lx->stmt = p + 1, lx->paren_seen = false;
+			if (!lx->decl_first)
+				lx->decl = p + 1; /* nothing of a declaration yet: it begins after */
+			else
+				lx->decl_ok = false; /* a directive inside a declaration: it stays */
+		}
+	}
+	lx->line_start = true;
+}
+
+/* A `}` at P: back at file scope, it ends a definition. False when it closes more than was opened. */
+static bool top_close(struct top_lexer *lx, size_t p)
+{
+	if (--lx->depth < 0)
+		return false;
+	if (lx->depth == 0) {
+		if (lx->cur.name) {
+			lx->cur.end = p + 1;
+			vec_push(lx->out, lx->cur);
+			lx->cur.name = NULL;
+			lx->decl = p + 1, lx->decl_ok = true, lx->decl_first = 0;
+		}
+		lx->stmt = p + 1, lx->paren_seen = false, lx->name = lx->ident = NULL;
+	}
+	return true;
+}
+
+/* A `;` at P at file scope: it ends a statement, and maybe a declaration a parse can leave out. */
+static void top_semicolon(struct top_lexer *lx, size_t p)
+{
+	/* not a K&R definition's parameters, nor its body: `int f(a) int a; { ... }` */
+	if (lx->decls && lx->decl_ok && lx->decl_first != '{' && !brace_next(lx->s, p + 1, lx->len)) {
+		struct topdecl d = {lx->decl, p + 1, false};
+		vec_push(lx->decls, d);
+	}
+	lx->decl = p + 1, lx->decl_ok = true, lx->decl_first = 0;
+	lx->stmt = p + 1, lx->paren_seen = false, lx->name = lx->ident = NULL;
+}
+
+/* Any other significant character, at P, outside a directive. False when the braces do not balance. */
+static bool top_punct(struct top_lexer *lx, size_t p)
+{
+	char c = lx->s[p];
+	if (c == '(' && lx->depth == 0 && !lx->paren_seen && lx->ident) {
+		lx->name = lx->ident, lx->name_len = lx->ident_len;
+		lx->paren_seen = true;
+	}
+	if (c == '{') {
+		if (lx->depth == 0 && lx->last == ')' && lx->name)
+			lx->cur = (struct topdef){.start = lx->stmt, .name = lx->name, .name_len = lx->name_len};
+		lx->depth++;
+	} else if (c == '}') {
+		if (!top_close(lx, p))
+			return false;
+	} else if (c == ';' && lx->depth == 0) {
+		top_semicolon(lx, p);
+	}
+	if (lx->depth == 0 || (c == '{' && lx->depth == 1))
+		lx->last = c;
+	return true;
+}
+
 /*
  * The function definitions of S into OUT: a `{` at file scope right after
  * a `)` opens a body. DECLS (if set) gets its declarations at file scope
@@ -224,101 +338,42 @@ static bool brace_next(const char *s, size_t p, size_t len)
  */
 static bool top_defs(const char *s, size_t len, topdef_vec *out, topdecl_vec *decls)
 {
-	long depth = 0;
-	bool directive = false, line_start = true;
-	size_t stmt = 0;        /* where the current file-scope statement began */
-	size_t decl = 0;        /* ...and the current declaration (a `{}` inside it does not end it) */
-	bool decl_ok = true;    /* ...begun at a statement's end (not after a directive inside one) */
-	char decl_first = 0;    /* ...its first significant character */
-	char last = ';';        /* the last significant character at file scope */
-	const char *name = NULL, *ident = NULL;
-	size_t name_len = 0, ident_len = 0;
-	bool paren_seen = false;
-	struct topdef cur = {0};
+	struct top_lexer lx = {.s = s, .len = len, .line_start = true, .decl_ok = true, .last = ';',
+			       .out = out, .decls = decls};
 	for (size_t p = 0; p < len; p++) {
 		char c = s[p];
 		if (c == '\n') {
-			if (directive && !(p > 0 && s[p - 1] == '\\')) {
-				directive = false;
-				if (depth == 0) {
-					stmt = p + 1, paren_seen = false;
-					if (!decl_first)
-						decl = p + 1; /* nothing of a declaration yet: it begins after */
-					else
-						decl_ok = false; /* a directive inside a declaration: it stays */
-				}
-			}
-			line_start = true;
+			top_newline(&lx, p);
 			continue;
 		}
-		if (c == '/' && p + 1 < len && s[p + 1] == '*') {
-			const char *e = p + 2 < len ? memmem(s + p + 2, len - p - 2, "*/", 2) : NULL;
-			p = e ? (size_t)(e - s) + 1 : len;
+		size_t q = skip_comment_or_literal(s, p, len);
+		if (q != p) {
+			if (c == '"' || c == '\'')
+				lx.last = c;
+			p = q - 1;
 			continue;
 		}
-		if (c == '/' && p + 1 < len && s[p + 1] == '/') {
-			while (p + 1 < len && s[p + 1] != '\n')
-				p++;
-			continue;
-		}
-		if (c == '"' || c == '\'') {
-			for (p++; p < len && s[p] != c && s[p] != '\n'; p++)
-				if (s[p] == '\\')
-					p++;
-			last = c;
-			continue;
-		}
-		if (c == '#' && line_start)
-			directive = true;
+		if (c == '#' && lx.line_start)
+			lx.directive = true;
 		if (c != ' ' && c != '\t' && c != '\r')
-			line_start = false;
-		if (directive || c == ' ' || c == '\t' || c == '\r')
+			lx.line_start = false;
+		if (lx.directive || c == ' ' || c == '\t' || c == '\r')
 			continue;
-		if (depth == 0 && !decl_first)
-			decl_first = c;
-		if (depth == 0 && is_ident_start(c)) {
+		if (lx.depth == 0 && !lx.decl_first)
+			lx.decl_first = c;
+		if (lx.depth == 0 && is_ident_start(c)) {
 			size_t e = p + 1;
 			while (e < len && is_ident_char(s[e]))
 				e++;
-			ident = s + p, ident_len = e - p;
+			lx.ident = s + p, lx.ident_len = e - p;
 			p = e - 1;
-			last = 'a';
+			lx.last = 'a';
 			continue;
 		}
-		if (c == '(' && depth == 0 && !paren_seen && ident) {
-			name = ident, name_len = ident_len;
-			paren_seen = true;
-		}
-		if (c == '{') {
-			if (depth == 0 && last == ')' && name) {
-				cur = (struct topdef){.start = stmt, .name = name, .name_len = name_len};
-			}
-			depth++;
-		} else if (c == '}') {
-			if (--depth < 0)
-				return false;
-			if (depth == 0) {
-				if (cur.name) {
-					cur.end = p + 1;
-					vec_push(out, cur);
-					cur.name = NULL;
-					decl = p + 1, decl_ok = true, decl_first = 0;
-				}
-				stmt = p + 1, paren_seen = false, name = ident = NULL;
-			}
-		} else if (c == ';' && depth == 0) {
-			/* not a K&R definition's parameters, nor its body: `int f(a) int a; { ... }` */
-			if (decls && decl_ok && decl_first != '{' && !brace_next(s, p + 1, len)) {
-				struct topdecl d = {decl, p + 1, false};
-				vec_push(decls, d);
-			}
-			decl = p + 1, decl_ok = true, decl_first = 0;
-			stmt = p + 1, paren_seen = false, name = ident = NULL;
-		}
-		if (depth == 0 || (c == '{' && depth == 1))
-			last = c;
+		if (!top_punct(&lx, p))
+			return false;
 	}
-	return depth == 0;
+	return lx.depth == 0;
 }
 
 /* Does S[A, B) contain the word W (N bytes)? */
