@@ -475,6 +475,137 @@ static void defs_naming(const char *s, size_t len, const topdef_vec *defs, topde
 }
 
 /*
+ * Marks needed the definitions of F's open names (from F->from on), also
+ * as callees, and the definitions naming them; the declarations of DECLS
+ * naming them are kept.
+ */
+static void mark_open_names(const struct tree_context *t, const struct tfile *f, const char *s, size_t len,
+			    topdef_vec *defs, topdecl_vec *decls)
+{
+	index_vec hit = VEC_INIT;
+	for (size_t k = f->from; k < f->names.len; k++) {
+		const struct tname *x = &t->names.items[f->names.items[k]];
+		if (x->state != T_OPEN)
+			continue;
+		for (size_t d = 0; d < defs->len; d++)
+			if (defs->items[d].name_len == x->len && memcmp(defs->items[d].name, x->name, x->len) == 0)
+				defs->items[d].callee = defs->items[d].needed = true;
+		defs_naming(s, len, defs, decls, x->name, x->len, &hit);
+		for (size_t h = 0; h < hit.len; h++)
+			defs->items[hit.items[h]].needed = true;
+	}
+	vec_release(&hit);
+}
+
+/* Marks needed what an open name's definition calls, and what that calls, to a fixed point. */
+static void mark_callees(const char *s, topdef_vec *defs)
+{
+	for (bool grew = true; grew;) {
+		grew = false;
+		for (size_t d = 0; d < defs->len; d++) {
+			if (!defs->items[d].callee)
+				continue;
+			for (size_t o = 0; o < defs->len; o++)
+				if (!defs->items[o].callee &&
+				    has_word(s, defs->items[d].start, defs->items[d].end, defs->items[o].name,
+					     defs->items[o].name_len))
+					defs->items[o].needed = defs->items[o].callee = grew = true;
+		}
+	}
+}
+
+/* Marks needed the callers of what is needed, to a fixed point: each needed definition read once. */
+static void mark_callers(const char *s, size_t len, topdef_vec *defs, topdecl_vec *decls)
+{
+	index_vec hit = VEC_INIT, more = VEC_INIT, work = VEC_INIT;
+	for (size_t d = 0; d < defs->len; d++)
+		if (defs->items[d].needed)
+			vec_push(&work, d);
+	while (work.len) {
+		const struct topdef *d = &defs->items[work.items[--work.len]];
+		defs_naming(s, len, defs, decls, d->name, d->name_len, &hit);
+		/* stored in a field (`x->f = name;`): the calls through it, too (context.c) */
+		const char *fld;
+		for (size_t at = 0, fl; (fl = stored_in(s, len, d->name, d->name_len, &at, &fld)) > 0;) {
+			defs_naming(s, len, defs, decls, fld, fl, &more);
+			for (size_t h = 0; h < more.len; h++)
+				vec_push(&hit, more.items[h]);
+		}
+		for (size_t h = 0; h < hit.len; h++)
+			if (!defs->items[hit.items[h]].needed) {
+				defs->items[hit.items[h]].needed = true;
+				vec_push(&work, hit.items[h]);
+			}
+	}
+	vec_release(&work);
+	vec_release(&hit);
+	vec_release(&more);
+}
+
+/*
+ * The spans a parse leaves out, in file order, into OUT: the definitions
+ * not needed, and the declarations naming nothing needed. Returns their
+ * bytes.
+ */
+static size_t spans_left_out(const topdef_vec *defs, const topdecl_vec *decls, topdecl_vec *out)
+{
+	size_t dropped = 0;
+	for (size_t d = 0, u = 0; d < defs->len || u < decls->len;) {
+		bool def = u == decls->len || (d < defs->len && defs->items[d].start < decls->items[u].start);
+		struct topdecl x = def ? (struct topdecl){defs->items[d].start, defs->items[d].end, defs->items[d].needed}
+				       : decls->items[u];
+		if (def)
+			d++;
+		else
+			u++;
+		if (x.keep)
+			continue;
+		vec_push(out, x);
+		dropped += x.end - x.start;
+	}
+	return dropped;
+}
+
+/* A byte offset of a text and its row and column. */
+struct text_point {
+	size_t at, row, col;
+};
+
+/* Moves PT forward through S to byte OFF. */
+static void point_advance(const char *s, struct text_point *pt, size_t off)
+{
+	for (; pt->at < off; pt->at++) {
+		if (s[pt->at] == '\n')
+			pt->row++, pt->col = 0;
+		else
+			pt->col++;
+	}
+}
+
+/* The ranges of S (LEN bytes) around the spans of OUT, *N of them (owned). */
+static TSRange *ranges_around(const char *s, size_t len, const topdecl_vec *out, uint32_t *n)
+{
+	TSRange *r = xcalloc(out->len + 1, sizeof *r);
+	struct text_point pt = {0, 0, 0};
+	size_t from = 0;
+	TSPoint from_pt = {0, 0};
+	for (size_t d = 0; d <= out->len; d++) {
+		size_t to = d < out->len ? out->items[d].start : len;
+		point_advance(s, &pt, to);
+		if (to > from) {
+			r[*n] = (TSRange){from_pt, {(uint32_t)pt.row, (uint32_t)pt.col}, (uint32_t)from, (uint32_t)to};
+			++*n;
+		}
+		if (d < out->len) {
+			point_advance(s, &pt, out->items[d].end);
+			from = out->items[d].end;
+			from_pt = (TSPoint){(uint32_t)pt.row, (uint32_t)pt.col};
+		}
+	}
+	return r;
+}
+
+/*
  * The byte ranges of S worth parsing for F's open names (those it is
  * analysed for, from F->from on): everything but the
  * function definitions that name none of them, nor any function that does
@@ -484,108 +615,24 @@ static void defs_naming(const char *s, size_t len, const topdef_vec *defs, topde
  * whole file is to be parsed.
  */
 TSRange *tree_slice_ranges(const struct tree_context *t, const struct tfile *f, const char *s, size_t len,
-			     bool callees, uint32_t *n)
+			   bool callees, uint32_t *n)
 {
-	*n = 0;
 	topdef_vec defs = VEC_INIT;
-	topdecl_vec decls = VEC_INIT;
-	if (!top_defs(s, len, &defs, &decls) || defs.len < 4) {
-		vec_release(&defs);
-		vec_release(&decls);
-		return NULL;
-	}
-	index_vec hit = VEC_INIT, more = VEC_INIT, work = VEC_INIT;
-	for (size_t k = f->from; k < f->names.len; k++) {
-		const struct tname *x = &t->names.items[f->names.items[k]];
-		if (x->state != T_OPEN)
-			continue;
-		for (size_t d = 0; d < defs.len; d++)
-			if (defs.items[d].name_len == x->len && memcmp(defs.items[d].name, x->name, x->len) == 0)
-				defs.items[d].callee = defs.items[d].needed = true;
-		defs_naming(s, len, &defs, &decls, x->name, x->len, &hit);
-		for (size_t h = 0; h < hit.len; h++)
-			defs.items[hit.items[h]].needed = true;
-	}
-	/* what an open name's definition calls, and what that calls */
-	for (bool grew = callees; grew;) {
-		grew = false;
-		for (size_t d = 0; d < defs.len; d++) {
-			if (!defs.items[d].callee)
-				continue;
-			for (size_t o = 0; o < defs.len; o++)
-				if (!defs.items[o].callee &&
-				    has_word(s, defs.items[d].start, defs.items[d].end, defs.items[o].name,
-					     defs.items[o].name_len))
-					defs.items[o].needed = defs.items[o].callee = grew = true;
-		}
-	}
-	/* the callers of what is needed, to a fixed point: each needed definition once */
-	for (size_t d = 0; d < defs.len; d++)
-		if (defs.items[d].needed)
-			vec_push(&work, d);
-	while (work.len) {
-		const struct topdef *d = &defs.items[work.items[--work.len]];
-		defs_naming(s, len, &defs, &decls, d->name, d->name_len, &hit);
-		/* stored in a field (`x->f = name;`): the calls through it, too (context.c) */
-		const char *fld;
-		for (size_t at = 0, fl; (fl = stored_in(s, len, d->name, d->name_len, &at, &fld)) > 0;) {
-			defs_naming(s, len, &defs, &decls, fld, fl, &more);
-			for (size_t h = 0; h < more.len; h++)
-				vec_push(&hit, more.items[h]);
-		}
-		for (size_t h = 0; h < hit.len; h++)
-			if (!defs.items[hit.items[h]].needed) {
-				defs.items[hit.items[h]].needed = true;
-				vec_push(&work, hit.items[h]);
-			}
-	}
-	vec_release(&work);
-	vec_release(&hit);
-	vec_release(&more);
-	/* left out: the definitions not needed, and the declarations naming nothing needed */
-	VEC(struct topdecl) out = VEC_INIT;
-	size_t dropped = 0;
-	for (size_t d = 0, u = 0; d < defs.len || u < decls.len;) {
-		bool def = u == decls.len || (d < defs.len && defs.items[d].start < decls.items[u].start);
-		struct topdecl x = def ? (struct topdecl){defs.items[d].start, defs.items[d].end, defs.items[d].needed}
-				       : decls.items[u];
-		def ? d++ : u++;
-		if (x.keep)
-			continue;
-		vec_push(&out, x);
-		dropped += x.end - x.start;
-	}
+	topdecl_vec decls = VEC_INIT, out = VEC_INIT;
+	TSRange *r = NULL;
+	*n = 0;
+	if (!top_defs(s, len, &defs, &decls) || defs.len < 4)
+		goto done;
+	mark_open_names(t, f, s, len, &defs, &decls);
+	if (callees)
+		mark_callees(s, &defs);
+	mark_callers(s, len, &defs, &decls);
+	if (spans_left_out(&defs, &decls, &out) < len / 4)
+		goto done; /* not worth it */
+	r = ranges_around(s, len, &out, n);
+done:
 	vec_release(&defs);
 	vec_release(&decls);
-	if (dropped < len / 4) {
-		vec_release(&out);
-		return NULL; /* not worth it */
-	}
-	TSRange *r = xcalloc(out.len + 1, sizeof *r);
-	size_t from = 0, row = 0, col = 0, at = 0;
-	/* advance the point from AT to OFF */
-#define ADVANCE(off) \
-	for (; at < (off); at++) { \
-		if (s[at] == '\n') \
-			row++, col = 0; \
-		else \
-			col++; \
-	}
-	TSPoint from_pt = {0, 0};
-	for (size_t d = 0; d <= out.len; d++) {
-		size_t to = d < out.len ? out.items[d].start : len;
-		ADVANCE(to);
-		if (to > from) {
-			r[*n] = (TSRange){from_pt, {(uint32_t)row, (uint32_t)col}, (uint32_t)from, (uint32_t)to};
-			++*n;
-		}
-		if (d < out.len) {
-			ADVANCE(out.items[d].end);
-			from = out.items[d].end;
-			from_pt = (TSPoint){(uint32_t)row, (uint32_t)col};
-		}
-	}
-#undef ADVANCE
 	vec_release(&out);
 	return r;
 }
