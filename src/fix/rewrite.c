@@ -483,12 +483,8 @@ int rewrite_plan(const struct scan_result *scan, const struct rewrite_options *o
 	struct rewrite_options o = *opts;
 	o.spatch = spatch;
 	int cpus = opts->jobs > 0 ? opts->jobs : parallel_default_jobs();
-	struct batcher b = {.tokens = cpus};
-	pthread_mutex_init(&b.mu, NULL);
-	pthread_cond_init(&b.cv, NULL);
-	atomic_init(&b.chunks, 0);
-	atomic_init(&b.processes, 0);
-	atomic_init(&b.batched, 0);
+	struct batcher b;
+	batcher_init(&b, cpus);
 	char *python = njobs ? resolve_python() : NULL;
 	for (size_t k = 0; k < njobs; k++) {
 		jobs[k].opts = &o;
@@ -506,8 +502,7 @@ int rewrite_plan(const struct scan_result *scan, const struct rewrite_options *o
 		;
 	out->spatch_processes = atomic_load(&b.processes);
 	out->spatch_batched = atomic_load(&b.batched);
-	pthread_cond_destroy(&b.cv);
-	pthread_mutex_destroy(&b.mu);
+	batcher_destroy(&b);
 	free(python);
 	ret = 0;
 	for (size_t k = 0; k < njobs; k++)

@@ -51,6 +51,22 @@ static void take_token(struct batcher *b)
 	b->computing++;
 }
 
+void batcher_init(struct batcher *b, int tokens)
+{
+	*b = (struct batcher){.tokens = tokens};
+	pthread_mutex_init(&b->mu, NULL);
+	pthread_cond_init(&b->cv, NULL);
+	atomic_init(&b->chunks, 0);
+	atomic_init(&b->processes, 0);
+	atomic_init(&b->batched, 0);
+}
+
+void batcher_destroy(struct batcher *b)
+{
+	pthread_cond_destroy(&b->cv);
+	pthread_mutex_destroy(&b->mu);
+}
+
 void batcher_enter(struct batcher *b)
 {
 	pthread_mutex_lock(&b->mu);

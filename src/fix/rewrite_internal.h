@@ -91,6 +91,10 @@ int run_spatch_sliced(struct job *j, const char *dir, enum fix_kind kind, enum e
 
 /* ---- the batcher (rewrite_batch.c) ---- */
 
+/* B with TOKENS files computing at a time, no process started yet; batcher_destroy() ends it. */
+void batcher_init(struct batcher *b, int tokens);
+void batcher_destroy(struct batcher *b);
+
 /* A file's thread starts computing (takes a token) / stops (gives it back). */
 void batcher_enter(struct batcher *b);
 void batcher_leave(struct batcher *b);
