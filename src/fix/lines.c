@@ -312,19 +312,17 @@ static void add_tab_indent(struct buf *b, const char *ind, size_t n)
 		buf_putc(b, ' ');
 }
 
-char *lines_indent_added(const char *old_text, size_t old_len, const char *new_text,
-			 size_t new_len, size_t *out_len)
+/*
+ * Marks in ADDED the lines of NEWL that are not in OLDL, and in WAS[l] the
+ * old line that changed line l stands for, where a change is line for
+ * line: a changed line keeps the old line's indentation (spatch reprints a
+ * continuation line at the statement's indentation).
+ */
+static void mark_added_lines(const struct lines *oldl, const struct lines *newl, bool *added,
+			     unsigned *was)
 {
-	struct lines newl;
 	textdiff_hunk_vec hunks = VEC_INIT;
-	lines_init(&newl, new_text, new_len);
-	bool *added = xcalloc(newl.start.len + 2, sizeof *added);
-	struct lines oldl;
-	lines_init(&oldl, old_text, old_len);
-	/* a changed line keeps the old line's indentation (spatch reprints a
-	 * continuation line at the statement's indentation) */
-	unsigned *was = xcalloc(newl.start.len + 2, sizeof *was);
-	if (textdiff_hunks(old_text, old_len, new_text, new_len, &hunks) == 0)
+	if (textdiff_hunks(oldl->text, oldl->len, newl->text, newl->len, &hunks) == 0)
 		for (size_t i = 0; i < hunks.len; i++) {
 			/* as half-open line ranges; a deletion next to an insertion is one change */
 			struct textdiff_hunk h = hunks.items[i];
@@ -342,7 +340,7 @@ char *lines_indent_added(const char *old_text, size_t old_len, const char *new_t
 			h.old_start = os, h.old_lines = oe - os, h.new_start = ns, h.new_lines = ne - ns;
 			unsigned kept = 0, paired = 0;
 			for (unsigned l = ns; l < ne; l++) {
-				added[l] = !in_old_side(&h, &oldl, &newl, l);
+				added[l] = !in_old_side(&h, oldl, newl, l);
 				kept += !added[l];
 			}
 			/* line for line only: then each changed line has its old one */
@@ -350,6 +348,18 @@ char *lines_indent_added(const char *old_text, size_t old_len, const char *new_t
 				if (!added[l])
 					was[l] = os + paired++;
 		}
+	vec_release(&hunks);
+}
+
+char *lines_indent_added(const char *old_text, size_t old_len, const char *new_text,
+			 size_t new_len, size_t *out_len)
+{
+	struct lines newl, oldl;
+	lines_init(&newl, new_text, new_len);
+	lines_init(&oldl, old_text, old_len);
+	bool *added = xcalloc(newl.start.len + 2, sizeof *added);
+	unsigned *was = xcalloc(newl.start.len + 2, sizeof *was);
+	mark_added_lines(&oldl, &newl, added, was);
 	struct buf b = BUF_INIT;
 	for (unsigned line = 1; line <= newl.start.len; line++) {
 		size_t n;
@@ -394,7 +404,6 @@ char *lines_indent_added(const char *old_text, size_t old_len, const char *new_t
 	}
 	free(added);
 	free(was);
-	vec_release(&hunks);
 	lines_release(&oldl);
 	lines_release(&newl);
 	*out_len = b.len;
@@ -620,31 +629,21 @@ struct cond_group {
 	bool code, all_gone;      /* it held code; NEW removed all of it */
 };
 
-char *lines_drop_emptied_conditionals(const char *old_text, size_t old_len, const char *new_text,
-				      size_t new_len, size_t *out_len)
+/*
+ * Per line L of the old side of HUNKS (NO lines): STATE[L] 0 kept, its new
+ * line in NEW_OF[L]; 1 removed by a pure deletion; 2 changed.
+ */
+static void classify_old_lines(const textdiff_hunk_vec *hunks, size_t no, uint8_t *state,
+			       unsigned *new_of)
 {
-	textdiff_hunk_vec hunks = VEC_INIT;
-	if (textdiff_hunks(old_text, old_len, new_text, new_len, &hunks) < 0 || !hunks.len) {
-		error_clear();
-		vec_release(&hunks);
-		*out_len = new_len;
-		return xstrndup(new_text, new_len);
-	}
-	struct lines oldl, newl;
-	lines_init(&oldl, old_text, old_len);
-	lines_init(&newl, new_text, new_len);
-	size_t no = oldl.start.len;
-	/* per old line: 0 kept (then new_of), 1 removed by a pure deletion, 2 changed */
-	uint8_t *state = xcalloc(no + 1, 1);
-	unsigned *new_of = xcalloc(no + 1, sizeof *new_of);
 	long delta = 0;
 	size_t h = 0;
 	for (unsigned L = 1; L <= no; L++) {
-		while (h < hunks.len && hunks.items[h].old_lines == 0 && hunks.items[h].old_start < L) {
-			delta += hunks.items[h].new_lines;
+		while (h < hunks->len && hunks->items[h].old_lines == 0 && hunks->items[h].old_start < L) {
+			delta += hunks->items[h].new_lines;
 			h++;
 		}
-		const struct textdiff_hunk *x = h < hunks.len ? &hunks.items[h] : NULL;
+		const struct textdiff_hunk *x = h < hunks->len ? &hunks->items[h] : NULL;
 		if (x && x->old_lines && L >= x->old_start && L < x->old_start + x->old_lines) {
 			state[L] = x->new_lines ? 2 : 1;
 			if (L == x->old_start + x->old_lines - 1) {
@@ -655,12 +654,22 @@ char *lines_drop_emptied_conditionals(const char *old_text, size_t old_len, cons
 		}
 		new_of[L] = (unsigned)((long)L + delta);
 	}
-	bool *drop = xcalloc(newl.start.len + 1, sizeof *drop);
+}
+
+/*
+ * Marks in DROP (by new line) the directives of every conditional of OLDL
+ * whose code is all gone (STATE and NEW_OF: classify_old_lines()), inner
+ * ones first. Returns whether it marked any.
+ */
+static bool mark_emptied_conditionals(const struct lines *oldl, const uint8_t *state,
+				      const unsigned *new_of, bool *drop)
+{
+	size_t no = oldl->start.len;
 	bool any = false;
 	VEC(struct cond_group) stack = VEC_INIT;
 	for (unsigned L = 1; L <= no; L++) {
 		size_t n;
-		const char *s = lines_get(&oldl, L, &n);
+		const char *s = lines_get(oldl, L, &n);
 		bool cont = false;
 		enum cond_line k = cond_kind(s, n, &cont);
 		struct cond_group *top = stack.len ? &stack.items[stack.len - 1] : NULL;
@@ -674,7 +683,7 @@ char *lines_drop_emptied_conditionals(const char *old_text, size_t old_len, cons
 			top->ok &= state[L] == 0;
 			/* a directive continued by backslashes: its lines go together */
 			while (cont && L < no) {
-				s = lines_get(&oldl, ++L, &n);
+				s = lines_get(oldl, ++L, &n);
 				vec_push(&top->directives, L);
 				top->ok &= state[L] == 0;
 				size_t e = trim_end(s, 0, n);
@@ -702,6 +711,28 @@ char *lines_drop_emptied_conditionals(const char *old_text, size_t old_len, cons
 	for (size_t i = 0; i < stack.len; i++)
 		vec_release(&stack.items[i].directives);
 	vec_release(&stack);
+	return any;
+}
+
+char *lines_drop_emptied_conditionals(const char *old_text, size_t old_len, const char *new_text,
+				      size_t new_len, size_t *out_len)
+{
+	textdiff_hunk_vec hunks = VEC_INIT;
+	if (textdiff_hunks(old_text, old_len, new_text, new_len, &hunks) < 0 || !hunks.len) {
+		error_clear();
+		vec_release(&hunks);
+		*out_len = new_len;
+		return xstrndup(new_text, new_len);
+	}
+	struct lines oldl, newl;
+	lines_init(&oldl, old_text, old_len);
+	lines_init(&newl, new_text, new_len);
+	size_t no = oldl.start.len;
+	uint8_t *state = xcalloc(no + 1, 1);
+	unsigned *new_of = xcalloc(no + 1, sizeof *new_of);
+	classify_old_lines(&hunks, no, state, new_of);
+	bool *drop = xcalloc(newl.start.len + 1, sizeof *drop);
+	bool any = mark_emptied_conditionals(&oldl, state, new_of, drop);
 	struct buf b = BUF_INIT;
 	for (unsigned line = 1; line <= newl.start.len; line++)
 		if (!any || !drop[line])
