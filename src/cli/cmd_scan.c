@@ -1,7 +1,7 @@
 /*
- * The read-only commands: scan (report), explain (one line, with the
- * reasoning and the planned edits) and rules (what each rule means), plus
- * scan_cli_run(), the walk+scan step every scanning command shares.
+ * The scan command (the report, in text, JSON or SARIF, or a baseline
+ * written), plus scan_cli_run(), the walk+scan step every scanning command
+ * shares. explain and rules are in cmd_explain.c.
  */
 
 /* realpath() is XSI. */
@@ -74,7 +74,7 @@ int scan_cli_config(const struct cli_command *cmd, struct scan_cli *a, const str
 }
 
 /* The enabled-rules mask from --ignore; -1 (message printed) for an unknown rule. */
-static int rules_mask(const struct cli_command *cmd, const struct strvec *ignore, unsigned *out)
+int scan_cli_rules_mask(const struct cli_command *cmd, const struct strvec *ignore, unsigned *out)
 {
 	*out = (1u << RULE_COUNT) - 1;
 	for (size_t i = 0; i < ignore->len; i++) {
@@ -93,7 +93,7 @@ int scan_cli_options(const struct cli_command *cmd, const struct scan_cli *a,
 		     struct scan_options *out)
 {
 	struct scan_options so = SCAN_OPTIONS_INIT;
-	if (rules_mask(cmd, &a->ignore, &so.rules) < 0)
+	if (scan_cli_rules_mask(cmd, &a->ignore, &so.rules) < 0)
 		return -1;
 	so.verbose = a->verbose;
 	so.jobs = a->jobs;
@@ -508,6 +508,64 @@ static int scan_outputs_check(const struct scan_cli *a, const struct strvec *pat
 	return rc;
 }
 
+/*
+ * Where the report goes: standard output, or (-o FILE) memory, written
+ * whole to FILE by report_close() so that a failed or interrupted scan
+ * leaves FILE as it was.
+ */
+struct report {
+	FILE *out;
+	const char *path; /* -o FILE, or NULL */
+	char *text;
+	size_t len;
+};
+
+static int report_open(struct report *rep, const char *output)
+{
+	rep->out = stdout;
+	rep->path = output && strcmp(output, "-") != 0 ? output : NULL;
+	if (rep->path && !(rep->out = open_memstream(&rep->text, &rep->len))) {
+		rep->out = stdout;
+		fprintf(stderr, "preemptify scan: cannot write '%s': %s\n", output, strerror(errno));
+		return EXIT_FAILED;
+	}
+	return EXIT_OK;
+}
+
+/* Writes the report to its file unless WRITE is false; RC is the scan's status, returned or made EXIT_FAILED. */
+static int report_close(struct report *rep, bool write, int rc)
+{
+	if (rep->out != stdout) {
+		if (fclose(rep->out) == 0 && write && writefile_output(rep->path, rep->text, rep->len) < 0) {
+			fprintf(stderr, "preemptify scan: cannot write '%s': %s\n", rep->path,
+				after_path(error_last(), rep->path));
+			error_clear();
+			rc = EXIT_FAILED;
+		}
+	}
+	free(rep->text);
+	return rc;
+}
+
+/* Prints R in format FMT to OUT, then the summary; the status for RC (the scan's). */
+static int scan_print(FILE *out, int fmt, const struct scan_result *r, const struct scan_cli *a,
+		      const struct strvec *paths, int rc)
+{
+	if (fmt == FORMAT_SARIF) {
+		struct sarif_where w;
+		sarif_where_init(&w, paths->items[0]);
+		emit_sarif(out, r, a->verbose, &w.run);
+		sarif_where_release(&w);
+	} else {
+		emit_result(out, (enum output_format)fmt, r, a->verbose);
+	}
+	/* stdout and stderr piped into one file: the summary comes after the findings */
+	fflush(out);
+	if (!a->quiet)
+		emit_summary(stderr, r);
+	return rc == EXIT_OK && count_flagged(r) ? EXIT_FOUND : rc;
+}
+
 int cmd_scan(int argc, char **argv)
 {
 	const struct cli_command *cmd = cli_command_find("scan");
@@ -523,9 +581,7 @@ int cmd_scan(int argc, char **argv)
 	};
 	struct strvec paths = {0};
 	struct scan_result r = SCAN_RESULT_INIT;
-	FILE *out = stdout;
-	char *report = NULL;
-	size_t report_len = 0;
+	struct report rep = {stdout, NULL, NULL, 0};
 	int rc = EXIT_USAGE;
 	int p = cli_parse(cmd, opts, argc, argv, &paths);
 	if (p != 0) {
@@ -543,394 +599,25 @@ int cmd_scan(int argc, char **argv)
 		fprintf(stderr, "preemptify scan: no PATH given (see 'preemptify scan --help')\n");
 		goto done;
 	}
-	if (scan_cli_config(cmd, &a, &paths, NULL) != EXIT_OK)
+	if (scan_cli_config(cmd, &a, &paths, NULL) != EXIT_OK ||
+	    (rc = scan_outputs_check(&a, &paths, output, write_baseline)) != EXIT_OK ||
+	    (rc = report_open(&rep, output)) != EXIT_OK)
 		goto done;
-	if ((rc = scan_outputs_check(&a, &paths, output, write_baseline)) != EXIT_OK)
-		goto done;
-	/* the report is written whole at the end: a failed or interrupted scan leaves FILE as it was */
-	if (output && strcmp(output, "-") != 0) {
-		out = open_memstream(&report, &report_len);
-		if (!out) {
-			out = stdout;
-			rc = EXIT_FAILED;
-			goto done;
-		}
-	}
 	if (write_baseline)
 		a.baseline = NULL; /* every finding is recorded */
 	a.progress = cli_progress(a.quiet);
 	rc = scan_cli_run(cmd, &a, &paths, &r);
 	if (rc == EXIT_USAGE || interrupted())
 		goto done; /* an interrupted scan is not shown: it would look complete */
-	if (write_baseline) {
+	if (write_baseline)
 		rc = scan_write_baseline(write_baseline, &r, a.quiet, rc);
-		goto done;
-	}
-	if (fmt == FORMAT_SARIF) {
-		struct sarif_where w;
-		sarif_where_init(&w, paths.items[0]);
-		emit_sarif(out, &r, a.verbose, &w.run);
-		sarif_where_release(&w);
-	} else {
-		emit_result(out, (enum output_format)fmt, &r, a.verbose);
-	}
-	/* stdout and stderr piped into one file: the summary comes after the findings */
-	fflush(out);
-	if (!a.quiet)
-		emit_summary(stderr, &r);
-	if (rc == EXIT_OK && count_flagged(&r))
-		rc = EXIT_FOUND;
+	else
+		rc = scan_print(rep.out, fmt, &r, &a, &paths, rc);
 done:
-	if (out != stdout) {
-		bool whole = fclose(out) == 0 && rc != EXIT_USAGE && !interrupted();
-		if (whole && writefile_output(output, report, report_len) < 0) {
-			fprintf(stderr, "preemptify scan: cannot write '%s': %s\n", output,
-				after_path(error_last(), output));
-			error_clear();
-			rc = EXIT_FAILED;
-		}
-	}
-	free(report);
+	rc = report_close(&rep, rc != EXIT_USAGE && !interrupted(), rc);
 	strvec_release(&paths);
 	progress_free(a.progress);
 	scan_cli_release(&a);
 	scan_result_release(&r);
-	return rc;
-}
-
-/* ---- explain ------------------------------------------------------------- */
-
-/* Parses FILE:LINE or FILE:LINE:COL (as printed by scan). COL is 0 when absent. */
-static int parse_location(const char *arg, char **out_file, unsigned *out_line, unsigned *out_col)
-{
-	unsigned nums[2] = {0, 0};
-	size_t n_nums = 0;
-	size_t end = strlen(arg);
-	if (end && arg[end - 1] == ':')
-		end--; /* "file.c:12:5:" copied from a diagnostic */
-	while (n_nums < 2) {
-		size_t start = end;
-		while (start > 0 && arg[start - 1] >= '0' && arg[start - 1] <= '9')
-			start--;
-		if (start == end || start == 0 || arg[start - 1] != ':' || end - start > 9)
-			break;
-		nums[n_nums++] = (unsigned)strtoul(arg + start, NULL, 10);
-		end = start - 1;
-	}
-	if (n_nums == 0 || end == 0)
-		return -1;
-	/* with two numbers the last one read is the line */
-	*out_line = n_nums == 2 ? nums[1] : nums[0];
-	*out_col = n_nums == 2 ? nums[0] : 0;
-	if (*out_line == 0)
-		return -1;
-	*out_file = xstrndup(arg, end);
-	return 0;
-}
-
-/* The text of line LINE (1-based) of SRC, without its newline; length in *out_len. */
-static const char *source_line(const char *src, unsigned line, size_t *out_len)
-{
-	const char *p = src;
-	for (unsigned l = 1; l < line && p; l++) {
-		p = strchr(p, '\n');
-		if (p)
-			p++;
-	}
-	if (!p || !*p)
-		return NULL;
-	const char *nl = strchr(p, '\n');
-	*out_len = nl ? (size_t)(nl - p) : strlen(p);
-	return p;
-}
-
-/* Prints "  | text" and a caret under COLUMN (tabs kept, so it lines up). */
-static void print_context(const char *src, unsigned line, unsigned column)
-{
-	size_t len;
-	const char *text = src ? source_line(src, line, &len) : NULL;
-	if (!text)
-		return;
-	printf("  context:\n    %5u | %.*s\n          | ", line, (int)len, text);
-	for (unsigned c = 1; c < column && c <= len; c++)
-		putchar(text[c - 1] == '\t' ? '\t' : ' ');
-	puts("^");
-}
-
-static void print_lines(const char *label, const char *text)
-{
-	printf("  %s\n", label);
-	const char *p = text;
-	while (*p) {
-		const char *nl = strchr(p, '\n');
-		size_t n = nl ? (size_t)(nl - p) : strlen(p);
-		printf("    %.*s\n", (int)n, p);
-		p += n + (nl ? 1 : 0);
-	}
-}
-
-/* Edit text quoted, with newlines and tabs visible. */
-static void print_quoted(const char *s)
-{
-	putchar('"');
-	for (; *s; s++) {
-		if (*s == '\n')
-			fputs("\\n", stdout);
-		else if (*s == '\t')
-			fputs("\\t", stdout);
-		else if (*s == '"' || *s == '\\')
-			printf("\\%c", *s);
-		else
-			putchar(*s);
-	}
-	putchar('"');
-}
-
-static void explain_finding(const struct finding *f, const char *src, const struct scan_result *r)
-{
-	static const char *const ops[] = {"replace", "insert-before", "insert-after"};
-	printf("%s:%u:%u: %s %s: ", f->file, f->pos.line, f->pos.column, rule_code(f->rule), rule_name(f->rule));
-	if (f->protected_site)
-		printf("protected (not a finding)\n");
-	else
-		printf("flagged (%s, %s confidence)\n", severity_name(f->severity), confidence_name(f->confidence));
-	printf("  message: %s\n", f->message);
-	if (f->function)
-		printf("  function: %s()\n", f->function);
-	else
-		printf("  function: (file scope)\n");
-	print_context(src, f->pos.line, f->pos.column);
-	if (f->evidence && *f->evidence)
-		print_lines("why:", f->evidence);
-	if (f->protected_site) {
-		printf("  fix: none needed\n");
-	} else if (f->fix == FIX_NONE) {
-		printf("  fix: none (%s)\n", f->rule == RULE_P006 || f->rule == RULE_P007 ?
-		       "this rule only reports" : "not rewritten automatically");
-	} else {
-		printf("  fix: %s, %zu edit%s\n", fix_name(f->fix), f->edits.len, f->edits.len == 1 ? "" : "s");
-		for (size_t k = 0; k < f->edits.len; k++) {
-			const struct edit *e = &f->edits.items[k];
-			printf("    %-13s %u:%u-%u:%u %s ", ops[e->op], e->start.line, e->start.column,
-			       e->end.line, e->end.column, e->node ? e->node : "?");
-			print_quoted(e->text ? e->text : "");
-			putchar('\n');
-		}
-	}
-	if (f->fix_note)
-		print_lines("fix note:", f->fix_note);
-	const struct tree_array *t = f->array ? tree_array_find(&r->arrays, f->array, f->file) : NULL;
-	if (t && t->plan && !f->protected_site && f->fix != FIX_NONE)
-		print_lines("the whole conversion, every file:", t->plan);
-}
-
-/* The tree index over ROOT for FILE's findings in R (the file scanned again with it). */
-static int explain_tree(const struct cli_command *cmd, const char *root, const char *file,
-			const struct scan_options *so, struct scan_result *r)
-{
-	struct strvec index = VEC_INIT;
-	struct walk_options wo = {NULL, 0, &index};
-	diagnostic_vec diags = VEC_INIT;
-	char *rootp = (char *)root;
-	int rc = walk_paths(&rootp, 1, &wo, &index, &diags);
-	for (size_t i = 0; i < diags.len; i++) {
-		fprintf(stderr, "preemptify %s: option '--context-root': %s\n", cmd->name, diags.items[i].message);
-		diagnostic_release(&diags.items[i]);
-	}
-	vec_release(&diags);
-	if (rc == 0) {
-		/* the file as named, so its findings keep their path */
-		bool named = false;
-		const char *bare = strncmp(file, "./", 2) == 0 ? file + 2 : file;
-		for (size_t i = 0; i < index.len && !named; i++) {
-			const char *ix = strncmp(index.items[i], "./", 2) == 0 ? index.items[i] + 2 : index.items[i];
-			if (strcmp(ix, bare) == 0) {
-				free(index.items[i]); /* the same file: named as given */
-				index.items[i] = xstrdup(file);
-				named = true;
-			}
-		}
-		if (!named)
-			strvec_push(&index, file);
-		char *one = (char *)file;
-		struct scan_options o = *so;
-		o.whole_tree = o.arrays_over_index = true; /* a shared array's whole plan, as the tree's scan makes it */
-		scan_with_tree(index.items, index.len, &one, 1, &o, r, NULL);
-	}
-	strvec_release(&index);
-	return rc;
-}
-
-int cmd_explain(int argc, char **argv)
-{
-	const struct cli_command *cmd = cli_command_find("explain");
-	struct scan_cli a = SCAN_CLI_INIT; /* the options explain shares with scan, and the config */
-	const char *context_root = NULL;
-	bool quiet = false; /* explain writes nothing but errors on stderr anyway */
-	const struct cli_option opts[] = {
-		{"ignore", 0, OPT_LIST, &a.ignore, "RULES", "skip rules, by code or name"},
-		{"context-root", 0, OPT_STRING, &context_root, "DIR",
-		 "follow the callers of the file's functions through the tree DIR"},
-		{"config", 0, OPT_STRING, &a.config, "FILE", "read FILE instead of the nearest " CONFIG_FILE_NAME},
-		{"no-config", 0, OPT_FLAG, &a.no_config, NULL, "read no " CONFIG_FILE_NAME},
-		CLI_QUIET_OPTION(&quiet),
-		{NULL, 0, 0, NULL, NULL, NULL},
-	};
-	struct strvec args = {0};
-	struct scan_result r = SCAN_RESULT_INIT;
-	char *file = NULL, *src = NULL;
-	size_t src_len = 0;
-	unsigned line = 0, col = 0;
-	int rc = EXIT_USAGE;
-	int p = cli_parse(cmd, opts, argc, argv, &args);
-	if (p != 0) {
-		rc = p > 0 ? EXIT_OK : EXIT_USAGE;
-		goto done;
-	}
-	struct stat st;
-	bool whole = false; /* FILE alone: every site of the file */
-	if (args.len == 1 && parse_location(args.items[0], &file, &line, &col) < 0 &&
-	    stat(args.items[0], &st) == 0 && S_ISREG(st.st_mode)) {
-		free(file);
-		file = xstrdup(args.items[0]);
-		line = col = 0;
-		whole = true;
-	} else if (args.len != 1 || !file) {
-		fprintf(stderr, "preemptify explain: expected one FILE or FILE:LINE argument (see 'preemptify explain --help')\n");
-		goto done;
-	}
-	struct strvec named = {&file, 1, 1};
-	if (scan_cli_config(cmd, &a, &named, NULL) != EXIT_OK)
-		goto done;
-	struct scan_options so = SCAN_OPTIONS_INIT;
-	if (rules_mask(cmd, &a.ignore, &so.rules) < 0)
-		goto done;
-	kernel_api_reset_sleepers();
-	for (size_t i = 0; i < a.may_sleep.len; i++)
-		kernel_api_add_sleeper(a.may_sleep.items[i]);
-	so.modern = a.modern;
-	so.strict_stats = a.strict_stats;
-	so.verbose = true;
-	so.jobs = context_root ? 0 : 1;
-	so.want = context_root != NULL;
-	if (scan_files(&file, 1, &so, &r) > 0) {
-		for (size_t i = 0; i < r.diagnostics.len; i++)
-			fprintf(stderr, "preemptify explain: %s\n", r.diagnostics.items[i].message);
-		rc = EXIT_FAILED;
-		goto done;
-	}
-	if (context_root && explain_tree(cmd, context_root, file, &so, &r) < 0) {
-		rc = EXIT_FAILED;
-		goto done;
-	}
-	if (read_file(file, &src, &src_len) < 0)
-		src = NULL; /* scanned a moment ago; without the text, no context lines */
-	size_t shown = 0, flagged = 0;
-	for (size_t i = 0; i < r.findings.len; i++) {
-		const struct finding *f = &r.findings.items[i];
-		if (strcmp(f->file, file) != 0) /* another file's part of a shared array's conversion */
-			continue;
-		if (!whole && (f->pos.line != line || (col && f->pos.column != col)))
-			continue;
-		if (shown++)
-			putchar('\n');
-		explain_finding(f, src, &r);
-		const char *glob = a.cfg && !f->protected_site ? config_ignores(a.cfg, f) : NULL;
-		if (glob)
-			printf("  config: %s ignores %s in \"%s\" ([ignore-paths]); scan does not report it\n",
-			       a.cfg->path, rule_code(f->rule), glob);
-		flagged += !f->protected_site && !glob;
-	}
-	for (size_t i = 0; i < r.diagnostics.len; i++) {
-		const struct diagnostic *d = &r.diagnostics.items[i];
-		if (whole ? d->line != 0 : d->line == line) {
-			printf("%s%s:%u:%u: %s\n", shown++ ? "\n" : "", d->file, d->line, d->column, d->message);
-		}
-	}
-	if (!shown && whole) {
-		printf("%s: no candidate site in this file\n", file);
-	} else if (!shown) {
-		printf("%s:%u: no candidate site on this line", file, line);
-		const char *sep = "; sites in this file are on lines ";
-		unsigned last = 0, listed = 0;
-		for (size_t i = 0; i < r.findings.len && listed < 12; i++) {
-			unsigned l = r.findings.items[i].pos.line;
-			if (l == last || strcmp(r.findings.items[i].file, file) != 0)
-				continue;
-			printf("%s%u", sep, l);
-			sep = ", ";
-			last = l;
-			listed++;
-		}
-		putchar('\n');
-	}
-	if (flagged && !context_root)
-		printf("\n(callers in other files were not followed; give --context-root DIR, the whole tree, "
-		       "to follow them)\n");
-	rc = flagged ? EXIT_FOUND : EXIT_OK;
-done:
-	free(file);
-	free(src);
-	strvec_release(&args);
-	scan_cli_release(&a);
-	scan_result_release(&r);
-	return rc;
-}
-
-/* ---- rules --------------------------------------------------------------- */
-
-/* Prints TEXT wrapped at WIDTH columns, each line indented by INDENT. */
-static void print_wrapped(const char *text, const char *indent, size_t width)
-{
-	struct buf b = BUF_INIT;
-	buf_add_wrapped(&b, text, indent, indent, width);
-	fputs(buf_cstr(&b), stdout);
-	buf_release(&b);
-}
-
-int cmd_rules(int argc, char **argv)
-{
-	const struct cli_command *cmd = cli_command_find("rules");
-	bool quiet = false; /* rules writes nothing but errors on stderr anyway */
-	const struct cli_option opts[] = {CLI_QUIET_OPTION(&quiet), {NULL, 0, 0, NULL, NULL, NULL}};
-	struct strvec args = {0};
-	unsigned want = 0;
-	int rc = EXIT_USAGE;
-	int p = cli_parse(cmd, opts, argc, argv, &args);
-	if (p != 0) {
-		rc = p > 0 ? EXIT_OK : EXIT_USAGE;
-		goto done;
-	}
-	for (size_t i = 0; i < args.len; i++) {
-		int r = rule_parse(args.items[i]);
-		if (r < 0) {
-			fprintf(stderr, "preemptify rules: unknown rule '%s' (%s-%s or a rule name)\n", args.items[i],
-				rule_code(0), rule_code(RULE_COUNT - 1));
-			goto done;
-		}
-		want |= 1u << r;
-	}
-	if (!want)
-		want = (1u << RULE_COUNT) - 1;
-	bool first = true;
-	for (int k = 0; k < RULE_COUNT; k++) {
-		enum rule_id r = (enum rule_id)k;
-		if (!(want & (1u << k)))
-			continue;
-		if (!first)
-			putchar('\n');
-		first = false;
-		printf("%s %s\n    %s\n    fixes: ", rule_code(r), rule_name(r), rule_summary(r));
-		const enum fix_kind *fixes = rule_fixes(r);
-		if (fixes[0] == FIX_NONE)
-			fputs("none (report only)", stdout);
-		for (int j = 0; j < RULE_MAX_FIXES && fixes[j] != FIX_NONE; j++)
-			printf("%s%s", j ? ", " : "", fix_name(fixes[j]));
-		puts("\n");
-		print_wrapped(rule_help(r), "    ", 76);
-	}
-	rc = EXIT_OK;
-done:
-	strvec_release(&args);
 	return rc;
 }

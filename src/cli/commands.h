@@ -13,8 +13,8 @@
 #include "cli/config.h"
 
 int cmd_scan(int argc, char **argv);    /* cmd_scan.c */
-int cmd_explain(int argc, char **argv); /* cmd_scan.c */
-int cmd_rules(int argc, char **argv);   /* cmd_scan.c */
+int cmd_explain(int argc, char **argv); /* cmd_explain.c */
+int cmd_rules(int argc, char **argv);   /* cmd_explain.c */
 /* Added by later stages; declared here so their table row is one line. */
 int cmd_diff(int argc, char **argv);
 int cmd_apply(int argc, char **argv);
@@ -122,6 +122,9 @@ int scan_cli_run(const struct cli_command *cmd, const struct scan_cli *a,
  */
 int scan_cli_config(const struct cli_command *cmd, struct scan_cli *a, const struct strvec *paths,
 		    const char **target);
+
+/* The rules left on by --ignore IGNORE, as a mask into *OUT; -1 (message printed) on a bad name. */
+int scan_cli_rules_mask(const struct cli_command *cmd, const struct strvec *ignore, unsigned *out);
 
 /* The scan options A stands for; -1 (message printed) on a bad --ignore. */
 int scan_cli_options(const struct cli_command *cmd, const struct scan_cli *a,
