@@ -104,7 +104,7 @@ static void run_chunk(size_t i, void *ctx)
 	char *timeout = xasprintf("%d", timeout_sec);
 	struct buf side = BUF_INIT;
 	char **names = xcalloc(c->n, sizeof *names);
-	char **argv = xcalloc(c->n + 16, sizeof *argv);
+	char **argv = xcalloc(c->n + 20, sizeof *argv);
 	bool ok = mkdir(cdir, 0700) == 0;
 	buf_puts(&side, "# path op line col end_line end_col node text\n");
 	for (size_t k = 0; k < c->n && ok; k++) {
@@ -121,7 +121,8 @@ static void run_chunk(size_t i, void *ctx)
 		size_t a = 0;
 		char *head[] = {(char *)j0->opts->spatch, "--sp-file", cocci, "-D", sites_arg,
 				"-D", op_virtual(c->reqs[0]->op), "--very-quiet", "--no-show-diff",
-				"--no-includes", "--timeout", timeout, "--in-place"};
+				"--no-includes", "--timeout", timeout, "--in-place",
+				"--temp-files", (char *)j0->tmpdir}; /* not /tmp: see run_spatch() */
 		for (size_t k = 0; k < ARRAY_SIZE(head); k++)
 			argv[a++] = head[k];
 		if (j0->python) {

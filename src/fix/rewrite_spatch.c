@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "util/embedded.h"
+#include "util/interrupt.h"
 #include "util/spawn.h"
 
 static void sidecar_escape(struct buf *b, const char *s)
@@ -109,11 +110,13 @@ int run_spatch(struct job *j, const char *dir, enum fix_kind kind, enum edit_op 
 		*err = xstrdup(error_last());
 		goto done;
 	}
-	char *argv[18] = {(char *)j->opts->spatch, "--sp-file", cocci, "-D", sites_arg, "-D", op_virtual(op),
+	/* --temp-files: spatch writes its cocci_small_output-* and cocci-output-* files in
+	 * /tmp whatever TMPDIR says; in our directory they go when we remove it */
+	char *argv[20] = {(char *)j->opts->spatch, "--sp-file", cocci, "-D", sites_arg, "-D", op_virtual(op),
 			  "--very-quiet", "--no-show-diff", "--no-includes", "--timeout", timeout,
-			  "-o", outp, in, NULL};
+			  "--temp-files", (char *)j->tmpdir, "-o", outp, in, NULL};
 	if (j->python) {
-		memmove(argv + 3, argv + 1, 15 * sizeof *argv); /* with the NULL */
+		memmove(argv + 3, argv + 1, 17 * sizeof *argv); /* with the NULL */
 		argv[1] = "--python";
 		argv[2] = (char *)j->python;
 	}
@@ -199,7 +202,18 @@ int make_workdir(char **out)
 		free(tmpdir);
 		return -1;
 	}
+	/* spatch runs in this directory and is given paths in it: absolute, even for TMPDIR=tmp */
+	char *real = realpath(tmpdir, NULL);
+	if (!real) {
+		error_set("%s: %s", tmpdir, strerror(errno));
+		rmdir(tmpdir);
+		free(tmpdir);
+		return -1;
+	}
+	free(tmpdir);
+	tmpdir = real;
 	*out = tmpdir;
+	interrupt_register_dir(tmpdir); /* a second Ctrl-C removes it too */
 	/* TMPDIR/cocci/ as in the source tree; k == FIX_NONE: the sidecar code
 	 * every fix kind's semantic patch #includes. */
 	char *cocci_dir = xasprintf("%s/cocci", tmpdir);
@@ -225,4 +239,6 @@ int make_workdir(char **out)
 void remove_workdir(const char *dir)
 {
 	nftw(dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+	/* only now: a second Ctrl-C during the nftw() above finishes the removal */
+	interrupt_unregister_dir(dir);
 }

@@ -4,7 +4,9 @@
  * run (spatch); the work loops poll interrupted() and stop between files,
  * so temporary directories are removed by the normal path, every user file
  * is either the old or the new one, and the command exits 128+signal.
- * A second signal of the same kind takes the default action at once.
+ * A second signal stops the run at once (exit 128+signal): it kills the
+ * children, removes the registered temporary directories and says so. A
+ * user file is still never half-written (writes are renames).
  */
 #ifndef PREEMPTIFY_INTERRUPT_H
 #define PREEMPTIFY_INTERRUPT_H
@@ -26,5 +28,13 @@ int interrupted(void);
  */
 int interrupt_track(pid_t pgid);
 void interrupt_untrack(int slot);
+
+/*
+ * Registers PATH, a temporary directory of ours, to be removed if a second
+ * signal stops the run at once; returns its slot (>= 0), or -1 when all are taken.
+ * interrupt_unregister_dir(PATH) once it is removed the normal way.
+ */
+int interrupt_register_dir(const char *path);
+void interrupt_unregister_dir(const char *path);
 
 #endif

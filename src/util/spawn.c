@@ -21,6 +21,17 @@ static bool is_executable(const char *path)
 	return stat(path, &st) == 0 && S_ISREG(st.st_mode) && access(path, X_OK) == 0;
 }
 
+/* NAME (with a '/') as an absolute path: the child runs in another directory. */
+static char *absolute(const char *name)
+{
+	if (name[0] == '/')
+		return xstrdup(name);
+	char cwd[4096];
+	if (!getcwd(cwd, sizeof cwd))
+		return xstrdup(name);
+	return xasprintf("%s/%s", cwd, name[0] == '.' && name[1] == '/' ? name + 2 : name);
+}
+
 int spawn_find_program(const char *name, char **out)
 {
 	*out = NULL;
@@ -29,7 +40,7 @@ int spawn_find_program(const char *name, char **out)
 	if (strchr(name, '/')) {
 		if (!is_executable(name))
 			return error_set("%s: not an executable file", name);
-		*out = xstrdup(name);
+		*out = absolute(name);
 		return 0;
 	}
 	const char *path = getenv("PATH");
@@ -39,8 +50,10 @@ int spawn_find_program(const char *name, char **out)
 	for (;;) {
 		const char *colon = strchr(p, ':');
 		size_t n = colon ? (size_t)(colon - p) : strlen(p);
-		char *cand = n ? xasprintf("%.*s/%s", (int)n, p, name) : xasprintf("./%s", name);
-		if (is_executable(cand)) {
+		/* a relative entry (".", "bin", or empty, meaning ".") would run what
+		 * lies where the user stands: never taken */
+		char *cand = n && p[0] == '/' ? xasprintf("%.*s/%s", (int)n, p, name) : NULL;
+		if (cand && is_executable(cand)) {
 			*out = cand;
 			return 0;
 		}
@@ -49,7 +62,46 @@ int spawn_find_program(const char *name, char **out)
 			break;
 		p = colon + 1;
 	}
-	return error_set("%s: not found in PATH", name);
+	return error_set("%s: not found in PATH (its absolute directories)", name);
+}
+
+/*
+ * The child's environment: ours, with PATH's relative entries dropped, so
+ * a program that looks up another one (spatch runs python3) never takes it
+ * from the current directory. Built before fork (the child may not
+ * allocate); free with free_env().
+ */
+static char **child_env(void)
+{
+	extern char **environ;
+	size_t n = 0;
+	while (environ[n])
+		n++;
+	char **env = xcalloc(n + 1, sizeof *env);
+	for (size_t i = 0; i < n; i++) {
+		if (strncmp(environ[i], "PATH=", 5) != 0) {
+			env[i] = xstrdup(environ[i]);
+			continue;
+		}
+		struct buf b = BUF_INIT;
+		buf_puts(&b, "PATH=");
+		for (const char *p = environ[i] + 5; *p;) {
+			const char *colon = strchr(p, ':');
+			size_t len = colon ? (size_t)(colon - p) : strlen(p);
+			if (len && p[0] == '/')
+				buf_printf(&b, "%s%.*s", b.len > 5 ? ":" : "", (int)len, p);
+			p += len + (colon != NULL);
+		}
+		env[i] = buf_detach(&b);
+	}
+	return env;
+}
+
+static void free_env(char **env)
+{
+	for (size_t i = 0; env && env[i]; i++)
+		free(env[i]);
+	free(env);
 }
 
 static double now_sec(void)
@@ -60,8 +112,8 @@ static double now_sec(void)
 }
 
 /* In the child: only async-signal-safe calls until exec. */
-static void child_exec(const char *prog, char *const *argv, const char *cwd, int out_fd,
-		       int err_fd)
+static void child_exec(const char *prog, char *const *argv, char *const *env, const char *cwd,
+		       int out_fd, int err_fd)
 {
 	int e;
 	setpgid(0, 0);
@@ -75,7 +127,7 @@ static void child_exec(const char *prog, char *const *argv, const char *cwd, int
 	close(out_fd);
 	if (cwd && chdir(cwd) != 0)
 		goto fail;
-	execv(prog, argv);
+	execve(prog, argv, env);
 fail:
 	e = errno;
 	if (write(err_fd, &e, sizeof e) < 0)
@@ -88,8 +140,8 @@ fail:
  * is the close-on-exec pipe the child reports an exec failure through.
  * The parent's write ends are closed. 0 with *PID, or -1 with the error slot set.
  */
-static int spawn_start(const char *prog, char *const *argv, const char *cwd, int outp[2], int errp[2],
-		       pid_t *pid)
+static int spawn_start(const char *prog, char *const *argv, char *const *env, const char *cwd,
+		       int outp[2], int errp[2], pid_t *pid)
 {
 	if (pipe(outp) != 0 || pipe(errp) != 0)
 		return error_set("pipe: %s", strerror(errno));
@@ -101,7 +153,7 @@ static int spawn_start(const char *prog, char *const *argv, const char *cwd, int
 	if (*pid < 0)
 		return error_set("fork: %s", strerror(errno));
 	if (*pid == 0)
-		child_exec(prog, argv, cwd, outp[1], errp[1]);
+		child_exec(prog, argv, env, cwd, outp[1], errp[1]);
 	setpgid(*pid, *pid); /* also in the parent: no race with the kill below */
 	close(outp[1]);
 	outp[1] = -1;
@@ -119,6 +171,28 @@ static int exec_errno(int fd)
 		n = read(fd, &child_errno, sizeof child_errno);
 	while (n < 0 && errno == EINTR);
 	return n == (ssize_t)sizeof child_errno ? child_errno : 0;
+}
+
+/*
+ * Appends N bytes of a child's output to OUTPUT, which keeps at most its
+ * first SPAWN_OUTPUT_HEAD and last SPAWN_OUTPUT_TAIL bytes (what tells
+ * how a run went is at either end): a child printing without end cannot
+ * use up our memory.
+ */
+#define SPAWN_OUTPUT_HEAD (64u << 10)
+#define SPAWN_OUTPUT_TAIL (1u << 20)
+static void keep_output(struct buf *output, const char *chunk, size_t n)
+{
+	static const char cut[] = "\n[... output cut ...]\n";
+	buf_add(output, chunk, n);
+	size_t max = SPAWN_OUTPUT_HEAD + sizeof cut - 1 + SPAWN_OUTPUT_TAIL;
+	if (output->len <= max + SPAWN_OUTPUT_TAIL)
+		return; /* trimmed once a whole tail has piled up past the bound: linear */
+	memcpy(output->ptr + SPAWN_OUTPUT_HEAD, cut, sizeof cut - 1);
+	memmove(output->ptr + SPAWN_OUTPUT_HEAD + sizeof cut - 1,
+		output->ptr + output->len - SPAWN_OUTPUT_TAIL, SPAWN_OUTPUT_TAIL);
+	output->len = max;
+	output->ptr[output->len] = '\0';
 }
 
 /*
@@ -162,7 +236,7 @@ static void collect_output(int fd, pid_t pid, int timeout_sec, struct buf *outpu
 			continue;
 		if (n <= 0)
 			break;
-		buf_add(output, chunk, (size_t)n);
+		keep_output(output, chunk, (size_t)n);
 	}
 }
 
@@ -188,9 +262,11 @@ int spawn_run(char *const *argv, const char *cwd, int timeout_sec,
 	int outp[2] = {-1, -1}, errp[2] = {-1, -1};
 	struct buf output = BUF_INIT;
 	pid_t pid = -1;
+	char **env = NULL;
 
 	*out = (struct spawn_result)SPAWN_RESULT_INIT;
-	if (spawn_find_program(argv[0], &prog) < 0 || spawn_start(prog, argv, cwd, outp, errp, &pid) < 0)
+	env = child_env();
+	if (spawn_find_program(argv[0], &prog) < 0 || spawn_start(prog, argv, env, cwd, outp, errp, &pid) < 0)
 		goto done;
 	int child_errno = exec_errno(errp[0]);
 	if (child_errno) {
@@ -220,6 +296,7 @@ done:
 	out->output_len = output.len;
 	out->output = buf_detach(&output);
 	free(prog);
+	free_env(env);
 	return ret;
 }
 

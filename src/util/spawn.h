@@ -20,16 +20,19 @@ struct spawn_result {
 #define SPAWN_RESULT_INIT {0, 0, false, NULL, 0}
 
 /*
- * Looks NAME up the way execvp would (a name with a '/' is taken as is)
- * and stores the malloc'ed path in *OUT. Returns 0, or -1 with the error
- * slot set ("NAME: not found in PATH").
+ * Looks NAME up the way execvp would, but only in PATH's absolute
+ * directories (".", an empty entry or "bin" would run what lies where the
+ * user stands), and stores the malloc'ed absolute path in *OUT; a name with
+ * a '/' is taken as the user gave it, made absolute. Returns 0, or -1 with
+ * the error slot set ("NAME: not found in PATH ...").
  */
 int spawn_find_program(const char *name, char **out);
 
 /*
- * Runs ARGV (argv[0] looked up in PATH) in directory CWD (NULL: ours) with
- * stdin from /dev/null, waiting at most TIMEOUT_SEC seconds (<= 0: no
- * limit). Returns 0 when the program ran (whatever its exit status: see
+ * Runs ARGV (argv[0] looked up as spawn_find_program() does) in directory
+ * CWD (NULL: ours) with stdin from /dev/null, waiting at most TIMEOUT_SEC
+ * seconds (<= 0: no limit). The child's PATH has no relative entry. Its
+ * output is kept up to its first 64 KiB and last 1 MiB. Returns 0 when the program ran (whatever its exit status: see
  * OUT), or -1 with the error slot set when it could not be started (not
  * found, exec failed). OUT is filled in either case and must be freed.
  */

@@ -60,6 +60,36 @@ run_interrupted INT plan; check_after SIGINT 130
 run_interrupted TERM plan; check_after SIGTERM 143
 run_interrupted HUP plan; check_after SIGHUP 129
 
+# a second signal stops the run at once, and still removes the temporary files
+# (spatch's own included: they used to land in /tmp whatever TMPDIR said)
+printf '#!/bin/sh\necho "$@" >>"%s/spatch-args"\nexec spatch "$@"\n' "$WORK" >"$WORK/logged-spatch"
+chmod +x "$WORK/logged-spatch"
+rm -rf t && cp -r orig t
+"$BIN" apply -j 2 --spatch "$WORK/logged-spatch" t >"$WORK/.out" 2>"$WORK/.err" &
+pid=$!
+sleep 1
+kill -s INT "$pid"
+sleep 0.05
+kill -s INT "$pid"
+wait "$pid"
+rc=$?
+out=$(cat "$WORK/.out")
+err=$(cat "$WORK/.err")
+expect_rc 130 "second SIGINT: exit status"
+# (the clean stop may be over before the second signal comes: then it says that)
+expect_err "interrupted again: stopped at once; temporary files removed|interrupted by signal 2" "second SIGINT: says what it did"
+[ -z "$(ls -A "$TMPDIR")" ] && ok || bad "second SIGINT: left in TMPDIR: $(find "$TMPDIR" | head)"
+sleep 0.2
+if pgrep -f "spatch.*$TMPDIR" >/dev/null; then bad "second SIGINT: spatch still running"; else ok; fi
+for f in orig/*.c; do
+	rel=${f#orig/}
+	cmp -s "t/$rel" "orig/$rel" || cmp -s "t/$rel" "ref/$rel" || bad "second SIGINT: $rel half-written"
+done
+# spatch's cocci_small_output-* files go where --temp-files says, else to /tmp
+n_runs=$(grep -c -- '--sp-file' "$WORK/spatch-args" || true)
+n_ours=$(grep -c -- "--temp-files $TMPDIR/preemptify-" "$WORK/spatch-args" || true)
+[ "$n_runs" -ge 1 ] && [ "$n_runs" -eq "$n_ours" ] && ok || bad "spatch runs told to keep temp files in our directory: $n_ours of $n_runs"
+
 # in the write phase: hold each replacement 300 ms with its temporary file complete
 export PREEMPTIFY_TEST_FAULT=write-delay-ms=300
 run_interrupted INT write; check_after SIGINT 130
