@@ -18,6 +18,7 @@
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <stdint.h>
 #include <string.h>
 #include <sys/stat.h>
 
@@ -116,8 +117,15 @@ static int prepare_file(struct job *j, const char *dir)
 			refuse(c, j->findings.items[f], xstrdup(c->error));
 		return -1;
 	}
-	if (mkdir(dir, 0700) != 0) {
+	/* apply replaces a file by rename: the other names of a hard link would keep the old text */
+	struct stat st;
+	if (stat(c->path, &st) == 0 && st.st_nlink > 1)
+		c->error = xasprintf("has %ju names (hard links): a rewrite would give this name the new "
+				     "text and leave the others the old one; not rewritten (break the links "
+				     "first: cp FILE FILE.new && mv FILE.new FILE)", (uintmax_t)st.st_nlink);
+	else if (mkdir(dir, 0700) != 0)
 		c->error = xasprintf("%s: %s", dir, strerror(errno));
+	if (c->error) {
 		for (size_t f = 0; f < n; f++)
 			refuse(c, j->findings.items[f], xstrdup(c->error));
 		return -1;

@@ -1,4 +1,6 @@
 /* Writefile: temp + fsync + rename, with a changed-since-read check. */
+/* realpath() is XSI. */
+#define _XOPEN_SOURCE 700
 #include "util/writefile.h"
 
 #include <errno.h>
@@ -128,6 +130,20 @@ done:
 }
 
 /*
+ * The pattern of a sibling temporary file of PATH: PATH.preemptify-XXXXXX,
+ * or DIR/.preemptify-XXXXXX when PATH's name is too long to take the
+ * suffix (a name of 238 bytes or more could never be rewritten).
+ */
+static char *temp_name(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+	const char *base = slash ? slash + 1 : path;
+	if (strlen(base) + strlen(".preemptify-XXXXXX") <= 255)
+		return xasprintf("%s.preemptify-XXXXXX", path);
+	return xasprintf("%.*s.preemptify-XXXXXX", (int)(base - path), path);
+}
+
+/*
  * Creates a sibling temp file of PATH with ST's mode and owner and the
  * extended attributes of FROM (the file it stands for); *OUT gets its name.
  */
@@ -135,7 +151,7 @@ static int temp_beside(const char *path, const char *from, const char *text, siz
 		       const struct stat *st, char **out)
 {
 	int ret = -1, fd = -1;
-	char *tmp = xasprintf("%s.preemptify-XXXXXX", path);
+	char *tmp = temp_name(path);
 
 	fd = mkstemp(tmp);
 	if (fd < 0) {
@@ -236,13 +252,22 @@ int writefile_replace(const char *path, const char *expected_old, size_t old_len
 		      bool backup_force)
 {
 	int ret = -1;
-	char *cur = NULL, *bak = NULL;
+	char *cur = NULL, *bak = NULL, *real = NULL;
 	size_t cur_len = 0;
 	struct stat st;
 
 	if (lstat(path, &st) != 0) {
 		error_set("%s: %s", path, strerror(errno));
 		goto done;
+	}
+	if (S_ISLNK(st.st_mode)) {
+		/* a symbolic link: its target is rewritten, the link stays */
+		real = realpath(path, NULL);
+		if (!real || lstat(real, &st) != 0) {
+			error_set("%s: a symbolic link to nothing: %s", path, strerror(errno));
+			goto done;
+		}
+		path = real;
 	}
 	if (!S_ISREG(st.st_mode)) {
 		error_set("%s: not a regular file", path);
@@ -267,6 +292,7 @@ int writefile_replace(const char *path, const char *expected_old, size_t old_len
 done:
 	free(cur);
 	free(bak);
+	free(real);
 	return ret;
 }
 
@@ -293,7 +319,7 @@ int writefile_output(const char *path, const char *text, size_t len)
 		if (temp_beside(path, path, text, len, &st, &tmp) < 0)
 			return -1;
 	} else {
-		tmp = xasprintf("%s.preemptify-XXXXXX", path);
+		tmp = temp_name(path);
 		int fd = mkstemp(tmp);
 		bool ok = fd >= 0 && fchmod(fd, st.st_mode & 07777) == 0 && write_fault() == 0 &&
 			  write_all(fd, text, len) == 0 && fsync(fd) == 0;

@@ -65,6 +65,23 @@ if command -v spatch >/dev/null 2>&1; then
 	bare=$(grep -c $'[^\r]$' crlf.c)
 	if [ "$bare" -eq 0 ]; then ok; else bad "CRLF: $bare lines end in a bare LF"; fi
 	run diff crlf.c; expect_rc 0 "CRLF: a second diff is empty"
+	# D25: a symbolic link: diff and apply agree; the target is rewritten, the link kept
+	mkdir sl && cp "$SRC/fixtures/drivers/block/nbd_interproc.c" sl/real.c && ln -s real.c sl/link.c
+	run diff sl/link.c; expect_rc 1 "a symbolic link: diff shows the fix"
+	run apply sl/link.c; expect_rc 0 "a symbolic link: apply writes it"
+	[ -L sl/link.c ] && grep -q put_cpu_var sl/real.c && ok || bad "a symbolic link: the link kept, its target rewritten"
+	# D26: hard links: refused by diff and apply alike, never half the names
+	mkdir hl && cp "$SRC/fixtures/drivers/block/nbd_interproc.c" hl/one.c && ln hl/one.c hl/two.c
+	run diff hl/one.c; expect_rc 3 "hard links: diff refuses"
+	expect_err 'has 2 names \(hard links\)' "hard links: says why"
+	run apply hl/one.c; expect_rc 3 "hard links: apply refuses"
+	[ "$(sum hl/one.c)" = "$before" ] && [ "$(sum hl/two.c)" = "$before" ] && ok || bad "hard links: a name changed"
+	# D30: a name too long to take the temporary suffix
+	long=$(printf 'n%.0s' $(seq 1 245)).c
+	cp "$SRC/fixtures/drivers/block/nbd_interproc.c" "$long"
+	run apply "$long"; expect_rc 0 "a 247-byte name: apply writes it"
+	grep -q put_cpu_var "$long" && ok || bad "a 247-byte name: not rewritten"
+	[ -z "$(ls -A | grep preemptify-)" ] && ok || bad "a 247-byte name: temporary file left"
 else
 	echo "note: spatch not installed; the backup checks are not run"
 fi
