@@ -70,6 +70,12 @@ struct callers {
 	struct caller_ref {
 		uint32_t caller, call;
 	} *refs;
+	/*
+	 * fails[g]: the walk up from function G through the calls made with
+	 * preemption on meets a function that ends it (roots_fail_build()), so
+	 * context_roots() of G fails; computed once a file, on first use.
+	 */
+	uint8_t *fails;
 };
 
 /* Built in one pass over every call (a counting sort by callee): linear in the calls. */
@@ -94,8 +100,10 @@ static void callers_release(struct callers *cl)
 {
 	free(cl->first);
 	free(cl->refs);
+	free(cl->fails);
 	cl->first = NULL;
 	cl->refs = NULL;
+	cl->fails = NULL;
 }
 
 /*
@@ -185,13 +193,78 @@ bool context_roots(const struct file_analysis *fa, const struct fn *f, name_vec 
 	return context_roots_sleep(fa, f, out, &sleeps);
 }
 
+/*
+ * Does function G end the walk of context_roots_sleep() when it reaches
+ * it? Its address is taken, or it is a static function nobody calls, or a
+ * caller that is atomic at entry calls it with preemption on.
+ */
+static bool roots_stop_at(const struct file_analysis *fa, const struct callers *cl, size_t g)
+{
+	const struct fn *fg = &fa->fns.items[g];
+	if (fg->addr_taken || (!analysis_fn_is_shared(fa, fg) && cl->first[g] == cl->first[g + 1]))
+		return true;
+	for (size_t k = cl->first[g]; k < cl->first[g + 1]; k++) {
+		const struct fn *caller = &fa->fns.items[cl->refs[k].caller];
+		if (!caller->calls.items[cl->refs[k].call].protected_call && caller->ctx != CTX_PROCESS)
+			return true;
+	}
+	return false;
+}
+
+/*
+ * cl->fails for every function at once: a function fails when it stops the
+ * walk or one of the functions calling it with preemption on fails. Down
+ * the call edges from every stopping function, each edge once: linear, where
+ * a walk from each function was quadratic on long chains of callers.
+ */
+static void roots_fail_build(const struct file_analysis *fa, struct callers *cl)
+{
+	size_t nf = fa->fns.len, nrefs = cl->first[nf];
+	size_t *first = xcalloc(nf + 1, sizeof *first); /* callees by caller: a counting sort */
+	uint32_t *callee = xcalloc(nrefs ? nrefs : 1, sizeof *callee);
+	for (size_t k = 0; k < nrefs; k++)
+		first[cl->refs[k].caller + 1]++;
+	for (size_t g = 0; g < nf; g++)
+		first[g + 1] += first[g];
+	size_t *fill = xcalloc(nf ? nf : 1, sizeof *fill);
+	for (size_t g = 0; g < nf; g++)
+		for (size_t k = cl->first[g]; k < cl->first[g + 1]; k++) {
+			uint32_t c = cl->refs[k].caller;
+			if (!fa->fns.items[c].calls.items[cl->refs[k].call].protected_call)
+				callee[first[c] + fill[c]++] = (uint32_t)g;
+		}
+	cl->fails = xcalloc(nf ? nf : 1, 1);
+	VEC(size_t) work = VEC_INIT;
+	for (size_t g = 0; g < nf; g++)
+		if (roots_stop_at(fa, cl, g)) {
+			cl->fails[g] = 1;
+			vec_push(&work, g);
+		}
+	while (work.len) {
+		size_t c = work.items[--work.len];
+		for (size_t e = first[c]; e < first[c] + fill[c]; e++)
+			if (!cl->fails[callee[e]]) {
+				cl->fails[callee[e]] = 1;
+				vec_push(&work, (size_t)callee[e]);
+			}
+	}
+	vec_release(&work);
+	free(first);
+	free(callee);
+	free(fill);
+}
+
 bool context_roots_sleep(const struct file_analysis *fa, const struct fn *f, name_vec *out, bool *sleeps)
 {
 	*sleeps = false;
 	size_t nf = fa->fns.len, start = (size_t)(f - fa->fns.items);
-	const struct callers *cl = fa->callers;
+	struct callers *cl = fa->callers;
 	if (!cl)
 		return false;
+	if (!cl->fails)
+		roots_fail_build(fa, cl);
+	if (cl->fails[start])
+		return false; /* the walk below would end in failure: its roots are not used */
 	/*
 	 * Breadth first from F through the calls made with preemption on, each
 	 * function once: the shared functions reached are the roots. A function
