@@ -33,12 +33,39 @@ void scan_cli_release(struct scan_cli *a)
 		config_release(a->cfg);
 	free(a->cfg);
 	a->cfg = NULL;
+	free(a->tree_root);
+	a->tree_root = NULL;
+}
+
+/*
+ * The tree above the PATHs (cli_tree_root() of the first), unless the user
+ * named one (--context-root) or none (--no-tree), or the first PATH is the
+ * tree itself (its files are the index already).
+ */
+static void find_tree_root(struct scan_cli *a, const struct strvec *paths)
+{
+	bool is_path = false;
+	if (a->context_root || a->no_tree || !paths->len || a->tree_root)
+		return;
+	a->tree_root = cli_tree_root(paths->items[0], &is_path);
+	if (is_path) {
+		free(a->tree_root);
+		a->tree_root = NULL;
+	}
+}
+
+void scan_cli_say_root(const struct scan_cli *a, const struct strvec *paths)
+{
+	if (a->tree_root && !a->quiet)
+		fprintf(stderr, "preemptify: callers followed through the kernel tree at %s, found above %s "
+			"(--context-root DIR names another, --no-tree none)\n", a->tree_root, paths->items[0]);
 }
 
 int scan_cli_config(const struct cli_command *cmd, struct scan_cli *a, const struct strvec *paths,
 		    const char **target)
 {
 	char *path = NULL;
+	find_tree_root(a, paths);
 	if (a->no_config)
 		return EXIT_OK;
 	if (a->config)
@@ -154,7 +181,8 @@ static int scan_tree(const struct cli_command *cmd, const struct scan_cli *a, co
 		     const struct strvec *asm_files, const struct scan_options *so, struct scan_result *out)
 {
 	struct strvec index = VEC_INIT;
-	if (!a->context_root) {
+	const char *tree = a->context_root ? a->context_root : a->tree_root;
+	if (!tree) {
 		for (size_t i = 0; i < files->len; i++)
 			vec_push(&index, files->items[i]);
 		for (size_t i = 0; i < asm_files->len; i++)
@@ -173,12 +201,13 @@ static int scan_tree(const struct cli_command *cmd, const struct scan_cli *a, co
 	struct walk_options wo = {a->exclude.items, a->exclude.len, NULL};
 	wo.assembly = &index;
 	diagnostic_vec diags = VEC_INIT;
-	char *root = (char *)a->context_root;
+	char *root = (char *)tree;
 	int rc = walk_paths(&root, 1, &wo, &index, &diags);
 	if (diags.len)
 		progress_clear(a->progress);
 	for (size_t i = 0; i < diags.len; i++) {
-		fprintf(stderr, "preemptify %s: option '--context-root': %s\n", cmd->name, diags.items[i].message);
+		fprintf(stderr, "preemptify %s: %s %s: %s\n", cmd->name, a->context_root ? "option '--context-root'" :
+			"the tree found above the PATHs,", tree, diags.items[i].message);
 		diagnostic_release(&diags.items[i]);
 	}
 	vec_release(&diags);
@@ -357,7 +386,9 @@ int scan_cli_run(const struct cli_command *cmd, const struct scan_cli *a,
 		error_clear();
 		goto done;
 	}
-	so.whole_tree = a->context_root != NULL;
+	so.whole_tree = a->context_root != NULL || a->tree_root != NULL;
+	/* a shared per-CPU array gets the verdict and plan of the whole tree, whatever part is scanned */
+	so.arrays_over_index = a->context_root != NULL || a->tree_root != NULL;
 	for (size_t i = 0; i < paths->len && !so.whole_tree; i++)
 		so.whole_tree = is_tree_root(paths->items[i]);
 	kernel_api_reset_sleepers();
@@ -365,7 +396,7 @@ int scan_cli_run(const struct cli_command *cmd, const struct scan_cli *a,
 		kernel_api_add_sleeper(a->may_sleep.items[i]);
 	struct walk_options wo = {a->exclude.items, a->exclude.len, so.want ? &asm_files : NULL};
 	bool failed = walk_paths(paths->items, paths->len, &wo, &files, &out->diagnostics) < 0;
-	if (so.want && !a->context_root) /* the scan reads every file: hash its identifiers then */
+	if (so.want && !a->context_root && !a->tree_root) /* the scan reads every file: hash its identifiers then */
 		ids = so.ids = xcalloc(files.len ? files.len : 1, sizeof *so.ids);
 	progress_phase(a->progress, "scanning", files.len, false);
 	so.progress = a->progress;
@@ -563,6 +594,7 @@ static int scan_print(FILE *out, int fmt, const struct scan_result *r, const str
 	fflush(out);
 	if (!a->quiet)
 		emit_summary(stderr, r);
+	scan_cli_say_root(a, paths);
 	return rc == EXIT_OK && count_flagged(r) ? EXIT_FOUND : rc;
 }
 

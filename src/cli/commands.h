@@ -64,9 +64,10 @@ struct scan_cli {
 	const char *config;         /* --config FILE; NULL: look for .preemptify.toml */
 	bool no_config;             /* read no .preemptify.toml */
 	struct config *cfg;         /* not an option: the config read (scan_cli_config), or NULL */
+	char *tree_root;            /* not an option: the kernel tree found above the PATHs (scan_cli_config), or NULL */
 };
 #define SCAN_CLI_INIT {0, false, false, {NULL, 0, 0}, {NULL, 0, 0}, false, {NULL, 0, 0}, false, false, NULL, \
-		       false, false, NULL, NULL, NULL, NULL, false, NULL}
+		       false, false, NULL, NULL, NULL, NULL, false, NULL, NULL}
 #define SCAN_CLI_OPTIONS(a) \
 	{"jobs", 'j', OPT_INT, &(a)->jobs, "N", "files analysed in parallel (default: online CPUs)"}, \
 	{"exclude", 0, OPT_LIST, &(a)->exclude, "GLOB", "skip paths matching GLOB"}, \
@@ -122,6 +123,20 @@ int scan_cli_run(const struct cli_command *cmd, const struct scan_cli *a,
  */
 int scan_cli_config(const struct cli_command *cmd, struct scan_cli *a, const struct strvec *paths,
 		    const char **target);
+
+/*
+ * The kernel tree PATH lives in: the nearest directory at or above it with
+ * a top Makefile setting VERSION and PATCHLEVEL and an include/linux/,
+ * spelled from the current directory (".", "../..", "linux", or absolute);
+ * NULL when there is none. *IS_PATH: it is PATH itself (a directory).
+ */
+char *cli_tree_root(const char *path, bool *is_path);
+
+/*
+ * Says (on stderr, unless A->quiet) which tree gave the callers, when
+ * scan_cli_config() found one above the PATHs.
+ */
+void scan_cli_say_root(const struct scan_cli *a, const struct strvec *paths);
 
 /* The rules left on by --ignore IGNORE, as a mask into *OUT; -1 (message printed) on a bad name. */
 int scan_cli_rules_mask(const struct cli_command *cmd, const struct strvec *ignore, unsigned *out);

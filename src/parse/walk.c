@@ -76,8 +76,11 @@ static bool refuse_control_name(diagnostic_vec *diags, const char *path)
 	return true;
 }
 
+/* DIR/NAME; under the current directory, NAME alone: one spelling per file, never ./net/x.c beside net/x.c */
 static char *join(const char *dir, const char *name)
 {
+	if (strcmp(dir, ".") == 0 || strcmp(dir, "./") == 0)
+		return xstrdup(name);
 	size_t n = strlen(dir);
 	return xasprintf("%s%s%s", dir, n && dir[n - 1] == '/' ? "" : "/", name);
 }

@@ -64,12 +64,18 @@ run apply --target modern mod; expect_rc 0 "apply --target modern"
 if out=$(compiles mod "$SRC/fixtures/include-modern" "$SRC/fixtures/include-2.6" "$SRC/fixtures/include-2.4"); then ok
 else bad "the modern tree compiles against the modern shim: $out"; fi
 
-# without the tree (--no-tree, or a subdirectory): nothing is known of the other files
+# without the tree (--no-tree): nothing is known of the other files
 cp -r "$tree" nt
 run diff --no-tree nt
 expect_no_out 'cstat_percpu' "--no-tree converts nothing"
+# a subdirectory alone: the tree is found above it, and the subdirectory gets
+# exactly its part of the whole tree's conversion
 run diff nt/drivers
-expect_no_out 'cstat_percpu' "a subdirectory alone converts nothing"
+sub=$out
+run diff nt
+part=$(printf '%s\n' "$out" | awk 'index($0, "diff --git ") == 1 { on = index($0, "diff --git a/nt/drivers/") == 1 } on')
+[ -n "$sub" ] && [ "$sub" = "$part" ] && ok || bad "a subdirectory alone: its part of the whole tree's diff"
+expect_out 'cstat_percpu' "the whole tree converts the struct of arrays"
 
 # refusals: the instance used whole, the layout used by offsetof
 cp -r "$tree" whole

@@ -28,14 +28,53 @@ run scan --no-tree fastnet; expect_rc 1 "--no-tree has findings"
 same "$SRC/fixtures/trees/fastnet.no-tree.expect" "--no-tree: each file alone"
 if printf '%s\n' "$err" | grep -q 'callers across files'; then bad "--no-tree builds no index"; else ok; fi
 
-# a subdirectory alone: callers outside it are unknown...
+# a subdirectory alone: the tree is found above it (a top Makefile with
+# VERSION and PATCHLEVEL, and include/linux/), so it gets the whole tree's
+# verdicts and header macros, as with --context-root...
 run scan fastnet/drivers/net
-if [ "$(sites)" = "$(printf '%s\n' 'drivers/net/fastnet.c:60:16 P003' 'drivers/net/fastnet_lib.c:21:12 P003' 'drivers/net/fastnet_lib.c:29:12 P003' 'drivers/net/fastnet_stat.c:6:16 P003')" ]; then ok
-else bad "drivers/net alone: the IRQ handler's callee is atomic (same directory), the core's callee unknown, the driver's header macro seen, the core header's not"; fi
-# ...unless --context-root names the whole tree (callers and header macros)
+want='drivers/net/fastnet.c:44:7 P004
+drivers/net/fastnet.c:60:16 P003
+drivers/net/fastnet_lib.c:29:12 P003
+drivers/net/fastnet_stat.c:6:2 P002
+drivers/net/fastnet_stat.c:6:2 P008'
+if [ "$(sites)" = "$want" ]; then ok; else bad "drivers/net alone: the tree found above it decides: $(sites | tr '\n' ' ')"; fi
+expect_err 'callers followed through the kernel tree at fastnet, found above fastnet/drivers/net' "the summary names the tree found"
+alone=$(sites)
 run scan --context-root fastnet fastnet/drivers/net
-if [ "$(sites)" = "$(printf '%s\n' 'drivers/net/fastnet.c:44:7 P004' 'drivers/net/fastnet.c:60:16 P003' 'drivers/net/fastnet_lib.c:29:12 P003' 'drivers/net/fastnet_stat.c:6:16 P003')" ]; then ok
-else bad "--context-root: the subdirectory gets the whole tree's verdicts and header macros"; fi
+if [ "$(sites)" = "$alone" ]; then ok; else bad "--context-root gives what the tree found gives"; fi
+# ...and each file alone gets exactly its part of the whole tree's answer, the
+# per-CPU array shared across files included (its part of the conversion,
+# naming the files that convert together)
+whole=$("$BIN" scan -v fastnet 2>/dev/null)
+for f in $(cd fastnet && find . -name '*.[ch]' | sed 's#^\./##' | sort); do
+	one=$("$BIN" scan -v "fastnet/$f" 2>/dev/null | grep -v '^  ')
+	part=$(printf '%s\n' "$whole" | grep -v '^  ' | grep "^fastnet/$f:" || true)
+	[ "$one" = "$part" ] && ok || bad "$f alone differs from its part of the whole tree: $(diff <(echo "$one") <(echo "$part") | head -4 | tr '\n' ' ')"
+done
+# from inside the tree, with a relative path
+inside=$(cd fastnet/drivers/net && "$BIN" scan fastnet.c 2>&1)
+printf '%s\n' "$inside" | grep -q 'fastnet.c:44:7: .*\[P004\]' && ok || bad "from inside the tree: the header macro's site is seen"
+printf '%s\n' "$inside" | grep -q 'kernel tree at \.\./\.\., found above fastnet.c' && ok || bad "from inside the tree: the root is spelled from where the user stands"
+# --no-tree: callers outside each file unknown, as before
+run scan --no-tree fastnet/drivers/net
+if printf '%s\n' "$err" | grep -q 'kernel tree at'; then bad "--no-tree finds no tree"; else ok; fi
+# without a kernel tree's Makefile, the PATHs are the index
+cp -r fastnet plain && rm plain/Makefile
+run scan plain/drivers/net
+if printf '%s\n' "$err" | grep -q 'kernel tree at'; then bad "no Makefile: no tree is found"; else ok; fi
+expect_out 'plain/drivers/net/fastnet_lib.c:21:12: .*\[P003\]' "no Makefile: callers outside the PATHs unknown"
+run scan -v fastnet/drivers/net/fastnet_stat.c
+expect_out 'the files naming it convert together: fastnet/drivers/net/fastnet_stat.c, fastnet/include/linux/fastdev_stat.h, fastnet/net/core/fastdev_stat.c' "a shared array in a file alone: its part, naming the files that convert together"
+# the diff of each file alone is its part of the whole tree's diff
+if command -v spatch >/dev/null; then
+	wdiff=$("$BIN" diff --color never fastnet 2>/dev/null)
+	for f in drivers/net/fastnet_stat.c net/core/fastdev_stat.c drivers/net/fastnet.c; do
+		one=$("$BIN" diff --color never "fastnet/$f" 2>/dev/null)
+		part=$(printf '%s\n' "$wdiff" | awk -v f="diff --git a/fastnet/$f " 'index($0, "diff --git ") == 1 { on = index($0, f) == 1 } on')
+		[ -n "$one" ] && [ "$one" = "$part" ] && ok || bad "diff of $f alone is not its part of the whole tree's diff"
+	done
+fi
+rm -rf plain
 
 # macros of the tree's headers: a site at each use, with the macro's location...
 run explain --context-root fastnet fastnet/drivers/net/fastnet.c:44
@@ -105,7 +144,7 @@ if [ "${empty% *}" -ge 3 ] && [ "${empty#* }" -eq 0 ]; then ok; else bad "P008 p
 run scan -v again
 expect_out 'fastdev_ring_owner is named in assembly code \(again/arch/demo/kernel/entry.S\)' "the assembly use is the reason"
 run scan -v again/net
-expect_out 'fastdev_stats is not static and the files scanned are not a whole tree' "a subdirectory alone does not convert a shared array"
+expect_out 'the files naming it convert together: again/drivers/net/fastnet_stat.c, again/include/linux/fastdev_stat.h, again/net/core/fastdev_stat.c' "a subdirectory alone converts its part of a shared array, as the tree does"
 # --context-root . from inside the tree: the index's ./net/... is the scanned net/...
 ctx=$(cd again && "$BIN" diff --context-root . net drivers include arch 2>&1)
 if printf '%s\n' "$ctx" | grep -qxF '+DEFINE_PER_CPU(struct fastdev_stat, fastdev_stats);'; then ok
