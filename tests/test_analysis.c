@@ -13,7 +13,7 @@
 #include "check.h"
 #include "analysis/cfg.h"
 #include "analysis/flow.h"
-#include "analysis/scan.h"
+#include "pipeline/scan.h"
 #include "analysis/tree.h"
 #include "util/parallel.h"
 #include "parse/source.h"

@@ -5,7 +5,7 @@
  * per-file scans need the fields that move to know which uses convert.
  */
 #define _GNU_SOURCE /* memmem */
-#include "analysis/scan.h"
+#include "analysis/tree_shared.h"
 #include "analysis/tree.h"
 #include "parse/source.h"
 

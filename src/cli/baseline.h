@@ -9,7 +9,7 @@
 #ifndef PREEMPTIFY_BASELINE_H
 #define PREEMPTIFY_BASELINE_H
 
-#include "analysis/scan.h"
+#include "pipeline/scan.h"
 
 struct baseline;
 

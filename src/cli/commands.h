@@ -9,7 +9,7 @@
 
 #include "cli/cli.h"
 #include "fix/rewrite.h"
-#include "analysis/scan.h"
+#include "pipeline/scan.h"
 #include "cli/config.h"
 
 int cmd_scan(int argc, char **argv);    /* cmd_scan.c */

@@ -8,7 +8,7 @@
 #ifndef PREEMPTIFY_CONFIG_H
 #define PREEMPTIFY_CONFIG_H
 
-#include "analysis/scan.h"
+#include "pipeline/scan.h"
 
 #define CONFIG_FILE_NAME ".preemptify.toml"
 

@@ -3,7 +3,7 @@
 #define PREEMPTIFY_EMIT_H
 
 #include <stdio.h>
-#include "analysis/scan.h"
+#include "pipeline/scan.h"
 
 enum output_format { FORMAT_TEXT, FORMAT_JSON, FORMAT_SARIF };
 

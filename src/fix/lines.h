@@ -1,28 +1,14 @@
 /*
- * Lines: the line table of a text, and positions carried through the line
- * diff (textdiff hunks) of a change to it. The rewrite uses these to keep
+ * Lines: positions carried through the line diff (textdiff hunks) of a
+ * change to a text (its line table: parse/line_table.h), and the blanks
+ * and directives around the lines spatch adds. The rewrite uses these to keep
  * its sites in step with what each spatch run changed.
  */
 #ifndef PREEMPTIFY_LINES_H
 #define PREEMPTIFY_LINES_H
 
 #include "fix/textdiff.h"
-
-/* The line starts of TEXT (borrowed: it must outlive the table). */
-struct lines {
-	VEC(size_t) start; /* offset of each line (index 0 = line 1) */
-	const char *text;
-	size_t len;
-};
-
-void lines_init(struct lines *l, const char *text, size_t len);
-void lines_release(struct lines *l);
-
-/* Line L (1-based) without its newline; length in *N ("" past the end). */
-const char *lines_get(const struct lines *l, unsigned line, size_t *n);
-
-/* The 1-based line and column of byte OFF. */
-void lines_pos(const struct lines *l, size_t off, unsigned *line, unsigned *col);
+#include "parse/line_table.h"
 
 /*
  * Carries *LINE and *COL of OLDL through HUNKS (OLDL to NEWL). False when the

@@ -28,7 +28,7 @@
 #include "fix/eol.h"
 #include "fix/lines.h"
 #include "fix/validate.h"
-#include "rules/verify.h"
+#include "pipeline/verify.h"
 
 /* Files rewritten at once when batching: their spatch runs share processes. */
 #define REWRITE_THREADS 256

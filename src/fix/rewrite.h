@@ -7,7 +7,7 @@
 #ifndef PREEMPTIFY_REWRITE_H
 #define PREEMPTIFY_REWRITE_H
 
-#include "analysis/scan.h"
+#include "pipeline/scan.h"
 
 enum target { TARGET_26, TARGET_MODERN };
 

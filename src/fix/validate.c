@@ -12,7 +12,7 @@
 
 #include "parse/source.h"
 #include "parse/ts.h"
-#include "rules/verify.h"
+#include "pipeline/verify.h"
 
 /* ---- tokens -------------------------------------------------------------- */
 

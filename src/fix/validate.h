@@ -22,7 +22,7 @@
 #ifndef PREEMPTIFY_VALIDATE_H
 #define PREEMPTIFY_VALIDATE_H
 
-#include "analysis/scan.h"
+#include "pipeline/scan.h"
 
 /*
  * Validates the rewrite of PATH (OLD -> NEW) made with the edits of

@@ -6,7 +6,7 @@
 #ifndef PREEMPTIFY_SOURCE_H
 #define PREEMPTIFY_SOURCE_H
 
-#include "rules/finding.h"
+#include "parse/diagnostic.h"
 
 /* A file-scope macro invocation that was blanked, e.g. DECLARE_TASKLET(t, f, 0). */
 struct macro_use {

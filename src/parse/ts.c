@@ -320,3 +320,19 @@ unsigned ts_count_errors(TSNode n)
 		c += ts_count_errors(ts_node_child(n, i));
 	return c;
 }
+
+bool ts_in_if0_arm(const char *text, TSNode n)
+{
+	TSNode child = n;
+	for (TSNode p = ts_parent(n); !ts_node_is_null(p); child = p, p = ts_parent(p)) {
+		if (!ts_type_is(p, "preproc_if") && !ts_type_is(p, "preproc_elif"))
+			continue;
+		TSNode cond = ts_field(p, "condition");
+		TSNode alt = ts_field(p, "alternative");
+		if (ts_node_eq(child, alt) || ts_node_eq(child, cond))
+			continue;
+		if (ts_text_is(cond, text, "0"))
+			return true;
+	}
+	return false;
+}

@@ -73,4 +73,7 @@ void ts_seek_init(struct ts_seek *k, TSNode root);
 TSNode ts_seek_range(struct ts_seek *k, uint32_t start, uint32_t end);
 void ts_seek_release(struct ts_seek *k);
 
+/* True in an `#if 0` (or `#elif 0`) arm of a tree parsed from TEXT. */
+bool ts_in_if0_arm(const char *text, TSNode n);
+
 #endif

@@ -2,7 +2,7 @@
 #ifndef PREEMPTIFY_WALK_H
 #define PREEMPTIFY_WALK_H
 
-#include "rules/finding.h"
+#include "parse/diagnostic.h"
 
 struct walk_options {
 	char **excludes; /* globs (fnmatch) tested on each path and its suffixes */

@@ -78,7 +78,7 @@ static bool suppressed(const struct ctx *c, unsigned line, enum rule_id rule)
 /* The preprocessor conditional owning N's arm: condition text, and whether N is in the #if arm. */
 bool in_dead_code(const struct ctx *c, TSNode n)
 {
-	return c->may_if0 && in_dead_arm(c->text, n);
+	return c->may_if0 && ts_in_if0_arm(c->text, n);
 }
 
 /* Skips blanks and backslash-newlines from P (before END). */
@@ -129,22 +129,6 @@ void ctx_prescan(struct ctx *c)
 	c->may_cpu_macro = c->may_tree_cpu_macro;
 	for (size_t i = 0; i < c->src->defs.len && !c->may_cpu_macro; i++)
 		c->may_cpu_macro = macro_reads_cpu(c->src->defs.items[i].body);
-}
-
-bool in_dead_arm(const char *text, TSNode n)
-{
-	TSNode child = n;
-	for (TSNode p = ts_parent(n); !ts_node_is_null(p); child = p, p = ts_parent(p)) {
-		if (!ts_type_is(p, "preproc_if") && !ts_type_is(p, "preproc_elif"))
-			continue;
-		TSNode cond = ts_field(p, "condition");
-		TSNode alt = ts_field(p, "alternative");
-		if (ts_node_eq(child, alt) || ts_node_eq(child, cond))
-			continue;
-		if (ts_text_is(cond, text, "0"))
-			return true;
-	}
-	return false;
 }
 
 bool version_guarded(const struct ctx *c, TSNode n)

@@ -135,8 +135,6 @@ bool in_dead_code(const struct ctx *c, TSNode n);
 bool text_may_have_if0(const char *text, size_t len);
 /* Sets C's may_* fields from its source and options. */
 void ctx_prescan(struct ctx *c);
-/* in_dead_code() of a tree parsed from TEXT. */
-bool in_dead_arm(const char *text, TSNode n);
 /* True under an #if on LINUX_VERSION_CODE. */
 bool version_guarded(const struct ctx *c, TSNode n);
 

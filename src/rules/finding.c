@@ -89,12 +89,6 @@ void finding_release(struct finding *f)
 	vec_release(&f->edits);
 }
 
-void diagnostic_release(struct diagnostic *d)
-{
-	free(d->file);
-	free(d->message);
-}
-
 int finding_cmp(const void *a, const void *b)
 {
 	const struct finding *x = a, *y = b;

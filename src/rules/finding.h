@@ -6,7 +6,7 @@
 #ifndef PREEMPTIFY_FINDING_H
 #define PREEMPTIFY_FINDING_H
 
-#include "util/util.h"
+#include "parse/diagnostic.h"
 
 /* One per row of rules/rules.def: RULE_P001 ... RULE_P008. */
 enum rule_id {
@@ -34,12 +34,6 @@ struct fix_phrases {
 	const char *clause;   /* a whole clause of a combined summary, or NULL */
 	const char *use_item; /* else an item of the shared "use A, B and C" clause */
 	const char *token;    /* its name in the compact "make preempt-safe: a, b" form */
-};
-
-/* A point in a source file. line and column are 1-based; column counts bytes. */
-struct srcpos {
-	unsigned line, column;
-	size_t offset; /* byte offset in the file */
 };
 
 /*
@@ -104,19 +98,7 @@ struct finding {
 	VEC(struct edit) edits; /* the planned change; empty when fix == FIX_NONE */
 };
 
-/* Diagnostics: things the analysis could not do (unparsed regions, I/O). */
-enum diag_kind { DIAG_UNPARSED, DIAG_IO, DIAG_TOOL };
-
-struct diagnostic {
-	enum diag_kind kind;
-	char *file;
-	unsigned line, column; /* 0 when not about a position */
-	char *message;
-	unsigned end_column; /* the end on LINE (exclusive), 0 when unknown */
-};
-
 typedef VEC(struct finding) finding_vec;
-typedef VEC(struct diagnostic) diagnostic_vec;
 
 const char *rule_code(enum rule_id r);  /* "P003" */
 const char *rule_name(enum rule_id r);  /* "cpu-id" */
@@ -140,7 +122,6 @@ int fix_parse(const char *s);
 /* Makes F report-only: drops its edits, FIX_NONE, NOTE (taken) says why. */
 void finding_unfixable(struct finding *f, char *note);
 void finding_release(struct finding *f);
-void diagnostic_release(struct diagnostic *d);
 /* Orders by file, line, column, rule. */
 int finding_cmp(const void *a, const void *b);
 

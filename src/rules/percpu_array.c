@@ -536,15 +536,3 @@ struct percpu_array *array_of_subscript(const struct ctx *c, TSNode sub)
 	return NULL;
 }
 
-const struct tree_array *tree_array_find(const tree_array_vec *t, const char *name, const char *file)
-{
-	const struct tree_array *first = NULL;
-	for (size_t i = 0; t && i < t->len; i++)
-		if (strcmp(t->items[i].name, name) == 0) {
-			if (file && strcmp(t->items[i].file, file) == 0)
-				return &t->items[i];
-			if (!first)
-				first = &t->items[i];
-		}
-	return first;
-}

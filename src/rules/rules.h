@@ -6,7 +6,7 @@
 #define PREEMPTIFY_RULES_H
 
 #include "analysis/flow.h"
-#include "analysis/scan.h"
+#include "rules/scan_result.h"
 
 /*
  * Appends the findings for FA (one file) to OUT. Returns 0, or -1 with the

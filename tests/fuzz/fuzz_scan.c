@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analysis/scan.h"
+#include "pipeline/scan.h"
 #include "cli/emit.h"
 #include "json_check.h"
 

@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analysis/scan.h"
+#include "pipeline/scan.h"
 
 /*
  * --check: compares each FILE.c's findings (not protected sites) with

@@ -6,8 +6,8 @@
  * scanned again and their results replaced.
  */
 #define _GNU_SOURCE /* memmem */
-#include "analysis/scan.h"
-#include "analysis/scan_internal.h"
+#include "pipeline/scan.h"
+#include "pipeline/scan_internal.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -210,20 +210,6 @@ static bool is_asm(const char *path)
 	return has_suffix(path, ".S") || has_suffix(path, ".s");
 }
 
-
-void tree_array_release(struct tree_array *t)
-{
-	free(t->name);
-	free(t->type);
-	free(t->file);
-	free(t->why_not);
-	free(t->users);
-	free(t->soa_tag);
-	free(t->soa_file);
-	free(t->soa_var);
-	free(t->soa_fields);
-	free(t->plan);
-}
 
 /*
  * Arrays defined in more than one file are left alone (arch variants of one

@@ -19,7 +19,7 @@
 #ifndef PREEMPTIFY_VERIFY_H
 #define PREEMPTIFY_VERIFY_H
 
-#include "analysis/scan.h"
+#include "pipeline/scan.h"
 
 /*
  * Proves or refuses the fixable findings OUT->findings[FIRST..] of PATH

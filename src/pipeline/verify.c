@@ -3,17 +3,16 @@
  * plan produces, and the plan's rounds; the refusals known from the edits
  * alone and the text the edits make are verify_edits.c.
  */
-#include "rules/verify.h"
-#include "rules/verify_internal.h"
+#include "pipeline/verify.h"
+#include "pipeline/verify_internal.h"
 
 #include <stdlib.h>
 #include <string.h>
 #include <tree_sitter/api.h>
 
-#include "fix/lines.h"
+#include "parse/line_table.h"
 #include "parse/source.h"
 #include "parse/ts.h"
-#include "rules/ctx.h"
 
 /* Depth of nested verification: 0 the user's scan, 1 the text a plan makes, 2 plain scans. */
 enum { DEPTH_PLAN = 0, DEPTH_SECOND = 1, DEPTH_PLAIN = 2 };
@@ -434,7 +433,7 @@ static bool subscript_visit(TSNode n, void *ctx)
 	if (!ts_node_is_null(sf->found))
 		return false;
 	if (ts_type_is(n, "subscript_expression") && ts_text_is(ts_field(n, "argument"), sf->text, sf->name) &&
-	    !in_dead_arm(sf->text, n))
+	    !ts_in_if0_arm(sf->text, n))
 		sf->found = n;
 	return ts_node_is_null(sf->found);
 }
@@ -715,7 +714,7 @@ void verify_plan(const char *path, const char *text, size_t len, const struct sc
 	per_cpu_together(plan.items, n, why);
 	for (size_t i = 0; i < n; i++)
 		if (why[i])
-			unfixable(plan.items[i], xasprintf("not rewritten: %s", why[i]));
+			finding_unfixable(plan.items[i], xasprintf("not rewritten: %s", why[i]));
 	for (size_t i = 0; i < n; i++)
 		for (size_t k = first; k < out->findings.len; k++)
 			if (out->findings.items[k].fix == FIX_NONE &&

@@ -5,7 +5,7 @@
 #ifndef PREEMPTIFY_VERIFY_INTERNAL_H
 #define PREEMPTIFY_VERIFY_INTERNAL_H
 
-#include "fix/lines.h"
+#include "parse/line_table.h"
 #include "rules/finding.h"
 
 /* Why edit E cannot be made in the text of L (its lines), or NULL; owned by the caller. */

@@ -4,14 +4,13 @@
  * an anchor the semantic patch cannot match) and the text a plan makes
  * (the edits applied in place, overlaps refused).
  */
-#include "rules/verify.h"
-#include "rules/verify_internal.h"
+#include "pipeline/verify.h"
+#include "pipeline/verify_internal.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-#include "fix/lines.h"
-#include "rules/ctx.h"
+#include "parse/line_table.h"
 
 /* ---- refusals known from the edits alone --------------------------------- */
 
