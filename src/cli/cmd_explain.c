@@ -126,7 +126,7 @@ static void explain_finding(const struct finding *f, const char *src, const stru
 	if (f->protected_site) {
 		printf("  fix: none needed\n");
 	} else if (f->fix == FIX_NONE) {
-		printf("  fix: none (%s)\n", f->rule == RULE_P006 || f->rule == RULE_P007 ?
+		printf("  fix: none (%s)\n", rule_report_only(f->rule) ?
 		       "this rule only reports" : "not rewritten automatically");
 	} else {
 		printf("  fix: %s, %zu edit%s\n", fix_name(f->fix), f->edits.len, f->edits.len == 1 ? "" : "s");

@@ -21,17 +21,14 @@
 
 const TSLanguage *tree_sitter_c(void);
 
-static const char *const triggers[] = {
-	"smp_processor_id", "need_resched", "NR_CPUS", "preempt_", "cpu_var",
-	"per_cpu", "SCHED_YIELD",
-};
-
 bool scan_prefilter(const char *src, size_t len)
 {
-	/* A file that #defines a macro over a trigger contains the trigger itself,
-	 * so scanning for the tokens covers the file's own macros. */
-	for (size_t i = 0; i < ARRAY_SIZE(triggers); i++)
-		if (memmem(src, len, triggers[i], strlen(triggers[i])))
+	/* A file that #defines a macro over a word contains the word itself,
+	 * so scanning for the words covers the file's own macros. */
+	size_t n;
+	const char *const *words = rules_prefilter_words(&n);
+	for (size_t i = 0; i < n; i++)
+		if (memmem(src, len, words[i], strlen(words[i])))
 			return true;
 	return false;
 }
@@ -131,7 +128,7 @@ static void collect_want(const struct file_analysis *fa, struct scan_result *out
 	name_vec roots = VEC_INIT;
 	for (size_t i = before; i < out->findings.len; i++) {
 		const struct finding *f = &out->findings.items[i];
-		if (f->protected_site || f->rule > RULE_P004)
+		if (f->protected_site || !rule_has(f->rule, PROP_TREE_CONTEXT))
 			continue;
 		const struct fn *fn = analysis_fn_at(fa, (uint32_t)f->pos.offset);
 		if (!fn || fn->ctx != CTX_PROCESS)

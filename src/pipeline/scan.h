@@ -40,7 +40,10 @@ int scan_files(char *const *paths, size_t n, const struct scan_options *opts,
 void scan_with_tree(char *const *index, size_t n, char *const *scanned, size_t nscanned,
 		    const struct scan_options *opts, struct scan_result *out, struct tree_ids *ids);
 
-/* True if SRC contains a trigger token (or a macro defined over one). */
+/*
+ * True if SRC contains a word of rules_prefilter_words() (the registry's
+ * words columns), so may hold a site without the tree's macros or arrays.
+ */
 bool scan_prefilter(const char *src, size_t len);
 
 

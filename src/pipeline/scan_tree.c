@@ -391,7 +391,7 @@ static bool arrays_verdicts(tree_array_vec *a, const char_vec *users, const stru
 			const struct finding *f = &out->findings.items[k];
 			if (!f->array || strcmp(f->array, t->name) != 0 || f->protected_site)
 				continue;
-			this_cpu |= f->rule == RULE_P008 && f->array_this_cpu;
+			this_cpu |= rule_has(f->rule, PROP_ARRAY_DECL) && f->array_this_cpu;
 			if (f->fix == FIX_NONE)
 				bad = f;
 		}
@@ -400,7 +400,7 @@ static bool arrays_verdicts(tree_array_vec *a, const char_vec *users, const stru
 			for (size_t k = 0; k < out->findings.len; k++) {
 				const struct finding *f = &out->findings.items[k];
 				if (f->array && strcmp(f->array, t->name) == 0 && strcmp(f->file, users[i].items[u]) == 0) {
-					part |= f->rule == RULE_P008;
+					part |= rule_has(f->rule, PROP_ARRAY_DECL);
 					converted = true;
 				}
 			}

@@ -13,6 +13,7 @@
 #include "parse/line_table.h"
 #include "parse/source.h"
 #include "parse/ts.h"
+#include "rules/rules.h"
 
 /* Depth of nested verification: 0 the user's scan, 1 the text a plan makes, 2 plain scans. */
 enum { DEPTH_PLAN = 0, DEPTH_SECOND = 1, DEPTH_PLAIN = 2 };
@@ -283,7 +284,7 @@ static void add_findings(const struct finding *fs, size_t n, const struct scan_o
 		if (f->protected_site)
 			continue;
 		struct fn_fact *ff = fact_for(out, f->function);
-		if (f->rule == RULE_P006 || f->rule == RULE_P007)
+		if (rule_has(f->rule, PROP_GUARD))
 			vec_push(&ff->bad, without_numbers(f->message, rule_code(f->rule)));
 		if (count_fixable && (opts->rules & (1u << f->rule)) && f->fix != FIX_NONE &&
 		    f->edits.len > 0)
@@ -301,7 +302,7 @@ static void scan_facts(const char *path, const char *text, size_t len,
 	o.verbose = false;
 	o.no_prefilter = true;
 	o.jobs = 1;
-	o.rules |= (1u << RULE_P006) | (1u << RULE_P007);
+	o.rules |= rule_mask(PROP_GUARD);
 	o.verify_depth = depth;
 	scan_buffer(path, text, len, &o, &r);
 	add_findings(r.findings.items, r.findings.len, opts, count_fixable, out);
@@ -388,7 +389,7 @@ static size_t refuse_array_uses(char *reason, struct finding *const *applied, si
 {
 	size_t refused = 0;
 	for (size_t i = 0; i < n; i++) {
-		if (why[i] || (applied[i]->rule != RULE_P001 && applied[i]->rule != RULE_P002))
+		if (why[i] || !rule_has(applied[i]->rule, PROP_ARRAY_SLOT))
 			continue;
 		why[i] = xasprintf("%s (fixed, this use would let the array become DEFINE_PER_CPU on a second run)",
 				   reason);
@@ -624,8 +625,7 @@ static void per_cpu_together(struct finding *const *plan, size_t n, char **why)
 static bool opens_region(struct finding *const *plan, size_t n, char *const *why)
 {
 	for (size_t i = 0; i < n; i++)
-		if (!why[i] && (plan[i]->fix == FIX_GET_CPU || plan[i]->fix == FIX_GET_CPU_VAR ||
-				plan[i]->fix == FIX_MOVE_INSIDE || plan[i]->fix == FIX_DEFINE_PER_CPU))
+		if (!why[i] && fix_opens_region(plan[i]->fix))
 			return true;
 	return false;
 }
@@ -664,8 +664,9 @@ static bool round_refuses(const char *path, const char *text, size_t len,
 
 bool verify_note_stale_slot(struct finding *fd, const struct finding *r)
 {
-	if (!fd->cpu_read_line || fd->fix == FIX_NONE || r->rule != RULE_P003 || r->pos.line != fd->cpu_read_line ||
-	    !r->function || !fd->function || strcmp(r->function, fd->function) != 0)
+	/* R must be the finding of the read itself: the rule deciding CPU reads */
+	if (!fd->cpu_read_line || fd->fix == FIX_NONE || (int)r->rule != rules_site_rule("cpu_read") ||
+	    r->pos.line != fd->cpu_read_line || !r->function || !fd->function || strcmp(r->function, fd->function) != 0)
 		return false;
 	free(fd->fix_note);
 	fd->fix_note = xasprintf("per_cpu() only converts the storage: the CPU number read at line %u is not "
@@ -695,8 +696,8 @@ void verify_plan(const char *path, const char *text, size_t len, const struct sc
 	 * the others replace a test or add a call in place.
 	 */
 	if (opts->verify_depth == DEPTH_PLAN && opens_region(plan.items, n, why)) {
-		unsigned both = (1u << RULE_P006) | (1u << RULE_P007);
-		if ((opts->rules & both) == both)
+		unsigned guards = rule_mask(PROP_GUARD);
+		if ((opts->rules & guards) == guards)
 			add_findings(out->findings.items + first, out->findings.len - first, opts, false,
 				     &of);
 		else

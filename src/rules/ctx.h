@@ -114,7 +114,7 @@ struct percpu_array {
 typedef void rule_checker(struct ctx *c, const struct fn *f, TSNode site, const char *kind);
 #define CHECK(fn) rule_checker fn;
 #define NO_CHECK
-#define RULE(id, code, name, sev, summary, help, check, sites, fixes) check
+#define RULE(id, code, name, sev, summary, help, check, sites, fixes, props, words) check
 #include "rules/rules.def"
 #undef CHECK
 #undef NO_CHECK

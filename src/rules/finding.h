@@ -10,9 +10,18 @@
 
 /* One per row of rules/rules.def: RULE_P001 ... RULE_P008. */
 enum rule_id {
-#define RULE(id, code, name, sev, summary, help, check, sites, fixes) RULE_##id,
+#define RULE(id, code, name, sev, summary, help, check, sites, fixes, props, words) RULE_##id,
 #include "rules/rules.def"
 	RULE_COUNT
+};
+
+/* What code asks of a rule, a column of rules/rules.def (its header says what each means). */
+enum rule_prop {
+	PROP_PREFILTERED = 1u << 0,
+	PROP_GUARD = 1u << 1,
+	PROP_TREE_CONTEXT = 1u << 2,
+	PROP_ARRAY_SLOT = 1u << 3,
+	PROP_ARRAY_DECL = 1u << 4,
 };
 
 enum severity { SEV_ERROR, SEV_WARNING, SEV_NOTE };
@@ -20,13 +29,15 @@ enum confidence { CONF_HIGH, CONF_MEDIUM, CONF_LOW };
 
 /* How a later rewrite changes the site; FIX_NONE = report only. One per row of rules/fixes.def. */
 enum fix_kind {
-#define FIX(id, name, cocci, alone, alone_short, clause, use_item, token) FIX_##id,
+#define FIX(id, name, cocci, region, alone, alone_short, clause, use_item, token) FIX_##id,
 #include "rules/fixes.def"
 	FIX_COUNT
 };
 
 /* A rule lists at most RULE_MAX_FIXES - 1 fix kinds; the list ends with FIX_NONE. */
 #define RULE_MAX_FIXES 4
+/* A rule lists at most RULE_MAX_WORDS words (rules/rules.def). */
+#define RULE_MAX_WORDS 6
 
 /* How a commit message names a fix kind (rows of rules/fixes.def). */
 struct fix_phrases {
@@ -108,6 +119,14 @@ const char *rule_help(enum rule_id r);  /* a paragraph */
 enum severity rule_severity(enum rule_id r);
 /* The fix kinds R may plan, ending with FIX_NONE (first FIX_NONE: report only). Static. */
 const enum fix_kind *rule_fixes(enum rule_id r);
+/* Does R have property P (its row's props column)? */
+bool rule_has(enum rule_id r, enum rule_prop p);
+/* The rules with property P, as a scan_options.rules mask (bit 1u << id). */
+unsigned rule_mask(enum rule_prop p);
+/* R's words (its row's words column), NULL-terminated. Static. */
+const char *const *rule_words(enum rule_id r);
+/* True when R plans no fix at all (NO_FIXES): it only reports. */
+bool rule_report_only(enum rule_id r);
 /* Parses "P003" or "cpu-id"; -1 if neither. */
 int rule_parse(const char *s);
 const char *severity_name(enum severity s);     /* "error", "warning", "note" */
@@ -118,6 +137,12 @@ const char *fix_cocci(enum fix_kind f);
 /* F's commit-message phrases; all NULL for FIX_NONE. Static. */
 const struct fix_phrases *fix_phrases(enum fix_kind f);
 int fix_parse(const char *s);
+/*
+ * Does a fix of kind F open a region (get/put, a per-CPU access) that can
+ * unbalance a function, move a sleep inside it or leave a new site? The
+ * others replace a test or add a call in place (rules/fixes.def).
+ */
+bool fix_opens_region(enum fix_kind f);
 
 /* Makes F report-only: drops its edits, FIX_NONE, NOTE (taken) says why. */
 void finding_unfixable(struct finding *f, char *note);

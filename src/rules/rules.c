@@ -7,6 +7,7 @@
 #include "rules/ctx.h"
 #include "parse/query.h"
 
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -102,7 +103,7 @@ static const struct rule_entry {
 #define NO_CHECK NULL
 #define SITES(...) {__VA_ARGS__}
 #define NO_SITES {NULL}
-#define RULE(id, code, name, sev, summary, help, check, sites, fixes) {RULE_##id, check, sites},
+#define RULE(id, code, name, sev, summary, help, check, sites, fixes, props, words) {RULE_##id, check, sites},
 #include "rules/rules.def"
 #undef CHECK
 #undef NO_CHECK
@@ -163,6 +164,29 @@ const char *const *rules_site_words(size_t *n)
 {
 	*n = ARRAY_SIZE(site_words);
 	return site_words;
+}
+
+static const char *prefilter_words[RULE_COUNT * RULE_MAX_WORDS];
+static size_t n_prefilter_words;
+static pthread_once_t prefilter_once = PTHREAD_ONCE_INIT;
+
+static void prefilter_words_collect(void)
+{
+	for (int r = 0; r < RULE_COUNT; r++)
+		for (const char *const *w = rule_words((enum rule_id)r); *w; w++) {
+			bool seen = false;
+			for (size_t k = 0; k < n_prefilter_words && !seen; k++)
+				seen = strcmp(prefilter_words[k], *w) == 0;
+			if (!seen)
+				prefilter_words[n_prefilter_words++] = *w;
+		}
+}
+
+const char *const *rules_prefilter_words(size_t *n)
+{
+	pthread_once(&prefilter_once, prefilter_words_collect);
+	*n = n_prefilter_words;
+	return prefilter_words;
 }
 
 static bool body_may_hold_site(const struct ctx *c, const struct fn *f)

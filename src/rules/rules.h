@@ -32,4 +32,12 @@ int rules_site_rule(const char *kind);
  */
 const char *const *rules_site_words(size_t *n);
 
+/*
+ * The prefilter's words: the union of every rule's words column
+ * (rules/rules.def), each once, in row order (N of them). A file holding
+ * none of them, nor a tree macro or array it names, has no site of a
+ * PROP_PREFILTERED rule. Static.
+ */
+const char *const *rules_prefilter_words(size_t *n);
+
 #endif
