@@ -138,6 +138,20 @@ static void test_if0(void)
 		      "text_may_have_if0(\"%s\") is %d", cases[i].text, cases[i].may);
 }
 
+/* The prefilter skips no body the site query would read: every site word holds a prefilter word. */
+static void test_prefilter_words(void)
+{
+	size_t ns, np;
+	const char *const *site = rules_site_words(&ns);
+	const char *const *pre = rules_prefilter_words(&np);
+	for (size_t i = 0; i < ns; i++) {
+		bool held = false;
+		for (size_t k = 0; k < np && !held; k++)
+			held = strstr(site[i], pre[k]) != NULL;
+		CHECK(held, "site word %s holds a word of rules_prefilter_words()", site[i]);
+	}
+}
+
 int main(int argc, char **argv)
 {
 	if (argc != 2) {
@@ -146,6 +160,7 @@ int main(int argc, char **argv)
 	}
 	test_fixes(argv[1]);
 	test_rules();
+	test_prefilter_words();
 	test_sites(argv[1]);
 	test_if0();
 	printf("%d passed, %d failed\n", passed, failed);
