@@ -4,15 +4,18 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Does commit C change any of PATHS against its first parent (or, as a root, hold one)? */
-static int touches(git_commit *c, const char *const *paths, size_t n, bool *out)
+/*
+ * Does commit C change any of PATHS against its first parent (or, as a
+ * root, hold one)? ROOT: C is taken as a root (a shallow clone's boundary).
+ */
+static int touches(git_commit *c, bool root, const char *const *paths, size_t n, bool *out)
 {
 	git_tree *t = NULL, *pt = NULL;
 	git_commit *p = NULL;
 	int rc = -1;
 	*out = false;
 	if (git_commit_tree(&t, c) < 0 ||
-	    (git_commit_parentcount(c) > 0 && (git_commit_parent(&p, c, 0) < 0 || git_commit_tree(&pt, p) < 0))) {
+	    (!root && git_commit_parentcount(c) > 0 && (git_commit_parent(&p, c, 0) < 0 || git_commit_tree(&pt, p) < 0))) {
 		repo_git_fail("reading the history");
 		goto done;
 	}
@@ -71,49 +74,73 @@ static char *most_common(const struct strvec *prefixes)
 	return best_count ? xstrdup(prefixes->items[best]) : NULL;
 }
 
+void repo_shallow_boundary(git_repository *g, oid_vec *out)
+{
+	char *path = xasprintf("%sshallow", git_repository_commondir(g)), *text = NULL;
+	size_t len = 0;
+	if (git_repository_is_shallow(g) == 1 && read_file(path, &text, &len) < 0)
+		error_clear(); /* unreadable: the walk then fails at the boundary, saying so */
+	for (char *line = text ? strtok(text, "\n") : NULL; line; line = strtok(NULL, "\n")) {
+		git_oid id;
+		if (git_oid_fromstrp(&id, line) == 0)
+			vec_push(out, id);
+	}
+	free(text);
+	free(path);
+}
+
+bool repo_oid_in(const git_oid *id, const git_oid *ids, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (git_oid_equal(id, &ids[i]))
+			return true;
+	return false;
+}
+
+/*
+ * HEAD's first-parent chain, newest first, is walked by hand: a shallow
+ * clone's boundary commit is the end of the history (libgit2 1.5 does not
+ * know shallow clones, and its revision walk fails there on the missing
+ * parent).
+ */
 int repo_history_prefix(git_repository *g, git_commit *head, const char *const *paths, size_t n, char **out)
 {
-	git_revwalk *walk = NULL;
 	struct strvec prefixes = STRVEC_INIT;
-	git_oid id;
-	int rc = -1, e = 0;
+	oid_vec boundary = VEC_INIT;
+	git_commit *c = NULL;
+	int rc = -1;
 	size_t seen = 0, walked = 0;
 	*out = NULL;
 	if (!head)
 		return 0; /* unborn: no history */
-	if (git_revwalk_new(&walk, g) < 0 || git_revwalk_sorting(walk, GIT_SORT_TIME) < 0 ||
-	    git_revwalk_simplify_first_parent(walk) < 0 || git_revwalk_push(walk, git_commit_id(head)) < 0) {
+	repo_shallow_boundary(g, &boundary);
+	if (git_commit_dup(&c, head) < 0) {
 		repo_git_fail("walking the history");
 		goto done;
 	}
-	while (seen < REPO_HISTORY_COMMITS && walked++ < REPO_HISTORY_WALK_MAX &&
-	       (e = git_revwalk_next(&id, walk)) == 0) {
-		git_commit *c = NULL;
-		bool hit = false;
-		if (git_commit_lookup(&c, g, &id) < 0) {
-			repo_git_fail("reading the history");
+	while (c && seen < REPO_HISTORY_COMMITS && walked++ < REPO_HISTORY_WALK_MAX) {
+		bool root = repo_oid_in(git_commit_id(c), boundary.items, boundary.len), hit = false;
+		if (git_commit_parentcount(c) <= 1 && touches(c, root, paths, n, &hit) < 0)
 			goto done;
-		}
-		if (git_commit_parentcount(c) <= 1 && touches(c, paths, n, &hit) < 0) {
-			git_commit_free(c);
-			goto done;
-		}
 		if (hit) {
 			seen++;
 			char *p = subject_prefix(git_commit_summary(c));
 			if (p)
 				vec_push(&prefixes, p);
 		}
+		git_commit *parent = NULL;
+		if (!root && git_commit_parentcount(c) > 0 && git_commit_parent(&parent, c, 0) < 0) {
+			repo_git_fail("reading the history");
+			goto done;
+		}
 		git_commit_free(c);
-	}
-	if (e < 0 && e != GIT_ITEROVER) {
-		repo_git_fail("walking the history");
-		goto done;
+		c = parent;
 	}
 	*out = most_common(&prefixes);
 	rc = 0;
 done:
+	git_commit_free(c);
+	vec_release(&boundary);
 	strvec_release(&prefixes);
-	git_revwalk_free(walk);
 	return rc;
 }

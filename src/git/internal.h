@@ -42,17 +42,71 @@ typedef VEC(struct item) item_vec;
 
 /*
  * Refuses anything we could not commit cleanly: a path with uncommitted
- * changes (REPO_EDIRTY), untracked (once HEAD exists; HEAD_TREE is NULL while it is
- * unborn), not a regular file, or whose contents are no longer what the
+ * changes, or marked assume-unchanged or skip-worktree (REPO_EDIRTY);
+ * untracked; any file while HEAD is unborn (HEAD_TREE NULL): its first
+ * commit would hold the user's whole file; inside a submodule or nested
+ * repository; with a filter driver or working-tree-encoding libgit2 cannot
+ * apply; not a regular file; or whose contents are no longer what the
  * rewrite read. Sets IT->mode. 0, or -1 with the error slot set.
  */
 int repo_check_item(struct repo *r, git_tree *head_tree, struct item *it);
+
+/*
+ * Refuses a repository in the middle of a merge, revert, cherry-pick,
+ * bisect, rebase or git am, naming the git commands that end it.
+ */
+int repo_check_idle(git_repository *g);
 
 /* Refuses a locked index (index.lock exists). */
 int repo_check_unlocked(git_repository *g);
 
 /* Checks the branch option; sets *CREATE when it must be created (or reset). */
 int repo_check_branch(git_repository *g, const char *branch, bool force, bool unborn, bool *create);
+
+/*
+ * Refuses commit.gpgsign = true unless NO_GPG_SIGN: libgit2 does not sign,
+ * and an unsigned commit where the user asked for signed ones is a surprise.
+ */
+int repo_check_signing(git_repository *g, bool no_gpg_sign);
+
+/* The hooks git commit runs that preemptify runs too: executable paths, or NULL. */
+struct repo_hooks {
+	char *pre_commit;
+	char *commit_msg;
+};
+#define REPO_HOOKS_INIT {NULL, NULL}
+
+/*
+ * Finds the hooks as git does: in core.hooksPath (relative to WORKDIR, the
+ * work tree's top, where they run) or the repository's hooks directory;
+ * only executable files count. 0, or -1 with the error slot set.
+ */
+int repo_hooks_find(git_repository *g, const char *workdir, struct repo_hooks *out);
+
+void repo_hooks_release(struct repo_hooks *h);
+
+/*
+ * Runs the hooks H has for one commit of TREE with *MESSAGE, as git commit
+ * does: pre-commit, then commit-msg on .git/COMMIT_EDITMSG (what it leaves
+ * there replaces *MESSAGE, owned), both from WORKDIR with GIT_INDEX_FILE
+ * naming a temporary index holding TREE and GIT_EDITOR=":". A hook's output
+ * is appended to LOG. 0; -1 with the error slot set when a hook fails (its
+ * output included), cannot run, or a pre-commit hook changes that index.
+ */
+int repo_hooks_run(const struct repo_hooks *h, git_repository *g, const char *workdir, git_tree *tree,
+		   char **message, struct buf *log);
+
+typedef VEC(git_oid) oid_vec;
+
+/*
+ * The commits a shallow clone has without their parents (.git/shallow, one
+ * hex id a line): there its history ends. Appends them to OUT; none when
+ * the repository is not shallow.
+ */
+void repo_shallow_boundary(git_repository *g, oid_vec *out);
+
+/* Is ID one of IDS[0..n)? */
+bool repo_oid_in(const git_oid *id, const git_oid *ids, size_t n);
 
 /* The last commits touching a file that its subject prefix is learned from. */
 #define REPO_HISTORY_COMMITS 20

@@ -13,13 +13,6 @@
 
 #include "git/message.h"
 
-static char *oid_hex(const git_oid *id)
-{
-	char hex[GIT_OID_HEXSZ + 1];
-	git_oid_tostr(hex, sizeof hex, id);
-	return xstrdup(hex);
-}
-
 void repo_series_report_release(struct repo_series_report *rep)
 {
 	strvec_release(&rep->files);
@@ -256,36 +249,126 @@ static void series_release(struct series *s)
 	git_tree_free(s->last_tree);
 }
 
-/* The commits of RANGE (see repo_series()) into s->ids; an empty range is an error. */
-static int series_commits(struct series *s, const char *range)
+/* Refuses commit ID when it is a merge: a series cannot hold one. Found before anything is written. */
+static int refuse_merge(git_repository *g, const git_oid *id)
+{
+	git_commit *c = NULL;
+	if (git_commit_lookup(&c, g, id) < 0)
+		return repo_git_fail("reading a commit");
+	unsigned parents = git_commit_parentcount(c);
+	git_commit_free(c);
+	if (parents > 1)
+		return error_set("%s is a merge commit; a patch series cannot contain merges, so nothing was written "
+				 "(give a range without merges)", git_oid_tostr_s(id));
+	return 0;
+}
+
+/* Every commit reachable from FROM that this clone holds, into OUT (a shallow clone's history ends early). */
+static int reachable_held(git_repository *g, const git_oid *from, oid_vec *out)
+{
+	oid_vec todo = VEC_INIT;
+	int rc = 0;
+	vec_push(&todo, *from);
+	while (todo.len && rc == 0) {
+		git_oid id = todo.items[--todo.len];
+		git_commit *c = NULL;
+		if (repo_oid_in(&id, out->items, out->len))
+			continue;
+		int e = git_commit_lookup(&c, g, &id);
+		if (e == GIT_ENOTFOUND)
+			continue; /* beyond the boundary */
+		if (e < 0) {
+			rc = repo_git_fail("reading a commit");
+			break;
+		}
+		vec_push(out, id);
+		for (unsigned i = 0; i < git_commit_parentcount(c); i++)
+			vec_push(&todo, *git_commit_parent_id(c, i));
+		git_commit_free(c);
+	}
+	vec_release(&todo);
+	return rc;
+}
+
+/*
+ * The range in a shallow clone, where libgit2 1.5's revision walk fails on
+ * the boundary's missing parents: TO's first parents, newest first, until a
+ * commit FROM reaches, a root, or the boundary (the end of the history).
+ * Any merge on the way is refused.
+ */
+static int shallow_range(struct series *s, const git_oid *from, bool has_from, const git_oid *to)
+{
+	oid_vec hidden = VEC_INIT, boundary = VEC_INIT;
+	git_oid id = *to;
+	int rc = has_from ? reachable_held(s->g, from, &hidden) : 0;
+	repo_shallow_boundary(s->g, &boundary);
+	while (rc == 0 && !repo_oid_in(&id, hidden.items, hidden.len)) {
+		git_commit *c = NULL;
+		if ((rc = refuse_merge(s->g, &id)) < 0)
+			break;
+		if (git_commit_lookup(&c, s->g, &id) < 0) {
+			rc = repo_git_fail("reading a commit");
+			break;
+		}
+		vec_push(&s->ids, id);
+		bool end = git_commit_parentcount(c) == 0 || repo_oid_in(&id, boundary.items, boundary.len);
+		if (!end)
+			id = *git_commit_parent_id(c, 0);
+		git_commit_free(c);
+		if (end)
+			break;
+	}
+	for (size_t i = 0; i < s->ids.len / 2; i++) { /* oldest first */
+		git_oid t = s->ids.items[i];
+		s->ids.items[i] = s->ids.items[s->ids.len - 1 - i];
+		s->ids.items[s->ids.len - 1 - i] = t;
+	}
+	vec_release(&hidden);
+	vec_release(&boundary);
+	return rc;
+}
+
+/* The range by libgit2's revision walk, oldest first; a merge in it is refused. */
+static int walked_range(struct series *s, const git_oid *from, bool has_from, const git_oid *to)
 {
 	git_revwalk *walk = NULL;
-	git_oid from, to, id;
-	bool has_from;
+	git_oid id;
 	int rc = -1, e;
-	if ((rc = series_range(s->g, range, &from, &has_from, &to)) < 0)
-		goto done;
-	rc = -1;
 	if (git_revwalk_new(&walk, s->g) < 0 ||
 	    git_revwalk_sorting(walk, GIT_SORT_TOPOLOGICAL | GIT_SORT_REVERSE) < 0 ||
-	    git_revwalk_push(walk, &to) < 0 || (has_from && git_revwalk_hide(walk, &from) < 0)) {
+	    git_revwalk_push(walk, to) < 0 || (has_from && git_revwalk_hide(walk, from) < 0)) {
 		repo_git_fail("walking the range");
 		goto done;
 	}
-	while ((e = git_revwalk_next(&id, walk)) == 0)
+	while ((e = git_revwalk_next(&id, walk)) == 0) {
+		if (refuse_merge(s->g, &id) < 0)
+			goto done;
 		vec_push(&s->ids, id);
+	}
 	if (e != GIT_ITEROVER) {
 		repo_git_fail("walking the range");
-		goto done;
-	}
-	if (s->ids.len == 0) {
-		error_set("%s: no commits in the range", range ? range : "the last commit run");
 		goto done;
 	}
 	rc = 0;
 done:
 	git_revwalk_free(walk);
 	return rc;
+}
+
+/* The commits of RANGE (see repo_series()) into s->ids; an empty range is an error. */
+static int series_commits(struct series *s, const char *range)
+{
+	git_oid from, to;
+	bool has_from;
+	int rc = series_range(s->g, range, &from, &has_from, &to);
+	if (rc < 0)
+		return rc;
+	if (git_repository_is_shallow(s->g) == 1 ? shallow_range(s, &from, has_from, &to) < 0
+						  : walked_range(s, &from, has_from, &to) < 0)
+		return -1;
+	if (s->ids.len == 0)
+		return error_set("%s: no commits in the range", range ? range : "the last commit run");
+	return 0;
 }
 
 /* GIT_EMAIL_CREATE_OPTIONS_INIT, spelled out (its braces trip -Wextra) */
@@ -448,12 +531,6 @@ static int write_patch(struct series *s, size_t i, struct repo_series_report *ou
 	int rc = -1;
 	if (git_commit_lookup(&c, s->g, id) < 0) {
 		repo_git_fail("reading a commit");
-		goto done;
-	}
-	if (git_commit_parentcount(c) > 1) {
-		char *hex = oid_hex(id);
-		error_set("%s is a merge commit; a patch series cannot contain merges", hex);
-		free(hex);
 		goto done;
 	}
 	if (commit_trees(s->g, c, &pt, &t) < 0)
