@@ -11,10 +11,18 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+/* Said for libgit2's "unsupported mandatory extension: 'sdir'". */
+#define SPARSE_INDEX_SENTENCE                                                                                 \
+	"the index is a sparse index (git sparse-checkout --sparse-index), which libgit2 cannot read: "       \
+	"make it a full index with git sparse-checkout set --no-sparse-index (or git sparse-checkout "         \
+	"disable to leave the sparse checkout)"
+
 int repo_git_fail(const char *what)
 {
 	const git_error *e = git_error_last();
 	const char *m = e && e->message && *e->message ? e->message : "libgit2 error";
+	if (strstr(m, "extension: 'sdir'"))
+		return error_set("%s: %s", what, SPARSE_INDEX_SENTENCE);
 	size_t n = strlen(m);
 	/* libgit2 ends some messages with ": " and no reason (a lock file that exists) */
 	while (n && (m[n - 1] == ' ' || m[n - 1] == ':'))
@@ -320,16 +328,16 @@ static int check_tracked(git_tree *head_tree, struct item *it, unsigned flags)
 	return 0;
 }
 
-/* Unborn HEAD: the file is new either way; it must not differ between index and worktree. */
-static int check_unborn(struct item *it, unsigned flags, mode_t st_mode)
+/*
+ * Unborn HEAD: the file has never been committed, so a commit of it would
+ * put the user's whole file into history already fixed, their original
+ * never recorded. Refused: preemptify commits only its own changes.
+ */
+static int check_unborn(const struct item *it)
 {
-	if (flags != GIT_STATUS_WT_NEW && flags != GIT_STATUS_INDEX_NEW) {
-		error_set("%s: has unstaged changes on top of staged ones; commit or stash them first",
-			  it->change->path);
-		return REPO_EDIRTY;
-	}
-	it->mode = st_mode & 0111 ? GIT_FILEMODE_BLOB_EXECUTABLE : GIT_FILEMODE_BLOB;
-	return 0;
+	return error_set("%s: the branch has no commit yet, so committing it would add your whole file, "
+			 "already changed, and your original would never be in history; commit the original "
+			 "first (git add, git commit), then run preemptify again", it->change->path);
 }
 
 /* The file still holds what the rewrite read. */
@@ -345,6 +353,99 @@ static int check_unchanged(const struct item *it)
 	return same ? 0 : error_set("%s: changed since it was read; run preemptify again", p);
 }
 
+/*
+ * A path below a directory that holds a repository of its own (a
+ * submodule, or a repository nested without being one): libgit2 only says
+ * "nonexistent file". Named here, with where to commit instead.
+ */
+static int check_not_nested(struct repo *r, const struct item *it)
+{
+	int rc = 0;
+	for (const char *slash = strchr(it->rel, '/'); slash && rc == 0; slash = strchr(slash + 1, '/')) {
+		char *dir = xstrndup(it->rel, (size_t)(slash - it->rel));
+		char *dotgit = xasprintf("%s%s/.git", r->workdir, dir);
+		struct stat st;
+		if (lstat(dotgit, &st) == 0) {
+			git_submodule *sm = NULL;
+			bool sub = git_submodule_lookup(&sm, r->git, dir) == 0;
+			git_submodule_free(sm);
+			rc = error_set("%s: belongs to %s '%s', a repository of its own: run preemptify commit "
+				       "there (cd %s%s), separately from this repository", it->change->path,
+				       sub ? "the submodule" : "the git repository nested at", dir, r->workdir, dir);
+		}
+		free(dotgit);
+		free(dir);
+	}
+	return rc;
+}
+
+/*
+ * assume-unchanged and skip-worktree make git stop looking at the file, so
+ * the status says clean whatever the user changed: refused as dirty.
+ */
+static int check_index_marks(struct repo *r, const struct item *it)
+{
+	git_index *index = NULL;
+	if (git_repository_index(&index, r->git) < 0)
+		return repo_git_fail(it->change->path);
+	const git_index_entry *e = git_index_get_bypath(index, it->rel, 0);
+	const char *mark = !e ? NULL
+			   : e->flags & GIT_INDEX_ENTRY_VALID ? "assume-unchanged"
+			   : e->flags_extended & GIT_INDEX_ENTRY_SKIP_WORKTREE ? "skip-worktree" : NULL;
+	git_index_free(index);
+	if (!mark)
+		return 0;
+	error_set("%s: marked %s in the index, so git does not look at it and you may have edits here; "
+		  "clear the mark (git update-index --no-%s %s), then commit or stash your edits first",
+		  it->change->path, mark, mark, it->change->path);
+	return REPO_EDIRTY;
+}
+
+/* The string value of config KEY into B; false when unset. */
+static bool config_string(git_config *cfg, const char *key, git_buf *b)
+{
+	return git_config_get_string_buf(b, cfg, key) == 0;
+}
+
+/*
+ * What .gitattributes asks of the file that libgit2 cannot do: a filter
+ * driver (filter.NAME.clean or .process: external programs git runs, such
+ * as a redacting filter or git-lfs) or a working-tree-encoding. Committing
+ * the raw text would undo it, so the file is refused. The eol and text
+ * attributes and ident libgit2 does apply (blob_of() in commit.c).
+ */
+static int check_filters(struct repo *r, const struct item *it)
+{
+	const char *p = it->change->path, *filter = NULL, *enc = NULL;
+	git_config *cfg = NULL;
+	git_buf cmd = GIT_BUF_INIT;
+	int rc = 0, required = 0;
+	if (git_attr_get(&enc, r->git, GIT_ATTR_CHECK_FILE_THEN_INDEX, it->rel, "working-tree-encoding") < 0 ||
+	    git_attr_get(&filter, r->git, GIT_ATTR_CHECK_FILE_THEN_INDEX, it->rel, "filter") < 0)
+		return repo_git_fail(p);
+	if (git_attr_value(enc) == GIT_ATTR_VALUE_STRING)
+		return error_set("%s: .gitattributes gives it working-tree-encoding=%s, a conversion libgit2 "
+				 "cannot make; commit this file with git itself", p, enc);
+	if (git_attr_value(filter) != GIT_ATTR_VALUE_STRING)
+		return 0;
+	if (git_repository_config_snapshot(&cfg, r->git) < 0)
+		return repo_git_fail(p);
+	char *clean = xasprintf("filter.%s.clean", filter), *process = xasprintf("filter.%s.process", filter);
+	char *req = xasprintf("filter.%s.required", filter);
+	const char *key = config_string(cfg, clean, &cmd) ? clean : config_string(cfg, process, &cmd) ? process : NULL;
+	if (key || (git_config_get_bool(&required, cfg, req) == 0 && required))
+		rc = error_set("%s: .gitattributes passes it through the filter '%s' (%s%s%s), a program git runs "
+			       "and libgit2 cannot; committing the unfiltered text would undo what the filter does "
+			       "(redact, convert, store elsewhere), so the file is refused: commit it with git itself",
+			       p, filter, key ? key : req, key ? " = " : " = true", key ? cmd.ptr : "");
+	free(clean);
+	free(process);
+	free(req);
+	git_buf_dispose(&cmd);
+	git_config_free(cfg);
+	return rc;
+}
+
 int repo_check_item(struct repo *r, git_tree *head_tree, struct item *it)
 {
 	unsigned flags = 0;
@@ -354,14 +455,45 @@ int repo_check_item(struct repo *r, git_tree *head_tree, struct item *it)
 		return error_set("%s: %s", p, strerror(errno));
 	if (!S_ISREG(st.st_mode))
 		return error_set("%s: not a regular file; refusing to commit it", p);
+	if (check_not_nested(r, it) < 0)
+		return -1;
 	if (git_status_file(&flags, r->git, it->rel) < 0)
 		return repo_git_fail(p);
 	if (flags & GIT_STATUS_IGNORED)
 		return error_set("%s: ignored by git (.gitignore); refusing to commit it", p);
-	int e = head_tree ? check_tracked(head_tree, it, flags) : check_unborn(it, flags, st.st_mode);
-	if (e < 0)
-		return e;
-	return check_unchanged(it);
+	int e = head_tree ? check_tracked(head_tree, it, flags) : check_unborn(it);
+	if (e == 0)
+		e = check_index_marks(r, it);
+	if (e == 0)
+		e = check_filters(r, it);
+	return e < 0 ? e : check_unchanged(it);
+}
+
+static const char *const state_words[][2] = {
+	[GIT_REPOSITORY_STATE_MERGE] = {"a merge", "finish it with git commit, or abort it with git merge --abort"},
+	[GIT_REPOSITORY_STATE_REVERT] = {"a revert", "git revert --continue, or git revert --abort"},
+	[GIT_REPOSITORY_STATE_REVERT_SEQUENCE] = {"a revert", "git revert --continue, or git revert --abort"},
+	[GIT_REPOSITORY_STATE_CHERRYPICK] = {"a cherry-pick", "git cherry-pick --continue, or git cherry-pick --abort"},
+	[GIT_REPOSITORY_STATE_CHERRYPICK_SEQUENCE] = {"a cherry-pick",
+						      "git cherry-pick --continue, or git cherry-pick --abort"},
+	[GIT_REPOSITORY_STATE_BISECT] = {"a bisect", "end it with git bisect reset"},
+	[GIT_REPOSITORY_STATE_REBASE] = {"a rebase", "git rebase --continue, or git rebase --abort"},
+	[GIT_REPOSITORY_STATE_REBASE_INTERACTIVE] = {"a rebase", "git rebase --continue, or git rebase --abort"},
+	[GIT_REPOSITORY_STATE_REBASE_MERGE] = {"a rebase", "git rebase --continue, or git rebase --abort"},
+	[GIT_REPOSITORY_STATE_APPLY_MAILBOX] = {"a git am", "git am --continue, or git am --abort"},
+	[GIT_REPOSITORY_STATE_APPLY_MAILBOX_OR_REBASE] = {"a git am or rebase",
+							  "git am --abort or git rebase --abort"},
+};
+
+int repo_check_idle(git_repository *g)
+{
+	int state = git_repository_state(g);
+	if (state == GIT_REPOSITORY_STATE_NONE)
+		return 0;
+	if (state < 0 || (size_t)state >= ARRAY_SIZE(state_words) || !state_words[state][0])
+		return error_set("the repository is in the middle of an operation git has not finished; finish it first");
+	return error_set("%s is in progress in this repository; preemptify will not commit in the middle of "
+			 "it: %s, then run preemptify again", state_words[state][0], state_words[state][1]);
 }
 
 int repo_check_unlocked(git_repository *g)
