@@ -53,6 +53,9 @@ int cmd_commit(int argc, char **argv)
 		{"dry-run", 'n', OPT_FLAG, &co.dry_run, NULL, "show the commits that would be made; write nothing"},
 		{"skip-dirty", 0, OPT_FLAG, &co.skip_dirty, NULL,
 		 "skip files with uncommitted changes (listed) and commit the others, instead of stopping"},
+		{"no-verify", 0, OPT_FLAG, &co.no_verify, NULL, "do not run the pre-commit and commit-msg hooks"},
+		{"no-gpg-sign", 0, OPT_FLAG, &co.no_gpg_sign, NULL,
+		 "commit unsigned although commit.gpgsign is set (preemptify cannot sign)"},
 		REWRITE_CLI_OPTIONS(&rw.rewrite),
 		SCAN_CLI_OPTIONS(&rw.scan),
 		{NULL, 0, 0, NULL, NULL, NULL},
@@ -88,6 +91,8 @@ int cmd_commit(int argc, char **argv)
 	bool failed = rc == EXIT_FAILED;
 	rc = EXIT_FAILED;
 	int e = repo_commit_changes(repo, &co, rw.rr.files.items, rw.rr.files.len, &rep);
+	if (rep.hook_output) /* as git commit shows it, before the commit lines */
+		fputs(rep.hook_output, stderr);
 	print_commits(&co, &rep);
 	fflush(stdout); /* messages and summary after the commit lines when both streams go to one file */
 	if (e < 0) {

@@ -13,15 +13,20 @@ struct run {
 	git_repository *g;
 	const struct repo_commit_options *opts;
 	git_reference *head;
-	git_commit *parent;       /* HEAD, then each commit made; NULL while unborn */
-	git_tree *parent_tree;    /* its tree; the empty tree while unborn */
+	git_commit *parent;       /* HEAD, then each commit made; NULL while unborn (nothing is committed then) */
+	git_tree *parent_tree;    /* its tree */
 	git_signature *author;
 	git_signature *sig;   /* the committer: also signs off and writes the reflog, as git does */
 	bool unborn, detached, create_branch;
 	item_vec items;
 	VEC(size_t) group_first;  /* item index opening each group */
+	const char *workdir;      /* the work tree's top, where hooks run */
+	struct repo_hooks hooks;  /* none with no_verify */
+	struct buf hook_log;      /* what the hooks printed */
 };
-#define RUN_INIT {NULL, NULL, NULL, NULL, NULL, NULL, NULL, false, false, false, VEC_INIT, VEC_INIT}
+#define RUN_INIT                                                                                             \
+	{NULL, NULL, NULL, NULL, NULL, NULL, NULL, false, false, false, VEC_INIT, VEC_INIT, NULL, REPO_HOOKS_INIT, \
+	 BUF_INIT}
 
 static void items_release(item_vec *v)
 {
@@ -39,6 +44,8 @@ static void run_release(struct run *run)
 	git_signature_free(run->sig);
 	items_release(&run->items);
 	vec_release(&run->group_first);
+	repo_hooks_release(&run->hooks);
+	buf_release(&run->hook_log);
 }
 
 static void commit_release(struct repo_commit *c)
@@ -56,7 +63,8 @@ void repo_commit_report_release(struct repo_commit_report *rep)
 	strvec_release(&rep->unchanged);
 	strvec_release(&rep->skipped);
 	free(rep->branch);
-	rep->branch = NULL;
+	free(rep->hook_output);
+	rep->branch = rep->hook_output = NULL;
 	rep->base[0] = '\0';
 }
 
@@ -65,23 +73,6 @@ static size_t dir_len(const char *rel)
 {
 	const char *slash = strrchr(rel, '/');
 	return slash ? (size_t)(slash - rel) : 0;
-}
-
-/* Makes an empty tree, the parent tree of a first commit. */
-static int empty_tree(git_repository *g, git_tree **out)
-{
-	git_treebuilder *tb = NULL;
-	git_oid id;
-	int rc = -1;
-	if (git_treebuilder_new(&tb, g, NULL) < 0 || git_treebuilder_write(&id, tb) < 0 ||
-	    git_tree_lookup(out, g, &id) < 0) {
-		repo_git_fail("empty tree");
-		goto done;
-	}
-	rc = 0;
-done:
-	git_treebuilder_free(tb);
-	return rc;
 }
 
 /*
@@ -109,11 +100,15 @@ static int unborn_with_history(git_repository *g)
 	return rc;
 }
 
-/* The repository state: not locked, HEAD readable, the branch option and an identity usable. */
+/*
+ * The repository state: not locked, no operation half done, signing not
+ * asked for, HEAD readable, the branch option and an identity usable; the
+ * hooks to run found.
+ */
 static int check_state(struct run *run, struct repo_commit_report *out)
 {
 	git_repository *g = run->g;
-	if (repo_check_unlocked(g) < 0)
+	if (repo_check_unlocked(g) < 0 || repo_check_idle(g) < 0 || repo_check_signing(g, run->opts->no_gpg_sign) < 0)
 		return -1;
 	run->unborn = git_repository_head_unborn(g) == 1;
 	run->detached = git_repository_head_detached(g) == 1;
@@ -125,15 +120,15 @@ static int check_state(struct run *run, struct repo_commit_report *out)
 		    git_commit_tree(&run->parent_tree, run->parent) < 0)
 			return repo_git_fail("reading HEAD");
 		git_oid_tostr(out->base, sizeof out->base, git_commit_id(run->parent));
-	} else if (unborn_with_history(g) < 0 || empty_tree(g, &run->parent_tree) < 0) {
-		return -1;
+	} else if (unborn_with_history(g) < 0) {
+		return -1; /* otherwise every file is refused (repo_check_item()), as it has no commit */
 	}
 	if (run->opts->branch &&
 	    repo_check_branch(g, run->opts->branch, run->opts->force, run->unborn, &run->create_branch) < 0)
 		return -1;
-	if (repo_identity(g, REPO_AUTHOR, &run->author) < 0)
+	if (repo_identity(g, REPO_AUTHOR, &run->author) < 0 || repo_identity(g, REPO_COMMITTER, &run->sig) < 0)
 		return -1;
-	return repo_identity(g, REPO_COMMITTER, &run->sig);
+	return run->opts->no_verify ? 0 : repo_hooks_find(g, run->workdir, &run->hooks);
 }
 
 /* The changes to commit as checked items; the others listed in out->unchanged. */
@@ -379,11 +374,12 @@ done:
 typedef VEC(git_tree_update) update_vec;
 
 /*
- * Makes the commit of one group on top of run->parent (NULL: root commit)
- * from the new texts in memory, as objects only: no ref, file or index
- * moves. Advances run->parent.
+ * Makes the commit C of one group on top of run->parent from the new texts
+ * in memory, as objects only: no ref, file or index moves. The hooks run
+ * between its tree and the commit (the commit-msg hook may edit
+ * C->message). Advances run->parent; C->id is set.
  */
-static int build_group(struct run *run, size_t group, const char *message, git_oid *out)
+static int build_group(struct run *run, size_t group, struct repo_commit *c, git_oid *out)
 {
 	git_repository *g = run->g;
 	update_vec updates = VEC_INIT;
@@ -405,13 +401,17 @@ static int build_group(struct run *run, size_t group, const char *message, git_o
 		repo_git_fail("building the commit's tree");
 		goto done;
 	}
+	if (repo_hooks_run(&run->hooks, g, run->workdir, tree, &c->message, &run->hook_log) < 0)
+		goto done;
+	free(c->subject);
+	c->subject = xstrndup(c->message, strcspn(c->message, "\n"));
 	const git_commit *parents[1] = {run->parent};
-	if (git_commit_create(out, g, NULL, run->author, run->sig, NULL, message, tree, run->parent ? 1 : 0,
-			      parents) < 0 ||
+	if (git_commit_create(out, g, NULL, run->author, run->sig, NULL, c->message, tree, 1, parents) < 0 ||
 	    git_commit_lookup(&commit, g, out) < 0) {
 		repo_git_fail("creating the commit");
 		goto done;
 	}
+	git_oid_tostr(c->id, sizeof c->id, out);
 	git_commit_free(run->parent);
 	git_tree_free(run->parent_tree);
 	run->parent = commit;
@@ -489,16 +489,11 @@ static int commit_all(struct run *run, struct repo_commit_report *out)
 	git_transaction *tx = NULL;
 	char *ref = NULL;
 	git_oid base, tip;
-	bool had_base = !run->unborn;
 	int rc = -1;
-	if (had_base)
-		git_oid_cpy(&base, git_commit_id(run->parent));
-	for (size_t gi = 0; gi < run->group_first.len; gi++) {
-		struct repo_commit *c = &out->commits.items[gi];
-		if (build_group(run, gi, c->message, &tip) < 0)
+	git_oid_cpy(&base, git_commit_id(run->parent));
+	for (size_t gi = 0; gi < run->group_first.len; gi++)
+		if (build_group(run, gi, &out->commits.items[gi], &tip) < 0)
 			goto fail;
-		git_oid_tostr(c->id, sizeof c->id, &tip);
-	}
 	if (target_ref(run, out, &ref) < 0)
 		goto fail;
 	const char *locks[] = {ref, REPO_BASE_REF, REPO_TIP_REF, run->opts->branch ? "HEAD" : NULL};
@@ -512,8 +507,7 @@ static int commit_all(struct run *run, struct repo_commit_report *out)
 			goto fail;
 		}
 	if (git_transaction_set_target(tx, ref, &tip, run->sig, "preemptify: port to the preemptible kernel") < 0 ||
-	    (had_base ? git_transaction_set_target(tx, REPO_BASE_REF, &base, run->sig, "preemptify: base of a commit run")
-		      : git_transaction_remove(tx, REPO_BASE_REF)) < 0 ||
+	    git_transaction_set_target(tx, REPO_BASE_REF, &base, run->sig, "preemptify: base of a commit run") < 0 ||
 	    git_transaction_set_target(tx, REPO_TIP_REF, &tip, run->sig, "preemptify: commit run") < 0 ||
 	    (run->opts->branch && git_transaction_set_symbolic_target(tx, "HEAD", ref, run->sig,
 								       "preemptify: switch to the port branch") < 0)) {
@@ -556,6 +550,7 @@ int repo_commit_changes(struct repo *r, const struct repo_commit_options *opts,
 	int rc = -1;
 	run.g = r->git;
 	run.opts = opts ? opts : &defaults;
+	run.workdir = repo_workdir(r);
 
 	/* 1. Every check first: nothing is written until all have passed. */
 	if (check_state(&run, out) < 0 || collect_items(r, &run, changes, n, out) < 0)
@@ -577,6 +572,8 @@ int repo_commit_changes(struct repo *r, const struct repo_commit_options *opts,
 		goto done;
 	rc = 0;
 done:
+	if (run.hook_log.len)
+		out->hook_output = buf_detach(&run.hook_log);
 	run_release(&run);
 	return rc;
 }

@@ -5,13 +5,22 @@
  *
  * Safety contract of repo_commit_changes():
  *   - Every check runs before anything is written: a locked index
- *     (index.lock), a detached HEAD without a branch name, an existing
- *     branch without force, a missing identity, a file with uncommitted
- *     changes (worktree or index differs from HEAD; with skip_dirty it is
- *     left out of the run instead), a file that is not
- *     tracked (except while HEAD is unborn), or a file whose contents no
- *     longer match what the rewrite read: any of these fails the whole run
- *     and leaves repository, index and worktree as they were.
+ *     (index.lock), an unfinished merge, revert, cherry-pick, bisect, rebase
+ *     or git am, commit.gpgsign without no_gpg_sign, a detached HEAD without
+ *     a branch name, an existing branch without force, a missing identity,
+ *     a file with uncommitted changes (worktree or index differs from HEAD,
+ *     or marked assume-unchanged or skip-worktree; with skip_dirty it is
+ *     left out of the run instead), a file that is not tracked, any file
+ *     while HEAD is unborn, a file in a submodule, a file whose
+ *     .gitattributes filter driver or working-tree-encoding libgit2 cannot
+ *     apply, or a file whose contents no longer match what the rewrite
+ *     read: any of these fails the whole run and leaves repository, index
+ *     and worktree as they were.
+ *   - Blobs go through the eol/text/ident conversions of .gitattributes,
+ *     as git add stores them.
+ *   - Unless no_verify, the pre-commit and commit-msg hooks run for each
+ *     commit while it is built, before any file is written or ref moved;
+ *     a hook that fails stops the run with nothing written.
  *   - Each commit's tree is the parent commit's tree with only the
  *     committed files replaced (git_tree_create_updated), never the user's
  *     index: whatever else is staged stays staged and out of our commits.
@@ -26,7 +35,7 @@
 #include "fix/rewrite.h"
 
 /* The ref and the one after it that record the last commit run. */
-#define REPO_BASE_REF "refs/preemptify/base" /* HEAD before the run; absent when it was unborn */
+#define REPO_BASE_REF "refs/preemptify/base" /* HEAD before the run */
 #define REPO_TIP_REF "refs/preemptify/tip"   /* the last commit the run made */
 
 struct repo;
@@ -94,8 +103,10 @@ struct repo_commit_options {
 	bool signoff;       /* add Signed-off-by: <committer> */
 	bool dry_run;       /* check and plan, write nothing */
 	bool skip_dirty;    /* a file with uncommitted changes is skipped (report->skipped), not fatal */
+	bool no_verify;     /* do not run the pre-commit and commit-msg hooks (git commit --no-verify) */
+	bool no_gpg_sign;   /* commit unsigned although commit.gpgsign is set (else refused) */
 };
-#define REPO_COMMIT_OPTIONS_INIT {NULL, false, REPO_GROUP_FILE, NULL, false, false, false}
+#define REPO_COMMIT_OPTIONS_INIT {NULL, false, REPO_GROUP_FILE, NULL, false, false, false, false, false}
 
 /* One commit made (or, in a dry run, that would be made). */
 struct repo_commit {
@@ -111,8 +122,9 @@ struct repo_commit_report {
 	struct strvec skipped;           /* with skip_dirty: paths not committed, having uncommitted changes */
 	char base[41];                   /* HEAD before the run; "" when unborn */
 	char *branch;                    /* branch committed on ("refs/heads/..." stripped); NULL if detached */
+	char *hook_output;               /* what the hooks that passed printed, or NULL */
 };
-#define REPO_COMMIT_REPORT_INIT {VEC_INIT, STRVEC_INIT, STRVEC_INIT, "", NULL}
+#define REPO_COMMIT_REPORT_INIT {VEC_INIT, STRVEC_INIT, STRVEC_INIT, "", NULL, NULL}
 
 /*
  * Commits CHANGES[0..n) (paths as walked, relative to the current
@@ -165,8 +177,10 @@ struct repo_series_report {
  * (the base must be an ancestor of the series; REPO_EUSAGE otherwise, and
  * for a REV that does not resolve). RANGE is "A..B", or "A" (A..HEAD), or
  * NULL: the last commit run, REPO_BASE_REF..HEAD (the whole history of
- * HEAD when that run started on an unborn HEAD). OUTDIR is created if
- * missing. Merge commits and an empty range are errors. Returns 0, or -1
+ * HEAD when no base is recorded). In a shallow clone the history ends at
+ * its boundary. OUTDIR is created if
+ * missing. Merge commits and an empty range are errors, found before
+ * anything is written. Returns 0, or -1
  * with the error slot set; REPO_EUSAGE (error slot set) when the request
  * itself cannot be answered: no RANGE and no commit run recorded, or a
  * symmetric range.
