@@ -21,7 +21,7 @@ git init -q && git add -A && git commit -qm base || bad "test repository"
 run commit -s drivers; expect_rc 0 "commit of the fixture tree"
 run series -o ../series; expect_rc 0 "series"
 cd .. || exit 1
-n=0 complaints=0
+n=0 complaints=0 old_style=0
 for p in series/0*.patch; do
 	n=$((n + 1))
 	perl "$cp" --no-tree --terse --show-types "$p" >cp.out 2>/dev/null
@@ -29,10 +29,14 @@ for p in series/0*.patch; do
 		case "$line" in
 		total:*) ;;
 		*WARNING:YIELD:* | *WARNING:SINGLE_STATEMENT_DO_WHILE_MACRO:*) ;;
+		# the driver's own style on a line preemptify changed elsewhere (its printk(KERN_DEBUG ...)
+		# keeps its printk when smp_processor_id() becomes get_cpu()): counted apart
+		*WARNING:PREFER_PR_LEVEL:* | *WARNING:PRINTK_WITHOUT_KERN_LEVEL:*) old_style=$((old_style + 1)) ;;
 		*) complaints=$((complaints + 1)); echo "checkpatch: $line" ;;
 		esac
 	done <cp.out
 done
 [ "$n" -gt 30 ] && ok || bad "the series has the fixture tree's patches ($n)"
 [ "$complaints" -eq 0 ] && ok || bad "checkpatch complaints on lines preemptify wrote: $complaints"
+echo "note: $old_style warning(s) on the drivers' own style, re-printed on lines preemptify changed"
 finish

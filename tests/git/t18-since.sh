@@ -23,7 +23,7 @@ set +e
 set -e
 [ "$rc" -eq 1 ] || fail "scan --since: exit $rc, want 1 (findings)"
 cut -d: -f1 "$TMP/out" >"$TMP/got"
-printf '%s\n' ./drivers/net/bar.c ./drivers/net/foo.c ./drivers/net/new.c >"$TMP/expect"
+printf '%s\n' drivers/net/bar.c drivers/net/foo.c drivers/net/new.c >"$TMP/expect"
 test_cmp "$TMP/expect" "$TMP/got"
 # intersected with the PATHs given
 set +e
