@@ -286,7 +286,8 @@ int cmd_explain(int argc, char **argv)
 	const struct cli_option opts[] = {
 		{"ignore", 0, OPT_LIST, &a.ignore, "RULES", "skip rules, by code or name"},
 		{"context-root", 0, OPT_STRING, &context_root, "DIR",
-		 "follow the callers of the file's functions through the tree DIR"},
+		 "follow the callers of the file's functions through the tree DIR (default: the kernel tree above FILE)"},
+		{"no-tree", 0, OPT_FLAG, &a.no_tree, NULL, "the file alone: callers in other files unknown"},
 		{"config", 0, OPT_STRING, &a.config, "FILE", "read FILE instead of the nearest " CONFIG_FILE_NAME},
 		{"no-config", 0, OPT_FLAG, &a.no_config, NULL, "read no " CONFIG_FILE_NAME},
 		CLI_QUIET_OPTION(&quiet),
@@ -308,8 +309,12 @@ int cmd_explain(int argc, char **argv)
 		goto done;
 	q.file = file;
 	struct strvec named = {&file, 1, 1};
-	if (scan_cli_config(cmd, &a, &named, NULL) != EXIT_OK ||
-	    explain_options(cmd, &a, context_root != NULL, &so) < 0)
+	a.context_root = context_root;
+	if (scan_cli_config(cmd, &a, &named, NULL) != EXIT_OK)
+		goto done;
+	if (!context_root)
+		context_root = a.tree_root; /* the kernel tree found above FILE, unless --no-tree */
+	if (explain_options(cmd, &a, context_root != NULL, &so) < 0)
 		goto done;
 	if (scan_files(&file, 1, &so, &r) > 0) {
 		for (size_t i = 0; i < r.diagnostics.len; i++)
@@ -328,8 +333,8 @@ int cmd_explain(int argc, char **argv)
 	if (!shown)
 		explain_none(&q, &r);
 	if (flagged && !context_root)
-		printf("\n(callers in other files were not followed; give --context-root DIR, the whole tree, "
-		       "to follow them)\n");
+		printf("\n(callers in other files were not followed: %s)\n",
+		       a.no_tree ? "--no-tree" : "no kernel tree above the file; --context-root DIR names one");
 	rc = flagged ? EXIT_FOUND : EXIT_OK;
 done:
 	free(file);

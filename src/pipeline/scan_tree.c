@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "parse/source.h"
 #include "util/interrupt.h"
 #include "util/parallel.h"
 
@@ -265,10 +266,18 @@ static void users_one(size_t f, void *ctx)
 		return;
 	if (is_asm(j->index[f]))
 		asm_blank_comments(text, len); /* a comment naming the array is no use of it */
+	/* no identifiers hashed by the scan (the tree was walked, not scanned): hashed here, at
+	 * once, rather than one memmem() pass per array over the text */
+	struct tree_ids own = {NULL, 0};
+	const struct tree_ids *fids = j->ids && j->ids[f].ids ? &j->ids[f] : NULL;
+	if (!fids) {
+		tree_ids_of(text, len, &own);
+		fids = &own;
+	}
 	uint8_t *named = NULL;
 	for (size_t i = 0; i < a->len; i++) {
 		/* a name the file's identifiers lack is not there (the short ones are not hashed) */
-		if (j->ids && j->ids[f].ids && j->lens[i] >= TREE_MIN_NAME && !tree_ids_has(&j->ids[f], a->items[i].name))
+		if (j->lens[i] >= TREE_MIN_NAME && !tree_ids_has(fids, a->items[i].name))
 			continue;
 		if (!text_names_object(text, len, a->items[i].name)) /* `struct rt_cache_stat` is a tag */
 			continue;
@@ -285,6 +294,7 @@ static void users_one(size_t f, void *ctx)
 		named[i] = declares ? 3 : 1;
 	}
 	j->named[f] = named;
+	free(own.ids);
 	free(text);
 }
 
@@ -427,40 +437,150 @@ static bool arrays_verdicts(tree_array_vec *a, const char_vec *users, const stru
 	return changed;
 }
 
-static bool may_define_array(const char *text, size_t len)
+/* Appends to OUT the identifiers of TEXT that a `[` follows (x in x[...]): the arrays it may index. */
+static void subscripted_names(const char *text, size_t len, struct strvec *out)
 {
-	return memmem(text, len, "NR_CPUS", 7) != NULL;
+	for (size_t i = 0; i < len; i++) {
+		if (!is_ident_char(text[i]) || (i && is_ident_char(text[i - 1])))
+			continue;
+		size_t e = i;
+		while (e < len && is_ident_char(text[e]))
+			e++;
+		size_t k = e;
+		while (k < len && (text[k] == ' ' || text[k] == '\t'))
+			k++;
+		if (k < len && text[k] == '[' && !(text[i] >= '0' && text[i] <= '9'))
+			vec_push(out, xstrndup(text + i, e - i));
+		i = e - 1;
+	}
 }
 
-/* explain: the arrays defined in the .c files of INDEX (those naming NR_CPUS are parsed), into OUT. */
-static void index_arrays(char *const *index, size_t n, const struct scan_options *opts, struct scan_result *out)
+/* The next NR_CPUS of TEXT[0..LEN) from P, or NULL (memchr on its rare first letter: glibc's memmem was 30 % of a file's scan) */
+static const char *next_nr_cpus(const char *text, size_t len, const char *p)
+{
+	const char *end = text + len;
+	while (p + 7 <= end && (p = memchr(p, 'N', (size_t)(end - p) - 6)))
+		if (memcmp(p, "NR_CPUS", 7) == 0)
+			return p;
+		else
+			p++;
+	return NULL;
+}
+
+/* Can C stand in an array size's expression before NR_CPUS (`2 * NR_CPUS`, `(MAX + NR_CPUS)`)? */
+static bool size_expr_char(char c)
+{
+	return c && (strchr(" \t*+-/()", c) || is_ident_char(c));
+}
+
+/* Is P on a preprocessor line of TEXT (`#define MAX NR_CPUS`)? */
+static bool on_directive_line(const char *text, const char *p)
+{
+	const char *l = p;
+	while (l > text && l[-1] != '\n')
+		l--;
+	while (l < p && (*l == ' ' || *l == '\t'))
+		l++;
+	return *l == '#';
+}
+
+/*
+ * May TEXT define one of the arrays NAMES (sorted) over NR_CPUS? Each
+ * NR_CPUS is looked at: `name[NR_CPUS` names the array; an NR_CPUS in a
+ * directive or in another bracket (`[2 * NR_CPUS]`) makes the file a
+ * candidate whatever it defines; one outside brackets (a loop's bound)
+ * defines nothing.
+ */
+static bool defines_named_array(const char *text, size_t len, const struct strvec *names)
+{
+	for (const char *p = text; (p = next_nr_cpus(text, len, p)); p += 7) {
+		if (on_directive_line(text, p))
+			return true;
+		const char *q = p;
+		while (q > text && (q[-1] == ' ' || q[-1] == '\t'))
+			q--;
+		if (q > text && q[-1] != '[') {
+			while (q > text && size_expr_char(q[-1]))
+				q--;
+			if (q > text && q[-1] == '[')
+				return true; /* an expression in brackets: look closer, by parsing */
+			continue;
+		}
+		if (q == text)
+			continue;
+		q--;
+		while (q > text && (q[-1] == ' ' || q[-1] == '\t'))
+			q--;
+		const char *e = q;
+		while (q > text && is_ident_char(q[-1]))
+			q--;
+		if (q == e)
+			return true;
+		char *name = xstrndup(q, (size_t)(e - q));
+		bool hit = bsearch(&name, names->items, names->len, sizeof *names->items, cstr_cmp) != NULL;
+		free(name);
+		if (hit)
+			return true;
+	}
+	return false;
+}
+
+/*
+ * The arrays defined in the .c files of INDEX that the files SCANNED may
+ * index (by name: no other array can change their answer), into OUT. Only
+ * the files that may define one are parsed.
+ */
+static void index_arrays(char *const *index, size_t n, char *const *scanned, size_t nscanned,
+			 const struct scan_options *opts, struct scan_result *out)
 {
 	struct scan_options o = index_options(opts);
+	struct strvec names = STRVEC_INIT;
+	for (size_t i = 0; i < nscanned; i++) {
+		char *text;
+		size_t len;
+		if (read_file(scanned[i], &text, &len) == 0) {
+			subscripted_names(text, len, &names);
+			free(text);
+		}
+		error_clear();
+	}
+	if (names.len)
+		qsort(names.items, names.len, sizeof *names.items, cstr_cmp);
 	for (size_t i = 0; i < out->arrays.len; i++)
 		tree_array_release(&out->arrays.items[i]);
 	out->arrays.len = 0;
-	for (size_t i = 0; i < n && !interrupted(); i++) {
+	for (size_t i = 0; i < n && !interrupted() && names.len; i++) {
 		struct scan_result r = SCAN_RESULT_INIT;
-		if (!has_suffix(index[i], ".c") || !index_scan(index[i], may_define_array, &o, &r))
+		char *text;
+		size_t len;
+		if (!has_suffix(index[i], ".c") || read_file(index[i], &text, &len) < 0)
 			continue;
+		if (defines_named_array(text, len, &names)) {
+			scan_buffer(index[i], text, len, &o, &r);
+		}
+		free(text);
 		for (size_t k = 0; k < r.arrays.len; k++)
 			vec_push(&out->arrays, r.arrays.items[k]);
 		r.arrays.len = 0;
 		scan_result_release(&r);
 	}
+	strvec_release(&names);
 }
 
 /*
  * The non-static NR_CPUS arrays OUT->arrays: their first verdicts and the
  * files naming each (IDS: the index's identifiers, aligned, or NULL).
+ * SCANNED are the files judged (the index itself when arrays are judged
+ * over it), ASKED the files the user named (whose arrays matter).
  * Returns USERS (one vector per array), or NULL when there is none.
  */
 static char_vec *arrays_prepare(char *const *index, size_t n, char *const *scanned, size_t nscanned,
+				char *const *asked, size_t nasked,
 				const struct scan_options *opts, struct scan_result *out, const struct tree_ids *ids)
 {
 	tree_array_vec *a = &out->arrays;
 	if (opts->arrays_over_index)
-		index_arrays(index, n, opts, out);
+		index_arrays(index, n, asked, nasked, opts, out);
 	if (opts->whole_tree)
 		soa_discover(a, index, n, ids);
 	arrays_dedupe(a);
@@ -640,7 +760,7 @@ void scan_with_tree(char *const *index, size_t n, char *const *scanned, size_t n
 	char *const *judged = opts->arrays_over_index ? index : scanned;
 	size_t njudged = opts->arrays_over_index ? n : nscanned;
 	/* before the index takes the identifiers over */
-	char_vec *users = arrays_prepare(index, n, judged, njudged, opts, out, ids);
+	char_vec *users = arrays_prepare(index, n, judged, njudged, scanned, nscanned, opts, out, ids);
 	if (opts->arrays_over_index && users)
 		users_want(out, users, scanned, nscanned, opts);
 	if (!out->want.len && !out->macros.len) {

@@ -93,8 +93,10 @@ run explain --context-root fastnet fastnet/net/core/fastcore.c:27; expect_rc 1 "
 expect_out 'named in a macro body' "why the macro's caller leaves it preemptible"
 run explain --context-root fastnet fastnet/net/core/fastcore.c:57
 expect_out 'a cycle of calls' "a cycle stays preemptible (the pessimistic fixed point)"
-run explain fastnet/drivers/net/fastnet_lib.c:21; expect_rc 1 "one file alone: a finding"
-expect_out 'callers in other files were not followed; give --context-root' "explain says what it did not follow"
+run explain fastnet/drivers/net/fastnet_lib.c:21; expect_rc 0 "explain finds the tree above the file: its callers protect it"
+expect_out 'protected \(not a finding\)' "explain of a file alone: the whole tree's verdict"
+run explain --no-tree fastnet/drivers/net/fastnet_lib.c:21; expect_rc 1 "explain --no-tree: a finding"
+expect_out 'callers in other files were not followed: --no-tree' "explain --no-tree says what it did not follow"
 
 # an i386-style IPI entry stub built by BUILD_SMP_INTERRUPT(x, ...) calls smp_x() in hard-IRQ context
 run explain --context-root fastnet fastnet/arch/demo/kernel/smp.c:13; expect_rc 0 "the stub's target: no finding"
