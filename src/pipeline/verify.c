@@ -8,6 +8,8 @@
 
 #include <stdlib.h>
 #include <string.h>
+
+#include "util/interrupt.h"
 #include <tree_sitter/api.h>
 
 #include "parse/line_table.h"
@@ -495,6 +497,58 @@ static size_t refuse_leftover_subscripts(const char *text, size_t len, struct fi
 	return refused;
 }
 
+/* An applied finding's function and its index in APPLIED. */
+struct named {
+	const char *name; /* NULL: file scope */
+	size_t idx;
+};
+
+/* By function name, NULL (file scope) first, then by index. */
+static int named_cmp(const void *a, const void *b)
+{
+	const struct named *x = a, *y = b;
+	int c = !x->name || !y->name ? (x->name != NULL) - (y->name != NULL) : strcmp(x->name, y->name);
+	return c ? c : (x->idx > y->idx) - (x->idx < y->idx);
+}
+
+/* The first of the N entries of SORTED in function NAME (N when none): a bisection. */
+static size_t named_first(const struct named *sorted, size_t n, const char *name)
+{
+	struct named key = {name, 0};
+	size_t lo = 0, hi = n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (named_cmp(&sorted[mid], &key) < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+static bool named_is(const struct named *e, const char *name)
+{
+	return fn_name_eq(e->name, name);
+}
+
+/*
+ * verify_refuse_fn() for a function FN that holds DONE > 0 of the applied
+ * findings, found through SORTED (APPLIED's functions, sorted): only its
+ * own are refused, so no pass over every finding is needed. Takes REASON.
+ */
+static size_t refuse_own(const struct named *sorted, size_t n, const char *fn, char *reason,
+			 char **why)
+{
+	size_t refused = 0;
+	for (size_t i = named_first(sorted, n, fn); i < n && named_is(&sorted[i], fn); i++)
+		if (!why[sorted[i].idx]) {
+			why[sorted[i].idx] = xstrdup(reason);
+			refused++;
+		}
+	free(reason);
+	return refused;
+}
+
 /*
  * Judges NEW against the facts OF of the old text; with FIXPOINT, also
  * that nothing new becomes fixable (OF's fixable counts what the plan may
@@ -509,17 +563,25 @@ static size_t reanalyse(fact_vec *of, const char *path, const char *new_text, si
 	parse_facts(path, new_text, new_len, &nf, NULL);
 	scan_facts(path, new_text, new_len, opts, fixpoint ? DEPTH_SECOND : DEPTH_PLAIN, fixpoint,
 		   &nf);
+	/* the applied findings by function, found by bisection: a pass per function was quadratic */
+	struct named *names = xmalloc((n ? n : 1) * sizeof *names);
+	for (size_t k = 0; k < n; k++)
+		names[k] = (struct named){applied[k]->function, k};
+	qsort(names, n, sizeof *names, named_cmp);
 	for (size_t i = 0; i < nf.len; i++) {
 		const struct fn_fact *a = &nf.items[i];
 		unsigned done = 0;
-		for (size_t k = 0; k < n; k++)
-			done += fn_name_eq(applied[k]->function, a->name);
+		for (size_t k = named_first(names, n, a->name); k < n && named_is(&names[k], a->name); k++)
+			done++;
 		char *r = fault(a, fact_for(of, a->name), fixpoint, done);
 		if (r && !a->name && !done && fixpoint)
 			refused += refuse_array_uses(r, applied, n, why);
+		else if (r && done)
+			refused += refuse_own(names, n, a->name, r, why);
 		else if (r)
 			refused += verify_refuse_fn(a->name, r, applied, n, why);
 	}
+	free(names);
 	facts_release(&nf);
 	return refused;
 }
@@ -708,7 +770,7 @@ void verify_plan(const char *path, const char *text, size_t len, const struct sc
 			size_t live = 0;
 			for (size_t i = 0; i < n; i++)
 				live += active[i] = !why[i];
-			if (!live || !round_refuses(path, text, len, opts, plan.items, n, active, why, &of))
+			if (!live || interrupted() || !round_refuses(path, text, len, opts, plan.items, n, active, why, &of))
 				break;
 		}
 	}
@@ -717,7 +779,7 @@ void verify_plan(const char *path, const char *text, size_t len, const struct sc
 		if (why[i])
 			finding_unfixable(plan.items[i], xasprintf("not rewritten: %s", why[i]));
 	for (size_t i = 0; i < n; i++)
-		for (size_t k = first; k < out->findings.len; k++)
+		for (size_t k = first; plan.items[i]->cpu_read_line && k < out->findings.len; k++)
 			if (out->findings.items[k].fix == FIX_NONE &&
 			    verify_note_stale_slot(plan.items[i], &out->findings.items[k]))
 				break;
