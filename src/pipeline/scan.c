@@ -163,10 +163,13 @@ int scan_buffer(const char *path, const char *text, size_t len, const struct sca
 	source_init(&src, path, xstrndup(text, len), len);
 	TSParser *parser = ts_parser_new();
 	ts_parser_set_language(parser, tree_sitter_c());
+	ts_parser_set_cancellation_flag(parser, interrupt_cancel_flag()); /* Ctrl-C stops a long parse */
 	TSTree *tree = ts_parser_parse_string(parser, NULL, src.parse_text, (uint32_t)len);
 	if (!tree) {
 		ts_parser_delete(parser);
 		source_release(&src);
+		if (interrupted())
+			return error_set("%s: interrupted", path);
 		struct diagnostic dg = {DIAG_TOOL, xstrdup(path), 0, 0, xstrdup("the parser gave up on this file"), 0};
 		vec_push(&out->diagnostics, dg);
 		return error_set("%s: the parser gave up on this file", path);
@@ -174,10 +177,10 @@ int scan_buffer(const char *path, const char *text, size_t len, const struct sca
 	struct file_analysis fa;
 	analysis_run(&fa, &src, tree, opts->tree);
 	size_t before = out->findings.len;
-	int rc = rules_run(&fa, opts, out);
+	int rc = interrupted() ? 0 : rules_run(&fa, opts, out);
 	if (rc == 0 && opts->want && opts->verify_depth == 0)
 		collect_want(&fa, out, before);
-	if (rc == 0 && opts->verify_depth < 2 && !opts->no_verify)
+	if (rc == 0 && opts->verify_depth < 2 && !opts->no_verify && !interrupted())
 		verify_plan(path, text, len, opts, out, before);
 	if (out->findings.len > before) {
 		uint64_t h = hash_bytes(text, len);
@@ -209,6 +212,17 @@ int scan_buffer(const char *path, const char *text, size_t len, const struct sca
 	return rc;
 }
 
+/* Does TEXT end its lines in bare CRs (more lone CRs than LFs)? Then no line break is seen. */
+static bool cr_only(const char *text, size_t len)
+{
+	size_t cr = 0, lf = 0;
+	for (size_t i = 0; i < len; i++) {
+		lf += text[i] == '\n';
+		cr += text[i] == '\r' && (i + 1 == len || text[i + 1] != '\n');
+	}
+	return cr > lf;
+}
+
 /* scan_file(), also hashing the file's identifiers into IDS (may be NULL) for the tree index. */
 static int scan_path(const char *path, const struct scan_options *opts, struct scan_result *out,
 		     struct tree_ids *ids)
@@ -225,6 +239,15 @@ static int scan_path(const char *path, const struct scan_options *opts, struct s
 		struct diagnostic dg = {DIAG_IO, xstrdup(path), 0, 0, xasprintf("%s: binary file (contains NUL bytes); skipped", path), 0};
 		vec_push(&out->diagnostics, dg);
 		return error_set("%s: binary file", path);
+	}
+	if (cr_only(text, len)) {
+		free(text);
+		struct diagnostic dg = {DIAG_IO, xstrdup(path), 0, 0,
+			xasprintf("%s: its lines end in a bare CR (old Mac line endings), which the C grammar "
+				  "preemptify parses with reads as one long line; not analysed (convert it "
+				  "first: tr '\\r' '\\n')", path), 0};
+		vec_push(&out->diagnostics, dg);
+		return error_set("%s: CR line endings", path);
 	}
 	if (ids)
 		tree_ids_of(text, len, ids);

@@ -5,6 +5,7 @@
  */
 #define _GNU_SOURCE /* memmem */
 #include "rules/ctx.h"
+#include "util/interrupt.h"
 #include "parse/query.h"
 
 #include <pthread.h>
@@ -225,7 +226,7 @@ int rules_run(const struct file_analysis *fa, const struct scan_options *opts, s
 		c.kept = &kept;
 		ctx_prescan(&c);
 		percpu_arrays_find(&c);
-		for (size_t i = 0; i < fa->fns.len; i++) {
+		for (size_t i = 0; i < fa->fns.len && !interrupted(); i++) {
 			const struct fn *f = &fa->fns.items[i];
 			if (in_dead_code(&c, f->def))
 				continue;

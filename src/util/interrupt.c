@@ -16,6 +16,8 @@
 #define INTERRUPT_SLOTS 256
 
 static atomic_int caught;
+/* tree-sitter's cancellation flag (ts_parser_set_cancellation_flag() reads a size_t): set with CAUGHT */
+static volatile size_t cancel_flag;
 static atomic_int children[INTERRUPT_SLOTS]; /* process group ids, 0 = free */
 
 static void kill_children(void)
@@ -87,6 +89,7 @@ static void remove_dirs(void)
 static void on_signal(int sig)
 {
 	int none = 0;
+	cancel_flag = 1;
 	if (atomic_compare_exchange_strong(&caught, &none, sig)) {
 		kill_children();
 		return;
@@ -141,6 +144,11 @@ void interrupt_install(void)
 int interrupted(void)
 {
 	return atomic_load(&caught);
+}
+
+const size_t *interrupt_cancel_flag(void)
+{
+	return (const size_t *)&cancel_flag;
 }
 
 int interrupt_track(pid_t pgid)

@@ -12,6 +12,7 @@
 #define PREEMPTIFY_INTERRUPT_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <sys/types.h>
 
 /* Installs the handlers; call once, before any thread or child is started. */
@@ -19,6 +20,9 @@ void interrupt_install(void);
 
 /* The signal that interrupted the run, or 0. */
 int interrupted(void);
+
+/* A flag that turns nonzero with interrupted(), for ts_parser_set_cancellation_flag(). */
+const size_t *interrupt_cancel_flag(void);
 
 /*
  * Tracks child process group PGID so an interruption kills it; returns a

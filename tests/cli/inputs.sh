@@ -24,4 +24,11 @@ head -c 1100000 /dev/zero | tr '\0' '#' >big.toml
 trun scan --config big.toml f.c; expect_rc 2 "a config over 1 MiB: refused"
 expect_err "big.toml: 1100000 bytes, more than the 1048576" "a config over 1 MiB: says the bound"
 trun scan f.c; expect_rc 1 "the regular file still scans"
+# D27: a file whose lines end in a bare CR is refused with a sentence, not "0 findings"
+tr '\n' '\r' <f.c >cr.c
+trun scan cr.c; expect_rc 3 "CR line endings: a failed file"
+expect_out "cr.c: error: its lines end in a bare CR" "CR line endings: said"
+# D29: a pipe (diff <(cat f)) is named as such, not "changed since it was scanned"
+trun diff <(cat f.c); expect_rc 3 "a pipe as a PATH: a failed file"
+expect_err "/dev/fd/[0-9]+: error: a FIFO, not a regular file; not read" "a pipe as a PATH: said"
 finish
