@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
-# Builds the libFuzzer target (clang, ASan, UBSan) in BUILD_DIR and runs it
-# for SECONDS on a corpus seeded from the fixtures; exits non-zero on a
-# crash, a sanitizer report, a timeout or an invalid JSON/SARIF output.
+# Builds the libFuzzer targets (clang, ASan, UBSan) in BUILD_DIR and runs
+# each for SECONDS on a corpus seeded from the fixtures: fuzz_scan (the
+# scan and its emitters) and fuzz_validate (the translation validation must
+# refuse every directive join, continuation, split and word swap). Exits
+# non-zero on a crash, a sanitizer report, a timeout, an invalid JSON/SARIF
+# output or a semantic change the validator accepted.
 #   tests/fuzz/run.sh [SECONDS] [BUILD_DIR] [JOBS]
 set -euo pipefail
 here=$(cd "$(dirname "$0")/../.." && pwd)
@@ -17,7 +20,7 @@ for tarball in "$here"/build*/grammar/tree-sitter-c-*.tgz; do
 done
 CC=clang cmake -S "$here" -B "$build" -DPREEMPTIFY_FUZZ=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo \
 	"${extra[@]}" >/dev/null
-cmake --build "$build" --target fuzz_scan -j "$(nproc)" >/dev/null
+cmake --build "$build" --target fuzz_scan fuzz_validate -j "$(nproc)" >/dev/null
 
 corpus=$build/fuzz-corpus
 mkdir -p "$corpus"
@@ -28,17 +31,24 @@ find "$here/fixtures" "$here/tests/rewrite" -name '*.c' -print0 |
 	done
 artifacts=$build/fuzz-artifacts/
 mkdir -p "$artifacts"
-echo "fuzz: running fuzz_scan for ${secs}s ($jobs job(s)), corpus $corpus"
 par=()
 # several jobs: libFuzzer's fork mode, which logs to fuzz-N.log in the current directory
 [ "$jobs" -gt 1 ] && par=(-jobs="$jobs" -workers="$jobs")
 cd "$build"
-"$build/fuzz_scan" -max_total_time="$secs" -timeout=20 -rss_limit_mb=2048 -max_len=65536 \
-	-print_final_stats=1 -artifact_prefix="$artifacts" "${par[@]}" "$corpus" > fuzz.log 2>&1 &&
-	status=0 || status=$?
-tail -12 fuzz.log
-if [ "$status" -ne 0 ] || ls "$artifacts" | grep -q .; then
-	echo "fuzz: FAILED (status $status); reproducers in $artifacts" >&2
+failed=0
+for target in fuzz_scan fuzz_validate; do
+	echo "fuzz: running $target for ${secs}s ($jobs job(s)), corpus $corpus"
+	"$build/$target" -max_total_time="$secs" -timeout=20 -rss_limit_mb=2048 -max_len=65536 \
+		-print_final_stats=1 -artifact_prefix="$artifacts$target-" "${par[@]}" "$corpus" > "$target.log" 2>&1 &&
+		status=0 || status=$?
+	tail -12 "$target.log"
+	if [ "$status" -ne 0 ]; then
+		echo "fuzz: $target FAILED (status $status)" >&2
+		failed=1
+	fi
+done
+if [ "$failed" -ne 0 ] || ls "$artifacts" | grep -q .; then
+	echo "fuzz: FAILED; reproducers in $artifacts" >&2
 	exit 1
 fi
-echo "fuzz: no crash, hang or invalid output in ${secs}s"
+echo "fuzz: no crash, hang, invalid output or accepted semantic change in ${secs}s per target"
