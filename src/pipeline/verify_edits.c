@@ -106,6 +106,22 @@ static const char *const before_anchors[] = {"return_statement", "goto_statement
 	"break_statement", "continue_statement", "expression_statement", NULL};
 
 /* Why EDIT cannot be made, or NULL. */
+/* Is S valid UTF-8, as Python's strict decoder takes it? */
+static bool utf8_valid(const char *s)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	while (*p) {
+		size_t n = *p < 0x80 ? 0 : (*p & 0xe0) == 0xc0 ? 1 : (*p & 0xf0) == 0xe0 ? 2 : (*p & 0xf8) == 0xf0 ? 3 : 4;
+		if (n == 4 || (n && *p < 0xc2))
+			return false;
+		for (size_t k = 1; k <= n; k++)
+			if ((p[k] & 0xc0) != 0x80)
+				return false;
+		p += n + 1;
+	}
+	return true;
+}
+
 char *verify_edit_refusal(const struct edit *e, const struct lines *l)
 {
 	unsigned sl, sc, el, ec;
@@ -126,6 +142,12 @@ char *verify_edit_refusal(const struct edit *e, const struct lines *l)
 				      strncmp(a, "__asm", 5) == 0) && !is_ident_char(a[a[0] == 'a' ? 3 : a[5] == '_' ? 7 : 5]))
 		return xasprintf("the change would insert next to the inline asm statement at line %u, "
 				 "which the semantic patch cannot anchor on; fix it by hand", sl);
+	/* the semantic patches take an edit's text through Python, which fails on it (and the
+	 * whole file's run with it: "Python failure") */
+	if (!e->by_text && e->text && !utf8_valid(e->text))
+		return xasprintf("the text it would write at line %u keeps a comment with bytes that are not "
+				 "UTF-8 (Latin-1?), which spatch's Python cannot carry; fix it by hand, or "
+				 "convert the file to UTF-8 first (iconv -f latin1 -t utf-8)", sl);
 	if (e->op == EDIT_INSERT_AFTER && !node_in(e->node, after_anchors))
 		return xasprintf("the change would insert after the %s at line %u, which the "
 				 "semantic patch cannot anchor on; fix it by hand", what, sl);

@@ -46,4 +46,12 @@ if [ -x /usr/bin/time ]; then
 else
 	echo "note: /usr/bin/time missing; the output bound is not measured"
 fi
+# D23: a Latin-1 comment the fix would carry: that site refused with a sentence, the
+# file's other sites still fixed (it was "Python failure" for the whole file)
+printf '#include <linux/sched.h>\nvoid f(int n)\n{\n\twhile (n--) {\n\t\tif (current->need_resched) /* caf\351 */\n\t\t\tschedule();\n\t}\n}\nvoid g(int n)\n{\n\twhile (n--) {\n\t\tif (current->need_resched)\n\t\t\tschedule();\n\t}\n}\n' >latin1.c
+run diff latin1.c; expect_rc 1 "a Latin-1 comment: the other site is fixed"
+expect_out '^\+[[:space:]]+cond_resched\(\);' "a Latin-1 comment: cond_resched() written for g()"
+if printf '%s\n' "$err" | grep -q 'Python failure'; then bad "a Latin-1 comment: Python failure"; else ok; fi
+run scan -v latin1.c
+expect_out "latin1.c:5:7: note: fix: none - not rewritten: the text it would write at line 5 keeps a comment with bytes that are not UTF-8" "a Latin-1 comment: the site says why, in scan too"
 finish
