@@ -63,17 +63,31 @@ char *xasprintf(const char *fmt, ...)
 	return buf_detach(&b);
 }
 
-static _Thread_local char error_msg[1024];
+static _Thread_local char error_msg[8192];
 
 int error_set(const char *fmt, ...)
 {
 	/* through a copy: an argument may be error_last() itself */
-	char msg[sizeof error_msg];
 	va_list ap;
 	va_start(ap, fmt);
-	vsnprintf(msg, sizeof msg, fmt, ap);
+	int n = vsnprintf(NULL, 0, fmt, ap);
 	va_end(ap);
-	memcpy(error_msg, msg, sizeof msg);
+	char *msg = xmalloc(n > 0 ? (size_t)n + 1 : 1);
+	va_start(ap, fmt);
+	vsnprintf(msg, n > 0 ? (size_t)n + 1 : 1, fmt, ap);
+	va_end(ap);
+	size_t len = n > 0 ? (size_t)n : 0, cap = sizeof error_msg;
+	if (len < cap) {
+		memcpy(error_msg, msg, len + 1);
+	} else {
+		/* too long (a path near PATH_MAX): the middle goes, so the reason at the end stays */
+		size_t head = 512, tail = cap - head - 4;
+		memcpy(error_msg, msg, head);
+		memcpy(error_msg + head, "...", 3);
+		memcpy(error_msg + head + 3, msg + len - tail, tail);
+		error_msg[cap - 1] = '\0';
+	}
+	free(msg);
 	return -1;
 }
 

@@ -24,6 +24,12 @@ head -c 1100000 /dev/zero | tr '\0' '#' >big.toml
 trun scan --config big.toml f.c; expect_rc 2 "a config over 1 MiB: refused"
 expect_err "big.toml: 1100000 bytes, more than the 1048576" "a config over 1 MiB: says the bound"
 trun scan f.c; expect_rc 1 "the regular file still scans"
+# D24: a path near PATH_MAX: the message keeps its reason (it was cut at 1 KiB)
+long=.
+for i in $(seq 1 30); do long=$long/$(printf 'd%.0s' $(seq 1 120)); done
+mkdir -p "$long" && mkfifo "$long/p.c"
+trun scan "$long/p.c"; expect_rc 3 "a FIFO at a 3.6 KB path: a failed file"
+expect_out "p.c: error: a FIFO, not a regular file; not read" "a 3.6 KB path: the reason is not cut off"
 # D27: a file whose lines end in a bare CR is refused with a sentence, not "0 findings"
 tr '\n' '\r' <f.c >cr.c
 trun scan cr.c; expect_rc 3 "CR line endings: a failed file"
