@@ -16,11 +16,21 @@
 #include <string.h>
 #include <sys/stat.h>
 
-/* Excludes match the path as walked, without a leading "./" (so ".*" does not match everything under "."). */
+/*
+ * Excludes match the path as walked, without the leading "./" and "../"
+ * steps that reach the root the user named (so ".*" skips hidden files, not
+ * everything under "." or "..").
+ */
 static bool excluded(const struct walk_options *opts, const char *path)
 {
-	while (path[0] == '.' && path[1] == '/')
-		path += 2;
+	for (;;) {
+		if (path[0] == '.' && path[1] == '/')
+			path += 2;
+		else if (path[0] == '.' && path[1] == '.' && path[2] == '/')
+			path += 3;
+		else
+			break;
+	}
 	for (size_t i = 0; opts && i < opts->n_excludes; i++)
 		if (path_glob_match(opts->excludes[i], path))
 			return true;
