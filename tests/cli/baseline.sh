@@ -56,7 +56,7 @@ run scan --baseline bad3.txt tree; expect_rc 2 "no header"; expect_err "bad3\.tx
 run scan --write-baseline nodir/b.txt tree; expect_rc 3 "--write-baseline into a missing directory"
 
 # diff and apply fix only what the baseline does not hold
-command -v spatch >/dev/null || { echo "SKIP (rewrite part): spatch not installed"; finish; exit $?; }
+have spatch "rewrite part" || { finish; exit $?; }
 mkdir d && cp "$SRC/fixtures/drivers/char/lp_poll.c" d/lp.c
 run scan -q --write-baseline d/base.txt d/lp.c; expect_rc 0 "a baseline of one file"
 run diff --baseline d/base.txt d/lp.c; expect_rc 0 "diff: nothing new, nothing to change"

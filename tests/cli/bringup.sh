@@ -7,6 +7,7 @@
 # reached through a function that sleeps on the way (then other tasks run on
 # the CPU), nor have a preemptible caller anywhere in the tree.
 . "$(dirname "$0")/lib.sh"
+command -v spatch >/dev/null || skip_all "spatch is not installed; this test checks the rewrite of the tree"
 
 tree=$SRC/fixtures/trees/bringup
 cp -r "$tree" bu

@@ -106,7 +106,7 @@ run scan --config missing.toml proj; expect_rc 2 "a missing --config file"; expe
 run scan --no-config proj; expect_rc 1 "--no-config skips a bad file"
 
 # target: the rewrite's API generation; --target wins
-command -v spatch >/dev/null || { echo "SKIP (target): spatch not installed"; finish; exit $?; }
+have spatch "target" || { finish; exit $?; }
 rm proj/.preemptify.toml
 mkdir fl && cp "$SRC/fixtures/drivers/block/floppy_switch.c" fl/
 printf 'target = "modern"\n' >fl/.preemptify.toml

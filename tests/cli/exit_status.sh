@@ -13,7 +13,7 @@ run series -C norun -o norun-out; expect_rc 2 "series without a recorded run"
 expect_err "no commit run recorded" "series says why"
 run series -C norun 'HEAD...HEAD' -o norun-out; expect_rc 2 "series with a symmetric range"
 
-command -v spatch >/dev/null || { echo "SKIP (rewrite part): spatch not installed"; finish; exit $?; }
+have spatch "rewrite part" || { finish; exit $?; }
 
 cp "$SRC/fixtures/drivers/char/lp_poll.c" a.c
 run scan a.c; expect_rc 1 "scan with findings"

@@ -3,7 +3,7 @@
 # fixed; a file whose owner cannot be kept is refused, never given away;
 # the summary counts only what was written.
 . "$(dirname "$0")/lib.sh"
-command -v spatch >/dev/null || { echo "SKIP: spatch not installed"; exit 0; }
+command -v spatch >/dev/null || skip_all "spatch is not installed"
 
 src_fixture=$SRC/fixtures/drivers/char
 cp "$src_fixture/lp_poll.c" a.c
@@ -42,6 +42,6 @@ if [ "$(id -u)" -eq 0 ] && command -v setpriv >/dev/null && id nobody >/dev/null
 		expect_err 'owned by another user' "repository of another user: says so, not 'not a repository'"
 	fi
 else
-	echo "SKIP: owner check needs root, setpriv and a nobody user"
+	skip_part "owner check" "needs root, setpriv and a nobody user"
 fi
 finish

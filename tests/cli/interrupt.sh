@@ -3,7 +3,7 @@
 # one, nothing is left in TMPDIR or the tree, no spatch survives, the files
 # written are the ones reported "fixed", and the exit status is 128+signal.
 . "$(dirname "$0")/lib.sh"
-command -v spatch >/dev/null || { echo "SKIP: spatch not installed"; exit 0; }
+command -v spatch >/dev/null || skip_all "spatch is not installed"
 
 export TMPDIR=$WORK/tmp
 mkdir -p "$TMPDIR"

@@ -10,6 +10,7 @@ trap 'rm -rf "$WORK"' EXIT
 cd "$WORK" || exit 1
 n_pass=0
 n_fail=0
+n_skip=0
 
 # run ARGS...: runs the binary; sets $rc, $out (stdout), $err (stderr)
 run() {
@@ -38,9 +39,36 @@ expect_err_lines() {
 	if [ "$n" -eq "$1" ]; then ok; else bad "$2 (stderr has $n lines, expected $1)"; fi
 }
 
+# have TOOL PART: true when TOOL is installed; otherwise says PART is not run
+# and why, and the test ends Skipped (exit 77, ctest's SKIP_RETURN_CODE) unless
+# a check failed. A check that cannot run is never reported as passed.
+have() {
+	command -v "$1" >/dev/null 2>&1 && return 0
+	n_skip=$((n_skip + 1))
+	echo "SKIP ($2): $1 is not installed"
+	return 1
+}
+
+# skip_part PART WHY: PART is not run, for a reason other than a missing tool.
+skip_part() {
+	n_skip=$((n_skip + 1))
+	echo "SKIP ($1): $2"
+}
+
+# skip_all WHY: nothing of this test can run here.
+skip_all() {
+	echo "SKIP: $1"
+	exit 77
+}
+
 finish() {
 	echo "$n_pass passed, $n_fail failed"
-	[ "$n_fail" -eq 0 ]
+	[ "$n_fail" -eq 0 ] || return 1
+	if [ "$n_skip" -gt 0 ]; then
+		echo "SKIP: $n_skip part(s) not run (see SKIP lines above); the $n_pass checks that ran passed"
+		return 77
+	fi
+	return 0
 }
 
 # A file with no trigger token at all: never a finding, whatever the rules do.

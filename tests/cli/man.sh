@@ -3,8 +3,8 @@
 set -u
 page=$1
 if ! command -v groff >/dev/null; then
-	echo "man.sh: groff is not installed" >&2
-	exit 1
+	echo "SKIP: groff is not installed; the man page cannot be rendered"
+	exit 77
 fi
 warnings=$(groff -man -Tutf8 -ww -z "$page" 2>&1)
 if [ -n "$warnings" ]; then

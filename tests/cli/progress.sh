@@ -3,7 +3,7 @@
 # terminal from util-linux script(1)), "\r" + text + clear-to-end-of-line,
 # and erased before the summary; never in a file, with -q or TERM=dumb.
 . "$(dirname "$0")/lib.sh"
-command -v script >/dev/null || { echo "SKIP: script (util-linux) not installed"; exit 0; }
+command -v script >/dev/null || skip_all "script (util-linux) is not installed; the progress line needs a terminal"
 export TERM=xterm
 ESC=$(printf '\033')
 CR=$(printf '\r')
@@ -41,7 +41,7 @@ expect_no_out "$ESC" "-q: no escape sequence"
 TERM=dumb tty_run scan -j 2 d
 expect_no_out "scanning:" "TERM=dumb: no progress line"
 
-command -v spatch >/dev/null || { echo "SKIP (rewrite part): spatch not installed"; finish; exit $?; }
+have spatch "rewrite part" || { finish; exit $?; }
 tty_run diff -j 2 d/char/lp_poll.c d/net/pcnet_stats.c; expect_rc 1 "diff on a terminal"
 expect_out "${CR}scanning: [0-9]+/2 files" "diff: the scan's line"
 expect_out "${CR}rewriting: [0-9]+/2 files, [0-9]+ sites?, [0-9]+ fixed, 0:[0-9][0-9]" "diff: the rewrite's line, with the sites fixed"

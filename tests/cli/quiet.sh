@@ -16,7 +16,7 @@ run rules -q P004; expect_rc 0 "rules -q"; expect_out '^P004 ' "rules -q prints 
 git init -q norun && git -C norun -c user.name=T -c user.email=t@example.com commit -q --allow-empty -m init
 run series -q -C norun; expect_rc 2 "series -q without a run"; expect_err 'no commit run recorded' "series -q: the error is kept"
 
-command -v spatch >/dev/null || { echo "SKIP (rewrite part): spatch not installed"; finish; exit $?; }
+have spatch "rewrite part" || { finish; exit $?; }
 run diff a.c; expect_rc 1 "diff"; expect_err '^preemptify: 1 file to change' "diff: a summary without -q"
 loud=$out
 run diff -q a.c; expect_rc 1 "diff -q"; [ -z "$err" ] && ok || bad "diff -q: stderr is empty"

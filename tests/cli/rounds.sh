@@ -7,6 +7,7 @@
 # opens after a line ending in a `//` comment goes before the comment, as a
 # hand writes it (checkpatch: OPEN_BRACE).
 . "$(dirname "$0")/lib.sh"
+command -v spatch >/dev/null || skip_all "spatch is not installed; this test checks rewrite rounds"
 
 mkdir three one
 cat >three/counts.c <<'C'

@@ -8,6 +8,7 @@
 # several instances, one whose layout is used (offsetof) or one whose
 # instance is used whole is left as it is, with the reason.
 . "$(dirname "$0")/lib.sh"
+command -v spatch >/dev/null || skip_all "spatch is not installed; this test checks the struct conversion"
 
 tree=$SRC/fixtures/trees/cpustat
 gold=$SRC/fixtures/trees/cpustat.expected

@@ -15,7 +15,7 @@ expect_out ': note: fix: ' "scan -v gives the fix"
 bad_lines=$(printf '%s\n' "$out" | grep -Evc '^[^:]+(:[0-9]+:[0-9]+)?: (warning|error|note): ')
 [ "$bad_lines" -eq 0 ] && ok || bad "scan -v: $bad_lines lines not in file:line:col: severity: form: $(printf '%s\n' "$out" | grep -Ev '^[^:]+(:[0-9]+:[0-9]+)?: (warning|error|note): ' | head -3)"
 
-command -v spatch >/dev/null || { echo "SKIP (rewrite part): spatch not installed"; finish; exit $?; }
+have spatch "rewrite part" || { finish; exit $?; }
 "$BIN" diff a.c >both.txt 2>&1
 tail -n 1 both.txt | grep -Eq '^preemptify: 1 file to change' && ok || { rc=; out=$(cat both.txt); err=; bad "diff: the summary is the last line"; }
 head -n 1 both.txt | grep -q '^diff --git' && ok || { rc=; out=$(cat both.txt); err=; bad "diff: the diff comes first"; }

@@ -10,6 +10,7 @@
 # headers that hide a site are reported at each use with their location,
 # and a reschedule check that is a whole macro body is rewritten there.
 . "$(dirname "$0")/lib.sh"
+command -v spatch >/dev/null || skip_all "spatch is not installed; this test checks the rewrite of the trees"
 
 cp -r "$SRC/fixtures/trees/fastnet" fastnet
 

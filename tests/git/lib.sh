@@ -18,6 +18,12 @@ fail() {
 	exit 1
 }
 
+# skip WHY: this test cannot run here; ctest shows it Skipped (SKIP_RETURN_CODE 77).
+skip() {
+	echo "SKIP: $*"
+	exit 77
+}
+
 # test_cmp EXPECTED ACTUAL
 test_cmp() {
 	diff -u "$1" "$2" >&2 || fail "$2 differs from $1"

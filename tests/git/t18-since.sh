@@ -5,7 +5,7 @@
 # in all its files; a bad REV is a usage error naming it.
 . "${GIT_TEST_LIB:-$(dirname "$0")/lib.sh}"
 : "${PREEMPTIFY:?PREEMPTIFY must name the preemptify binary}"
-command -v spatch >/dev/null || { echo "skip: no spatch"; exit 0; }
+command -v spatch >/dev/null || skip "spatch is not installed"
 P=$PREEMPTIFY
 
 make_repo "$TMP/r"

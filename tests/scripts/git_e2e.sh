@@ -5,6 +5,7 @@
 # usage: git_e2e.sh PREEMPTIFY SOURCE_DIR
 set -u
 bin=$1 src=$2
+command -v spatch >/dev/null || { echo "SKIP: spatch is not installed"; exit 77; }
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 export HOME=$work GIT_CONFIG_NOSYSTEM=1

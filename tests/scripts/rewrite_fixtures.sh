@@ -8,6 +8,7 @@
 # usage: rewrite_fixtures.sh PREEMPTIFY SOURCE_DIR
 set -u
 bin=$1 src=$2
+command -v spatch >/dev/null || { echo "SKIP: spatch is not installed"; exit 77; }
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 pass=0 fail=0
