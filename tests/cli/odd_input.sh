@@ -32,7 +32,7 @@ run scan -v kr.c; expect_rc 1 "K&R: the modern site is flagged"
 expect_out 'kr\.c:7:[0-9]+: note: unparsed: .*not read as a function \(a K&R definition' "K&R: the first definition is reported unparsed"
 expect_out 'kr\.c:13:[0-9]+: note: unparsed: .*not read as a function \(a K&R definition' "K&R: the second definition is reported unparsed"
 expect_out 'nr is used at line 7 outside any function' "K&R: the array stays an array, with the reason"
-if command -v spatch >/dev/null; then
+if have spatch "rewrite checks"; then
 	run diff kr.c
 	expect_no_out 'DEFINE_PER_CPU' "K&R: no half conversion"
 fi
@@ -100,7 +100,7 @@ expect_out '"line": 17, .*"fix": "none", .*with_notes\(\) holds text that is not
 expect_out '"line": 29, .*"fix": "none", .*iterate\(\) holds text that is not C \(line 33\)' "an iterator macro with an else arm: refused when planned"
 expect_out '"line": 41, .*"fix": "get-cpu"' "a type as a macro argument is no reason to refuse"
 expect_out '"line": 48, .*"fix": "none", .*next to the inline asm statement at line 51' "no insertion at an asm statement"
-if command -v spatch >/dev/null; then
+if have spatch "rewrite checks"; then
 	run diff spatch_cannot.c; expect_rc 1 "typed_arg() is rewritten"
 	expect_err '1 site fixed \(get-cpu: 1\), 0 not fixed' "no refusal left for the rewrite"
 fi
@@ -183,7 +183,21 @@ void count(void)
 	BUMP(nr[smp_processor_id()]);
 }
 C
-run scan -v repaired.c; expect_rc 1 "repaired declarations: scanned, the real site flagged"
-expect_no_out 'DEFINE_PER_CPU\([^)]*hist' "repaired declarations: the broken array is not converted"
+run scan -v repaired.c; expect_rc 1 "repaired declarations: scanned"
+expect_out '^repaired\.c:9:7: warning: per-CPU array nr indexed by smp_processor_id\(\) .*\[P001\]' \
+	"repaired declarations: the real site flagged"
+# scan -v names every array it would convert in a P008 note at its declaration
+expect_out '^repaired\.c:5:12: note: 2\.4 per-CPU array int nr\[NR_CPUS\]' "repaired declarations: nr is an array"
+expect_no_out '^repaired\.c:[34]:' "repaired declarations: nothing said of the broken arrays"
 run scan -f json repaired.c; expect_rc 1 "repaired declarations: JSON too"
+if printf '%s' "$out" | python3 -c '
+import json, sys
+fs = json.load(sys.stdin)["findings"]
+got = [(f["line"], f["rule"]) for f in fs]
+sys.exit(0 if got == [(5, "P008"), (9, "P001")] and "hist" not in json.dumps(fs) else 1)'; then ok
+else bad "repaired declarations: JSON has exactly the P008 of nr and the P001 at line 9"; fi
+if have spatch "rewrite checks"; then
+	run diff repaired.c
+	expect_no_out 'DEFINE_PER_CPU' "repaired declarations: no array converted (nr's use is in a macro)"
+fi
 finish
