@@ -322,6 +322,16 @@ static void test_added_line_indent(void)
 		       "\tf(smp_processor_id());\n",
 		       "\tf(get_cpu());\n\tput_cpu();  \n",
 		       "\tf(get_cpu());\n\tput_cpu();\n");
+	/* after a line that opens a block, the block's own lines are the reference:
+	 * the `{` line's indentation would leave put_cpu() one tab short */
+	expect_spacing("first line of a block: the indentation of the line after it",
+		       "\tif (v) {\n\t\tgoto out;\n\t}\n",
+		       "\tif (v) {\n        put_cpu();\n\t\tgoto out;\n\t}\n",
+		       "\tif (v) {\n\t\tput_cpu();\n\t\tgoto out;\n\t}\n");
+	expect_spacing("first line of a function body",
+		       "{\n\tint cpu = smp_processor_id();\n",
+		       "{\n    preempt_disable();\n\tint cpu = smp_processor_id();\n",
+		       "{\n\tpreempt_disable();\n\tint cpu = smp_processor_id();\n");
 }
 
 static void expect_conds(const char *name, const char *old, const char *spatch_out, const char *want)

@@ -1,0 +1,104 @@
+#!/usr/bin/env bash
+# Contexts and the prefilter, each through the one construct that decides it:
+# a timer function known only from DEFINE_TIMER; an interrupt handler whose
+# helper drops the handler's lock and sleeps (dropping a lock does not make
+# an interrupt handler preemptible); files whose only trigger token is one of
+# the prefilter's, which must still be parsed and analysed.
+. "$(dirname "$0")/lib.sh"
+
+# DEFINE_TIMER(t, fn, ...): fn runs in softirq context, so its CPU use is
+# protected; the same use in a plain function is not
+cat > timer.c <<'C'
+#include <linux/smp.h>
+#include <linux/timer.h>
+void note(int cpu);
+
+static void poll_tick(unsigned long data)
+{
+	note(smp_processor_id());
+}
+
+static DEFINE_TIMER(poll_timer, poll_tick, 0, 0);
+
+void poll_user(void)
+{
+	note(smp_processor_id());
+}
+C
+run scan -v timer.c; expect_rc 1 "DEFINE_TIMER: the plain function's use is flagged"
+expect_out '^timer\.c:7:7: note: protected: .*\[P003\]' "DEFINE_TIMER: the timer function's use is protected"
+expect_out '^timer\.c:7:7: note: why: poll_tick\(\) runs in softirq context: timer function \(DEFINE_TIMER at line 10\)' \
+	"DEFINE_TIMER: the reason names the macro and its line"
+expect_no_out '^timer\.c:7:7: warning' "DEFINE_TIMER: no false P003 in the timer function"
+expect_out '^timer\.c:14:7: warning: .*\[P003\]' "the plain function's use: P003"
+
+# an interrupt handler calling a helper that drops the handler's lock around
+# a sleep: still atomic (P006); the same call from process context is the
+# 2.4 idiom that drops the caller's lock, and is not reported
+cat > irq.c <<'C'
+#include <linux/sched.h>
+#include <linux/spinlock.h>
+#include <linux/interrupt.h>
+#include <linux/smp.h>
+
+static spinlock_t dev_lock = SPIN_LOCK_UNLOCKED;
+static wait_queue_head_t dev_wait;
+static int last_cpu;
+
+static void wait_for_room(void)
+{
+	spin_unlock(&dev_lock);
+	sleep_on(&dev_wait);
+	spin_lock(&dev_lock);
+}
+
+static void dev_interrupt(int irq, void *dev_id, struct pt_regs *regs)
+{
+	spin_lock(&dev_lock);
+	last_cpu = smp_processor_id();
+	wait_for_room();
+	spin_unlock(&dev_lock);
+}
+
+static void dev_write(void)
+{
+	spin_lock(&dev_lock);
+	wait_for_room();
+	spin_unlock(&dev_lock);
+}
+
+int dev_init(void)
+{
+	return request_irq(5, dev_interrupt, 0, "dev", NULL);
+}
+C
+run scan irq.c; expect_rc 1 "IRQ handler reaching a sleeper: findings"
+expect_out '^irq\.c:21:2: error: wait_for_room\(\) \(which calls sleep_on\(\) at line 13\) may sleep, but preemption is off here \[P006\]' \
+	"IRQ handler: the lock-dropping sleeper is still a sleep in atomic context"
+expect_no_out '^irq\.c:28:' "process context: the helper drops the only lock held, no report"
+
+# the prefilter: each trigger alone gets its file parsed and its finding
+parsed_findings() { # FILE: "PARSED FINDINGS" from the JSON stats
+	"$BIN" scan -f json "$1" 2>/dev/null | python3 -c '
+import json, sys
+s = json.load(sys.stdin)["stats"]
+print(s["parsed"], s["findings"])'
+}
+one_trigger() { # NAME EXPECT_FINDINGS BODY
+	printf '%s\n' "$3" >"$1.c"
+	local got
+	got=$(parsed_findings "$1.c")
+	if [ "$got" = "1 $2" ]; then ok; else rc=-; out=$got; err=; bad "one trigger ($1): want parsed 1, findings $2"; fi
+}
+one_trigger get_cpu_var 1 $'#include <linux/percpu.h>\nDECLARE_PER_CPU(int, hits);\n\nvoid count(void)\n{\n\t__get_cpu_var(hits)++;\n}'
+one_trigger per_cpu 0 $'#include <linux/percpu.h>\nDECLARE_PER_CPU(int, hits);\n\nvoid count(int cpu, int n)\n{\n\tper_cpu(hits, cpu) += n;\n}'
+one_trigger need_resched 1 $'#include <linux/sched.h>\nvoid poll(void)\n{\n\tfor (;;) {\n\t\tif (current->need_resched)\n\t\t\tschedule();\n\t}\n}'
+one_trigger sched_yield 1 $'#include <linux/sched.h>\nvoid give(void)\n{\n\tcurrent->policy |= SCHED_YIELD;\n\tschedule();\n}'
+one_trigger preempt 1 $'#include <linux/preempt.h>\nvoid g(void);\nvoid f(void)\n{\n\tpreempt_disable();\n\tg();\n\tpreempt_enable_no_resched();\n}'
+one_trigger nr_cpus 0 $'#include <linux/threads.h>\nstatic int nr[NR_CPUS];\nint cpu_of(void);\nvoid f(void)\n{\n\tnr[cpu_of()]++;\n}'
+one_trigger smp_processor_id 1 $'void g(int cpu);\nvoid f(void)\n{\n\tint cpu = smp_processor_id();\n\tg(cpu);\n}'
+# and a file with none is not parsed at all
+clean_c clean.c
+got=$(parsed_findings clean.c)
+if [ "$got" = "0 0" ]; then ok; else rc=-; out=$got; err=; bad "no trigger: not parsed"; fi
+finish
