@@ -106,6 +106,7 @@ fi
 
 scratch=$(mktemp -d "${TMPDIR:-/tmp}/preemptify-mutate-XXXXXX")
 trap 'rm -rf "$scratch"' EXIT
+chmod 755 "$scratch" # tests/cli/files.sh runs the binary as nobody
 echo "mutate: copying the tree to $scratch and building it once" >&2
 (cd "$here" && git ls-files -co --exclude-standard -z | grep -zv '^build/' |
 	xargs -0 cp --parents -t "$scratch") || exit 2
@@ -122,7 +123,7 @@ run_phase() {
 	ctest --test-dir "$scratch/build" -j2 --timeout "$timeout" --stop-on-failure -R "^($1)\$" \
 		>"$scratch/ctest.log" 2>&1
 	local rc=$?
-	sed -n 's/^ *[0-9]* - \([^ ]*\) (\(Failed\|Timeout\|Not Run\|SEGFAULT\|Subprocess aborted\|Exception\)).*/\1/p' \
+	sed -n 's/^[[:space:]]*[0-9]* - \([^ ]*\) (\(Failed\|Timeout\|Not Run\|SEGFAULT\|Subprocess aborted\|Exception\)).*/\1/p' \
 		"$scratch/ctest.log" | paste -sd' ' >"$scratch/failed"
 	return $rc
 }
@@ -131,7 +132,7 @@ run_phase() {
 if [ "${MUTATE_SKIP_BASELINE:-0}" != 1 ]; then
 	echo "mutate: the unmutated tree first" >&2
 	run_phase "$phase1" && { [ "$fast" -eq 1 ] || run_phase "$phase2"; } ||
-		{ echo "mutate: the unmutated tree fails: $(cat "$scratch/failed")" >&2; exit 2; }
+		{ echo "mutate: the unmutated tree fails: $(cat "$scratch/failed")" >&2; tail -25 "$scratch/ctest.log" >&2; exit 2; }
 fi
 
 killed=0 survived=0 stale=0 nobuild=0 n=0
