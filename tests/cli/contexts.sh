@@ -77,6 +77,34 @@ expect_out '^irq\.c:21:2: error: wait_for_room\(\) \(which calls sleep_on\(\) at
 	"IRQ handler: the lock-dropping sleeper is still a sleep in atomic context"
 expect_no_out '^irq\.c:28:' "process context: the helper drops the only lock held, no report"
 
+# preemption off by preempt_disable(), no lock of the caller's: the helper's
+# unlock/lock pair does not turn preemption back on
+cat > pd.c <<'C'
+#include <linux/sched.h>
+#include <linux/spinlock.h>
+#include <linux/preempt.h>
+
+static spinlock_t dev_lock = SPIN_LOCK_UNLOCKED;
+static wait_queue_head_t dev_wait;
+
+static void wait_for_room(void)
+{
+	spin_unlock(&dev_lock);
+	sleep_on(&dev_wait);
+	spin_lock(&dev_lock);
+}
+
+void dev_flush(void)
+{
+	preempt_disable();
+	wait_for_room();
+	preempt_enable();
+}
+C
+run scan pd.c; expect_rc 1 "preempt_disable() and a lock-dropping sleeper: a finding"
+expect_out '^pd\.c:18:2: error: wait_for_room\(\) \(which calls sleep_on\(\) at line 11\) may sleep, but preemption is off here \[P006\]' \
+	"preempt_disable(): the helper's lock drop does not re-enable preemption"
+
 # the prefilter: each trigger alone gets its file parsed and its finding
 parsed_findings() { # FILE: "PARSED FINDINGS" from the JSON stats
 	"$BIN" scan -f json "$1" 2>/dev/null | python3 -c '

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # A get_cpu() region left early: every goto, break or continue that jumps out
 # of the region gets its put_cpu() first, and one that stays inside gets none.
-# Without that the plan's proof finds get/put unpaired and the site silently
+# A continue inside a switch leaves the loop's region (the switch is not its
+# target); the switch's break does not. Without that the plan's proof finds get/put unpaired and the site silently
 # becomes "not fixed"; with a put_cpu() too many the count goes negative.
 . "$(dirname "$0")/lib.sh"
 
@@ -51,6 +52,23 @@ again:
 	}
 	note(cpu, n);
 }
+
+void count_switch(int *v, int n)
+{
+	int i;
+
+	for (i = 0; i < n; i++) {
+		int cpu = smp_processor_id();
+
+		switch (v[i]) {
+		case 0:
+			continue;
+		default:
+			break;
+		}
+		note(cpu, v[i]);
+	}
+}
 C
 
 # edits: "LINE:op:node" of each planned edit, one finding per line of output
@@ -62,11 +80,12 @@ for f in json.load(sys.stdin)["findings"]:
     print("%s %d %s %s" % (f["function"], f["line"], f["fix"], e))'
 }
 
-run scan -f json exits.c; expect_rc 1 "three regions: findings"
+run scan -f json exits.c; expect_rc 1 "four regions: findings"
 got=$(edits)
 want='count_goto 6 get-cpu 6:replace:call_expression 9:insert-before:goto_statement 10:insert-after:expression_statement
 count_loop 20 get-cpu 20:replace:call_expression 23:insert-before:break_statement 25:insert-before:continue_statement 26:insert-after:expression_statement
-count_inner 33 get-cpu 33:replace:call_expression 44:insert-after:expression_statement'
+count_inner 33 get-cpu 33:replace:call_expression 44:insert-after:expression_statement
+count_switch 52 get-cpu 52:replace:call_expression 56:insert-before:continue_statement 60:insert-after:expression_statement'
 if [ "$got" = "$want" ]; then ok; else bad "planned edits: want
 $want
 got
@@ -74,13 +93,13 @@ $got"; fi
 
 if have spatch "the rewrite of the exits"; then
 	run diff exits.c; expect_rc 1 "diff: changes"
-	expect_err '1 file to change, 3 sites fixed \(get-cpu: 3\), 0 not fixed' "every region fixed, none refused"
+	expect_err '1 file to change, 4 sites fixed \(get-cpu: 4\), 0 not fixed' "every region fixed, none refused"
 	# the put_cpu() before each exit, in the block spatch opens for it, one tab deeper than the if
 	expect_out '^\+	if \(v < 0\) \{$' "goto: the if opens a block"
 	expect_out '^\+		put_cpu\(\);$' "goto: put_cpu() one tab inside the if"
 	expect_out '^\+			put_cpu\(\);$' "break/continue: put_cpu() one tab inside the if"
 	n=$(printf '%s\n' "$out" | grep -c '^+.*put_cpu();')
-	[ "$n" -eq 6 ] && ok || bad "six put_cpu() in all (goto, fall-through; break, continue, fall-through; one after the loop), got $n"
+	[ "$n" -eq 8 ] && ok || bad "eight put_cpu() in all (goto, fall-through; break, continue, fall-through; one after the loop; continue in a switch, fall-through), got $n"
 	cp exits.c applied.c
 	run apply applied.c; expect_rc 0 "apply"
 	run scan -q applied.c; expect_rc 0 "nothing left to fix, and no unbalanced get/put (P007)"
