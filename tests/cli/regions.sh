@@ -91,6 +91,26 @@ $want
 got
 $got"; fi
 
+# no region over a call that might sleep (an allocation whose GFP flags are
+# not known here): refused when planned, with the call named
+cat > maysleep.c <<'C'
+#include <linux/smp.h>
+#include <linux/slab.h>
+void note(int cpu, void *p);
+
+void *alloc_note(int gfp)
+{
+	int cpu = smp_processor_id();
+	void *p = kmalloc(64, gfp);
+
+	note(cpu, p);
+	return p;
+}
+C
+run scan -v maysleep.c; expect_rc 1 "a region over kmalloc(gfp): flagged"
+expect_out '^maysleep\.c:7:12: note: fix: none - the region would contain kmalloc\(gfp\) at line 8, which might sleep$' \
+	"a region over kmalloc(gfp): refused, the call named"
+
 if have spatch "the rewrite of the exits"; then
 	run diff exits.c; expect_rc 1 "diff: changes"
 	expect_err '1 file to change, 4 sites fixed \(get-cpu: 4\), 0 not fixed' "every region fixed, none refused"
