@@ -217,6 +217,38 @@ static void test_preproc_and_switch(void)
 	done(&p);
 }
 
+/* A loop left by break: what follows is reached through the break, in the state at the break. */
+static void test_break_exits(void)
+{
+	struct parsed p;
+	parse(&p, "static spinlock_t l;\n"
+		  "void f(int x) {\n"
+		  "  for (;;) {\n"
+		  "    spin_lock(&l);\n"
+		  "    if (x) break;\n"
+		  "    spin_unlock(&l);\n"
+		  "  }\n"
+		  "  mark_a();\n"          /* only through the break: the lock held */
+		  "  spin_unlock(&l);\n"
+		  "  do {\n"
+		  "    if (x > 3) break;\n"
+		  "    spin_lock(&l);\n"
+		  "    spin_unlock(&l);\n"
+		  "  } while (x--);\n"
+		  "  mark_b();\n"
+		  "}\n");
+	const struct fn *f = fn_named(&p, "f");
+	CHECK(f != NULL, "function f found");
+	if (f) {
+		const char *a = strstr(p.src.parse_text, "mark_a");
+		uint32_t n = cfg_node_at(&f->cfg, (uint32_t)(a - p.src.parse_text));
+		CHECK(n != UINT32_MAX && f->reached[n], "after for (;;): reached through the break");
+	}
+	CHECK(protected_at(&p, "a", 0) == 1, "after for (;;): the lock taken before the break is held");
+	CHECK(protected_at(&p, "b", 0) == 0, "after the do-while: the lock is not held");
+	done(&p);
+}
+
 static void test_contexts(void)
 {
 	struct parsed p;
@@ -692,6 +724,7 @@ int main(void)
 	test_lock_regions();
 	test_paths();
 	test_preproc_and_switch();
+	test_break_exits();
 	test_contexts();
 	test_neutraliser();
 	test_tree_fixed_point();
