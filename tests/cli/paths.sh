@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # --exclude globs and the config's paths as users type them, from the top of
-# the tree and from its subdirectories: "." and ".." roots, "./" prefixes,
+# the tree and from its subdirectories: "." and ".." roots (files walked
+# from "." are spelled without "./"), "./" prefixes,
 # hidden directories, [ignore-paths] keyed from the config's directory.
 . "$(dirname "$0")/lib.sh"
 
@@ -23,17 +24,17 @@ want_files() { if [ "$(files)" = "$1" ]; then ok; else bad "$2: files '$(files)'
 
 # '.*' skips hidden files and directories, never the root the user named
 at t scan --no-config --exclude '.*' .; expect_rc 1 "--exclude '.*' .: findings"
-want_files "./arch/x/c.c ./drivers/char/b.c ./drivers/net/a.c " "--exclude '.*' ."
-at t scan --no-config --exclude '.*' ./; want_files "./arch/x/c.c ./drivers/char/b.c ./drivers/net/a.c " "--exclude '.*' ./"
+want_files "arch/x/c.c drivers/char/b.c drivers/net/a.c " "--exclude '.*' ."
+at t scan --no-config --exclude '.*' ./; want_files "arch/x/c.c drivers/char/b.c drivers/net/a.c " "--exclude '.*' ./"
 at t/drivers scan --no-config --exclude '.*' ..; expect_rc 1 "--exclude '.*' .. from a subdirectory: findings"
 want_files "../arch/x/c.c ../drivers/char/b.c ../drivers/net/a.c " "--exclude '.*' .. from a subdirectory"
 at t/drivers/net scan --no-config --exclude '.*' ../../arch ../char
 want_files "../../arch/x/c.c ../char/b.c " "--exclude '.*' ../../arch ../char"
 at t scan --no-config --exclude '.*' ./drivers/char/b.c .hidden.c; want_files "./drivers/char/b.c " "a named file: '.*' only skips the hidden one"
-at t scan --no-config --exclude '.git' --exclude .pc .; want_files "./.hidden.c ./arch/x/c.c ./drivers/char/b.c ./drivers/net/a.c " "--exclude .git --exclude .pc"
+at t scan --no-config --exclude '.git' --exclude .pc .; want_files ".hidden.c arch/x/c.c drivers/char/b.c drivers/net/a.c " "--exclude .git --exclude .pc"
 # a directory glob, from the top and from below
-at t scan --no-config --exclude 'drivers/net' .; want_files "./.git/d.c ./.hidden.c ./.pc/e.c ./arch/x/c.c ./drivers/char/b.c " "--exclude drivers/net from the top"
-at t/drivers scan --no-config --exclude 'net' .; want_files "./char/b.c " "--exclude net from drivers/"
+at t scan --no-config --exclude 'drivers/net' .; want_files ".git/d.c .hidden.c .pc/e.c arch/x/c.c drivers/char/b.c " "--exclude drivers/net from the top"
+at t/drivers scan --no-config --exclude 'net' .; want_files "char/b.c " "--exclude net from drivers/"
 at t/drivers scan --no-config --exclude 'drivers/net/*' ..; want_files "../.git/d.c ../.hidden.c ../.pc/e.c ../arch/x/c.c ../drivers/char/b.c " "--exclude drivers/net/* from drivers/ with .."
 at t/drivers scan --no-config --exclude '*.c' .; expect_rc 0 "--exclude '*.c': nothing to scan"
 expect_err 'in 0 files' "--exclude '*.c': 0 files"
@@ -45,8 +46,8 @@ exclude = ["arch/*", ".*"]
 [ignore-paths]
 "drivers/net/*" = ["P003"]
 T
-at t scan .; want_files "./drivers/char/b.c " "config from the top: arch and hidden excluded, net ignored"
-at t/drivers scan .; want_files "./char/b.c " "config from drivers/: [ignore-paths] keyed from the config's directory"
+at t scan .; want_files "drivers/char/b.c " "config from the top: arch and hidden excluded, net ignored"
+at t/drivers scan .; want_files "char/b.c " "config from drivers/: [ignore-paths] keyed from the config's directory"
 at t/drivers scan net; expect_rc 0 "config from drivers/, scan net: all ignored"
 expect_err '^preemptify: 0 findings in 1 file' "config from drivers/, scan net: the file was scanned"
 at t/drivers/net scan a.c; expect_rc 0 "config from drivers/net, scan a.c: ignored"
