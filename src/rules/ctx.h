@@ -225,6 +225,14 @@ char *explain_state(const struct fn *f, const struct point_state *ps);
 char *plan_region(const struct ctx *c, TSNode first, TSNode last, const char *var, const char *put,
 		  struct finding *fd);
 /*
+ * region_locks.c: a hand-made lock (a spin on test_and_set_bit()/xchg()/
+ * cmpxchg(), a *_lock() of the file that spins or pairs with a *_unlock())
+ * taken in [FIRST, *LAST] must be released inside the region: *LAST moves
+ * to the statement of the block that releases it. NULL, or why the region
+ * cannot cover it (owned).
+ */
+char *region_cover_locks(const struct ctx *c, TSNode first, TSNode *last);
+/*
  * SITE in the condition of ST, an if statement of a block with no else
  * whose body never completes (`if (cpuid == smp_processor_id()) return
  * -EBUSY;`): the rest of the block runs on what the test decided, so a

@@ -222,6 +222,11 @@ char *plan_region(const struct ctx *c, TSNode first, TSNode last, const char *va
 	for (TSNode nx = next_stmt(last); ts_type_is(last, "declaration") && ts_type_is(nx, "declaration") &&
 	     !has_call(nx); nx = next_stmt(last))
 		last = nx;
+	if (!ts_node_eq(ts_parent(first), ts_parent(last)))
+		return xstrdup("the uses are not in the block of the read");
+	char *held = region_cover_locks(c, first, &last);
+	if (held)
+		return held;
 	rs.c = c;
 	rs.first = first;
 	rs.last = last;
