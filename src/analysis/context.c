@@ -526,6 +526,16 @@ static const char *irq_signature(const struct fn *f, const char *src)
 	return NULL;
 }
 
+/* A lock implementation by its name (api_lock_impl()) and a spinlock_t or rwlock_t parameter. */
+static bool lock_impl(const struct fn *f, const char *src)
+{
+	TSNode params = ts_field(function_declarator(ts_field(f->def, "declarator")), "parameters");
+	if (ts_node_is_null(params) || !api_lock_impl(f->name, strlen(f->name)))
+		return false;
+	uint32_t s = ts_node_start_byte(params), e = ts_node_end_byte(params);
+	return memmem(src + s, e - s, "spinlock_t", 10) || memmem(src + s, e - s, "rwlock_t", 8);
+}
+
 /* Functions named in DECLARE_TASKLET(t, f, data) and DEFINE_TIMER(t, f, ...). */
 static void macro_contexts(struct file_analysis *fa)
 {
@@ -560,6 +570,12 @@ static void irq_entry_contexts(struct file_analysis *fa)
 		const char *sig = irq_signature(f, src);
 		if (sig)
 			set_context(f, CTX_HARDIRQ, sig, f->pos.line);
+		const char *contract = api_contract(f->name, strlen(f->name), fa->src->path);
+		if (contract)
+			set_context(f, CTX_CALLERS, contract, f->pos.line);
+		if (lock_impl(f, src))
+			set_context(f, CTX_CALLERS, "a debug build's lock implementation (line %u): 2.6 runs it "
+				    "between preempt_disable() and preempt_enable()", f->pos.line);
 		for (size_t n = 0; n < f->events.len; n++)
 			for (size_t e = 0; e < f->events.items[n].len; e++) {
 				TSNode call = f->events.items[n].items[e].call;

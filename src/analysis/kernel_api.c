@@ -196,6 +196,40 @@ const char *api_bound_entry(const char *name, size_t len)
 	return NULL;
 }
 
+/*
+ * Contracts a function's documentation states rather than its callers show:
+ * s390 do_IO(), halt_IO(), clear_IO() and resume_IO() must be called with
+ * the subchannel's lock held and I/O interrupts off
+ * (Documentation/s390/cds.txt: s390irq_spin_lock_irqsave()).
+ */
+const char *api_contract(const char *name, size_t len, const char *path)
+{
+	static const char *const s390_io[] = {"do_IO", "halt_IO", "clear_IO", "resume_IO"};
+	if (!strstr(path, "s390"))
+		return NULL;
+	for (size_t i = 0; i < ARRAY_SIZE(s390_io); i++)
+		if (name_is(name, len, s390_io[i]))
+			return "s390 channel I/O entry (line %u): its contract (Documentation/s390/cds.txt) "
+			       "requires the subchannel lock, s390irq_spin_lock_irqsave(), with I/O interrupts off";
+	return NULL;
+}
+
+bool api_lock_impl(const char *name, size_t len)
+{
+	static const char *const ops[] = {"spin_lock", "spin_trylock", "spin_unlock", "read_lock", "read_trylock",
+					  "read_unlock", "write_lock", "write_trylock", "write_unlock"};
+	while (len && *name == '_')
+		name++, len--;
+	if (len > 3 && memcmp(name, "do_", 3) == 0)
+		name += 3, len -= 3;
+	else if (len > 6 && memcmp(name, "debug_", 6) == 0)
+		name += 6, len -= 6;
+	for (size_t i = 0; i < ARRAY_SIZE(ops); i++)
+		if (name_is(name, len, ops[i]))
+			return true;
+	return false;
+}
+
 /* ---- contexts and the registrations that imply them ------------------------ */
 
 const char *fn_context_name(enum fn_context c)
@@ -204,6 +238,13 @@ const char *fn_context_name(enum fn_context c)
 					"softirq context", "called with preemption off"};
 	return n[c];
 }
+
+#define PCI_OPS_WHY "pci_read_config_*() and pci_write_config_*() call it under spin_lock_irqsave(&pci_lock)"
+#define PCI_OPS_ROWS(member, pos, nth) \
+	{REG_FIELD, member, 0, CTX_CALLERS, \
+	 "PCI config accessor (." member " of a struct pci_ops, line %u): " PCI_OPS_WHY, "pci_ops"}, \
+	{REG_POSITION, member, pos, CTX_CALLERS, \
+	 "PCI config accessor (" nth " member of a struct pci_ops initialiser, line %u): " PCI_OPS_WHY, "pci_ops"}
 
 static const struct registration registrations[] = {
 	{REG_CALL, "request_irq", 1, CTX_HARDIRQ, "interrupt handler passed to request_irq() at line %u", NULL},
@@ -328,6 +369,11 @@ static const struct registration registrations[] = {
 	{REG_POSITION, "end", 6, CTX_HARDIRQ,
 	 "interrupt controller's end (seventh member of a struct hw_interrupt_type initialiser, line %u): "
 	 "do_IRQ() calls it in interrupt context", "hw_interrupt_type"},
+	/* 2.4 pci_read_config_*()/pci_write_config_*() (drivers/pci/pci.c PCI_OP) call the bus's
+	 * struct pci_ops under spin_lock_irqsave(&pci_lock); the calls are token-pasted */
+	PCI_OPS_ROWS("read_byte", 0, "first"), PCI_OPS_ROWS("read_word", 1, "second"),
+	PCI_OPS_ROWS("read_dword", 2, "third"), PCI_OPS_ROWS("write_byte", 3, "fourth"),
+	PCI_OPS_ROWS("write_word", 4, "fifth"), PCI_OPS_ROWS("write_dword", 5, "sixth"),
 	/* 2.4 scsi_dispatch_cmd(): spin_lock_irqsave(&io_request_lock) around it */
 	{REG_FIELD, "queuecommand", 0, CTX_CALLERS,
 	 "SCSI queuecommand (.queuecommand of a Scsi_Host_Template, line %u): the midlayer calls it "

@@ -59,6 +59,21 @@ enum sleep_kind api_may_sleep(TSNode call, const char *src, struct buf *why);
  */
 const char *api_bound_entry(const char *name, size_t len);
 
+/*
+ * A function whose documented contract has every caller hold a lock with
+ * interrupts off (s390 do_IO(): Documentation/s390/cds.txt), by NAME (LEN
+ * bytes) defined in PATH: why (a format, %u the line), or NULL.
+ */
+const char *api_contract(const char *name, size_t len, const char *path);
+
+/*
+ * Is NAME a debug build's lock implementation (parisc spin_lock(), sparc
+ * _do_spin_lock(), alpha debug_spin_lock(), ppc _read_lock(), ...)? 2.6
+ * calls those _raw_ operations between preempt_disable() and
+ * preempt_enable().
+ */
+bool api_lock_impl(const char *name, size_t len);
+
 enum fn_context { CTX_PROCESS, CTX_HARDIRQ, CTX_SOFTIRQ, CTX_CALLERS };
 
 /* Names of context kinds, e.g. "hard-IRQ context". */
