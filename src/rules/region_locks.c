@@ -1,11 +1,12 @@
 /*
  * Hand-made locks a get/put region must cover (region.c): a lock-like
  * acquisition the kernel's lock calls do not make (a spin on
- * test_and_set_bit(), xchg() or cmpxchg(), a *_lock() of the file that
- * spins or is paired with its *_unlock(), alpha's pointer_lock() on a
- * pointer word) taken inside the region and still held at its end would let the
- * holder be preempted while every other CPU spins on it with preemption
- * off: a hang. The region is extended to the release, or refused.
+ * test_and_set_bit(), lock_set_bit(), xchg() or cmpxchg(); a *_lock() of
+ * the file that spins or is paired with its *_unlock(); alpha's
+ * pointer_lock() on a pointer word) taken inside the region and still held
+ * at its end would let the holder be preempted while every other CPU spins
+ * on it with preemption off: a hang. The region is extended to the
+ * release, or refused.
  */
 #include "rules/ctx.h"
 
@@ -101,10 +102,11 @@ static void acquisition_at(struct lock_scan *ls, TSNode call)
 		return;
 	uint32_t argi = 0;
 	char *unlock = NULL;
-	if (name_eq(name, len, "test_and_set_bit") || name_eq(name, len, "xchg") || name_eq(name, len, "cmpxchg")) {
+	bool bit = name_eq(name, len, "test_and_set_bit") || name_eq(name, len, "lock_set_bit");
+	if (bit || name_eq(name, len, "xchg") || name_eq(name, len, "cmpxchg")) {
 		if (!in_loop_condition(call))
 			return;
-		argi = name_eq(name, len, "test_and_set_bit") ? 1 : 0;
+		argi = bit ? 1 : 0;
 	} else if (!(unlock = home_made_lock(c, name, len))) {
 		return;
 	}
@@ -167,7 +169,7 @@ static bool is_release(const struct ctx *c, TSNode n, const struct hand_lock *ac
 	size_t len = ts_call_name(n, c->text, &name);
 	if (acq->unlock)
 		return name_eq(name, len, acq->unlock) && same_word(c, call_arg(n, 0), acq);
-	if (name_eq(name, len, "clear_bit") || name_eq(name, len, "clear_bit_unlock"))
+	if (name_eq(name, len, "clear_bit") || name_eq(name, len, "lock_clear_bit"))
 		return !ts_node_is_null(call_arg(n, 1)) && same_word(c, call_arg(n, 1), acq);
 	if (name_eq(name, len, "xchg"))
 		return !ts_node_is_null(call_arg(n, 0)) && same_word(c, call_arg(n, 0), acq) &&
