@@ -22,8 +22,17 @@ static const struct api apis[] = {
 #undef API
 };
 
+/* 2.6.9 include/linux/smp_lock.h: spin_lock(&kernel_flag) at the outermost depth */
+static const struct api bkl_apis[] = {
+	{"lock_kernel", API_ACQUIRE, KEY_LOCK, "kernel_flag"},
+	{"unlock_kernel", API_RELEASE, KEY_LOCK, "kernel_flag"},
+};
+
 const struct api *api_lookup(const char *name, size_t len)
 {
+	for (size_t i = 0; api_bkl_spins() && i < ARRAY_SIZE(bkl_apis); i++)
+		if (name_is(name, len, bkl_apis[i].name))
+			return &bkl_apis[i];
 	for (size_t i = 0; i < ARRAY_SIZE(apis); i++)
 		if (name_is(name, len, apis[i].name))
 			return &apis[i];
@@ -137,7 +146,7 @@ enum sleep_kind api_may_sleep(TSNode call, const char *src, struct buf *why)
 	if (!len)
 		return SLEEP_NO;
 	for (size_t i = 0; i < ARRAY_SIZE(sleepers); i++)
-		if (name_is(name, len, sleepers[i])) {
+		if (name_is(name, len, sleepers[i]) && !(api_bkl_spins() && name_is(name, len, "lock_kernel"))) {
 			if (why)
 				buf_printf(why, "%s()", sleepers[i]);
 			return SLEEP_YES;
@@ -257,6 +266,9 @@ static const struct registration registrations[] = {
 	 "net_device hard_start_xmit (set at line %u): the network core calls it with bottom halves disabled", NULL},
 	{REG_CALL, "smp_call_function", 0, CTX_HARDIRQ,
 	 "run on other CPUs by smp_call_function() at line %u (IPI handler)", NULL},
+	/* 2.6 include/linux/smp.h: smp_call_function(), then func(info) with interrupts off */
+	{REG_CALL, "on_each_cpu", 0, CTX_HARDIRQ,
+	 "run on every CPU by on_each_cpu() at line %u (IPI handler, and locally with interrupts off)", NULL},
 	/* i386/x86_64 bluesmoke.c: do_machine_check(), the machine-check exception, calls it */
 	{REG_VARIABLE, "machine_check_vector", 0, CTX_HARDIRQ,
 	 "machine-check handler (installed as machine_check_vector at line %u): do_machine_check() runs it "
