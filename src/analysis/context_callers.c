@@ -30,7 +30,8 @@ static void field_calls(const struct file_analysis *fa, struct fn *f, TSNode cal
 			continue;
 		if (!have)
 			ps = flow_state_at(f, ts_node_start_byte(call)), have = true;
-		struct call_site cs = {(uint32_t)g, call, point_protected(&ps)};
+		struct call_site cs = {(uint32_t)g, call,
+				       point_protected(&ps) && !point_bkl_only(f, &ps, ts_node_start_byte(call))};
 		vec_push(&f->calls, cs);
 	}
 }
@@ -59,7 +60,8 @@ static void collect_calls(struct file_analysis *fa, struct fn *f)
 				continue;
 			}
 			struct point_state ps = flow_state_at(f, ts_node_start_byte(call));
-			struct call_site cs = {(uint32_t)idx, call, point_protected(&ps)};
+			struct call_site cs = {(uint32_t)idx, call,
+					       point_protected(&ps) && !point_bkl_only(f, &ps, ts_node_start_byte(call))};
 			vec_push(&f->calls, cs);
 		}
 }

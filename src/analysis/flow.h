@@ -209,6 +209,14 @@ void flow_held_keys(const struct fn *f, uint32_t offset, bool may, name_vec *out
 /* True when preemption is off in S. */
 bool point_protected(const struct point_state *s);
 
+/*
+ * True when S, at OFFSET in F, is protected by nothing but the big kernel
+ * lock of a tree where it spins (api_bkl_spins()): the kernel drops it while
+ * its holder sleeps, so a sleep there is fine and a callee does not inherit
+ * it (kernel_tree.c).
+ */
+bool point_bkl_only(const struct fn *f, const struct point_state *s, uint32_t offset);
+
 /* Appends the reason for S being protected / not (one sentence). */
 void point_explain(const struct fn *f, const struct point_state *s, struct buf *out);
 

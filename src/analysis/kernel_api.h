@@ -46,6 +46,24 @@ enum sleep_kind { SLEEP_NO, SLEEP_MAYBE, SLEEP_YES };
 void kernel_api_add_sleeper(const char *name);
 void kernel_api_reset_sleepers(void);
 
+/*
+ * What the kernel tree at ROOT says of itself (kernel_tree.c): the
+ * architectures its Kconfig builds without CONFIG_PREEMPT, and whether its
+ * big kernel lock is a spinlock under CONFIG_PREEMPT (2.6.9). Not
+ * thread-safe: call before any analysis starts; ROOT NULL (or
+ * kernel_api_reset_tree()) forgets them: no architecture left out, and
+ * lock_kernel() no protection and a call that may sleep.
+ */
+void kernel_api_read_tree(const char *root);
+void kernel_api_reset_tree(void);
+/* Is the tree's lock_kernel() a spinlock (taken as the lock "kernel_flag", and not sleeping)? */
+bool api_bkl_spins(void);
+/*
+ * The architecture of PATH (arch/NAME/... or include/asm-NAME/...) when the
+ * tree builds it without CONFIG_PREEMPT, as LEN bytes of PATH; else NULL.
+ */
+const char *api_arch_without_preempt(const char *path, size_t *len);
+
 /* Does the call NAME act on the current CPU's own state (TLB, MMU context, MSRs, APIC)? */
 bool api_cpu_local(const char *name, size_t len);
 

@@ -105,7 +105,7 @@ static void classify_at(const struct tree_context *t, const struct file_analysis
 		}
 		r.self = strcmp(caller->name, x->name) == 0;
 		struct point_state ps = flow_state_at(caller, ts_node_start_byte(u.call));
-		r.protected_call = point_protected(&ps);
+		r.protected_call = point_protected(&ps) && !point_bkl_only(caller, &ps, ts_node_start_byte(u.call));
 		struct buf why = BUF_INIT;
 		const char *via;
 		size_t vlen = ts_call_name(u.call, fa->src->parse_text, &via);

@@ -267,6 +267,8 @@ static int explain_options(const struct cli_command *cmd, const struct scan_cli 
 	if (scan_cli_rules_mask(cmd, &a->ignore, &so->rules) < 0)
 		return -1;
 	kernel_api_reset_sleepers();
+	/* what the tree says of itself: architectures without CONFIG_PREEMPT, a spinning BKL */
+	kernel_api_read_tree(a->context_root ? a->context_root : a->tree_root);
 	for (size_t i = 0; i < a->may_sleep.len; i++)
 		kernel_api_add_sleeper(a->may_sleep.items[i]);
 	so->modern = a->modern;

@@ -392,6 +392,11 @@ int scan_cli_run(const struct cli_command *cmd, const struct scan_cli *a,
 	for (size_t i = 0; i < paths->len && !so.whole_tree; i++)
 		so.whole_tree = is_tree_root(paths->items[i]);
 	kernel_api_reset_sleepers();
+	/* what the tree says of itself: architectures without CONFIG_PREEMPT, a spinning BKL */
+	const char *root = a->context_root ? a->context_root : a->tree_root;
+	for (size_t i = 0; i < paths->len && !root; i++)
+		root = is_tree_root(paths->items[i]) ? paths->items[i] : NULL;
+	kernel_api_read_tree(root);
 	for (size_t i = 0; i < a->may_sleep.len; i++)
 		kernel_api_add_sleeper(a->may_sleep.items[i]);
 	struct walk_options wo = {a->exclude.items, a->exclude.len, so.want ? &asm_files : NULL};

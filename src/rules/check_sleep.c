@@ -41,7 +41,8 @@ void check_sleep(struct ctx *c, const struct fn *f, TSNode call, const char *kin
 		return;
 	}
 	struct point_state ps = flow_state_at(f, ts_node_start_byte(call));
-	if (!point_protected(&ps) || (via && releases_all_held(f, via, call, &ps))) {
+	if (!point_protected(&ps) || (via && releases_all_held(f, via, call, &ps)) ||
+	    point_bkl_only(f, &ps, ts_node_start_byte(call))) {
 		buf_release(&why);
 		return;
 	}

@@ -146,6 +146,36 @@ bool version_guarded(const struct ctx *c, TSNode n)
 
 /* ---- findings ------------------------------------------------------------ */
 
+/*
+ * A preemption rule's site in an architecture the tree builds without
+ * CONFIG_PREEMPT: never compiled preemptible, left alone (with --verbose,
+ * a protected site says why).
+ */
+static bool never_preempted(struct ctx *c, enum rule_id rule, size_t at, const struct fn *f)
+{
+	size_t len;
+	const char *arch = rule_has(rule, PROP_PREEMPT) ? api_arch_without_preempt(c->src->path, &len) : NULL;
+	if (!arch)
+		return false;
+	if (c->opts->verbose) {
+		struct finding fd;
+		memset(&fd, 0, sizeof fd);
+		fd.rule = rule;
+		fd.file = xstrdup(c->src->path);
+		fd.pos = fd.end = source_pos(c->src, at);
+		fd.function = f ? xstrdup(f->name) : NULL;
+		fd.message = xasprintf("%s: left alone (never compiled preemptible)", rule_summary(rule));
+		fd.evidence = xasprintf("the tree's arch/%.*s/Kconfig has no CONFIG_PREEMPT: this code never runs "
+					"preemptible", (int)len, arch);
+		fd.severity = SEV_NOTE;
+		fd.confidence = CONF_HIGH;
+		fd.fix = FIX_NONE;
+		fd.protected_site = true;
+		vec_push(&c->out->findings, fd);
+	}
+	return true;
+}
+
 struct finding *add_finding(struct ctx *c, enum rule_id rule, TSNode at, const struct fn *f,
 				   enum severity sev, enum confidence conf, enum fix_kind fix,
 				   char *message, char *evidence)
@@ -159,7 +189,7 @@ struct finding *add_finding_at(struct ctx *c, enum rule_id rule, size_t at, size
 			       char *message, char *evidence)
 {
 	unsigned line = source_pos(c->src, at).line;
-	if (!(c->opts->rules & (1u << rule)) || suppressed(c, line, rule)) {
+	if (!(c->opts->rules & (1u << rule)) || suppressed(c, line, rule) || never_preempted(c, rule, at, f)) {
 		free(message);
 		free(evidence);
 		return NULL;

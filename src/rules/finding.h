@@ -22,6 +22,7 @@ enum rule_prop {
 	PROP_TREE_CONTEXT = 1u << 2,
 	PROP_ARRAY_SLOT = 1u << 3,
 	PROP_ARRAY_DECL = 1u << 4,
+	PROP_PREEMPT = 1u << 5,
 };
 
 enum severity { SEV_ERROR, SEV_WARNING, SEV_NOTE };
