@@ -273,6 +273,7 @@ static int explain_options(const struct cli_command *cmd, const struct scan_cli 
 		kernel_api_add_sleeper(a->may_sleep.items[i]);
 	so->modern = a->modern;
 	so->strict_stats = a->strict_stats;
+	so->modernize = a->modernize;
 	so->verbose = true;
 	so->jobs = tree ? 0 : 1;
 	so->want = tree;

@@ -127,6 +127,7 @@ int scan_cli_options(const struct cli_command *cmd, const struct scan_cli *a,
 	so.no_prefilter = a->no_prefilter;
 	so.modern = a->modern;
 	so.strict_stats = a->strict_stats;
+	so.modernize = a->modernize;
 	so.no_verify = a->no_plans;
 	so.want = !a->no_tree;
 	*out = so;

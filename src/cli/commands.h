@@ -65,9 +65,10 @@ struct scan_cli {
 	bool no_config;             /* read no .preemptify.toml */
 	struct config *cfg;         /* not an option: the config read (scan_cli_config), or NULL */
 	char *tree_root;            /* not an option: the kernel tree found above the PATHs (scan_cli_config), or NULL */
+	bool modernize;             /* also rewrite code already correct under 2.6 */
 };
 #define SCAN_CLI_INIT {0, false, false, {NULL, 0, 0}, {NULL, 0, 0}, false, {NULL, 0, 0}, false, false, NULL, \
-		       false, false, NULL, NULL, NULL, NULL, false, NULL, NULL}
+		       false, false, NULL, NULL, NULL, NULL, false, NULL, NULL, false}
 #define SCAN_CLI_OPTIONS(a) \
 	{"jobs", 'j', OPT_INT, &(a)->jobs, "N", "files analysed in parallel (default: online CPUs)"}, \
 	{"exclude", 0, OPT_LIST, &(a)->exclude, "GLOB", "skip paths matching GLOB"}, \
@@ -75,6 +76,8 @@ struct scan_cli {
 	{"may-sleep", 0, OPT_LIST, &(a)->may_sleep, "FUNCS", "treat these functions as sleeping, like schedule()"}, \
 	{"strict-stats", 0, OPT_FLAG, &(a)->strict_stats, NULL, \
 	 "also fix per-CPU statistics counters (x[smp_processor_id()].n++), which 2.6 left bare"}, \
+	{"modernize", 0, OPT_FLAG, &(a)->modernize, NULL, \
+	 "also rewrite code already correct under 2.6 (if (need_resched()) schedule(); -> cond_resched())"}, \
 	{"context-root", 0, OPT_STRING, &(a)->context_root, "DIR", \
 	 "find callers in the whole tree DIR (default: in the PATHs scanned)"}, \
 	{"since", 0, OPT_STRING, &(a)->since, "REV", \

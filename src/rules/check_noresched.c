@@ -4,11 +4,41 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* A call that reschedules if one is due, or tests for it (2.6.9 schedule(): `if
+ * (test_thread_flag(TIF_NEED_RESCHED)) goto need_resched;`). */
+static bool p005_resched_call(const struct ctx *c, TSNode call)
+{
+	static const char *const names[] = {
+		"preempt_check_resched", "schedule", "preempt_enable", "cond_resched", "put_cpu", "yield",
+		"__cond_resched", "preempt_schedule", "cond_resched_lock", "cond_resched_softirq", "need_resched",
+	};
+	for (size_t i = 0; i < ARRAY_SIZE(names); i++)
+		if (call_is(c, call, names[i]))
+			return true;
+	if (!call_is(c, call, "test_thread_flag") && !call_is(c, call, "test_tsk_thread_flag"))
+		return false;
+	char *t = node_text(c, ts_field(call, "arguments"));
+	bool yes = strstr(t, "TIF_NEED_RESCHED") != NULL;
+	free(t);
+	return yes;
+}
+
+/* A reschedule, or a call to a function of this file that reschedules itself (a callee's cond_resched()). */
 static bool p005_good_call(const struct ctx *c, TSNode call)
 {
-	return call_is(c, call, "preempt_check_resched") || call_is(c, call, "schedule") ||
-	       call_is(c, call, "preempt_enable") || call_is(c, call, "cond_resched") ||
-	       call_is(c, call, "put_cpu") || call_is(c, call, "yield");
+	if (p005_resched_call(c, call))
+		return true;
+	const char *name;
+	size_t len = ts_call_name(call, c->text, &name);
+	int g = len ? analysis_fn_index(c->fa, name, len) : -1;
+	if (g < 0)
+		return false;
+	const struct fn *callee = &c->fa->fns.items[g];
+	for (size_t n = 0; n < callee->events.len; n++)
+		for (size_t e = 0; e < callee->events.items[n].len; e++)
+			if (p005_resched_call(c, callee->events.items[n].items[e].call))
+				return true;
+	return false;
 }
 
 /* Follows the CFG from CALL; returns the first bad point (return / may-sleep) or null. */
@@ -89,7 +119,8 @@ static void check_check_resched(struct ctx *c, const struct fn *f, TSNode call)
 static void noresched_site(struct ctx *c, const struct fn *f, TSNode call, bool misspelt)
 {
 	const char *what = NULL;
-	TSNode bad = p005_search(c, f, call, &what);
+	/* in hard-IRQ context the return from the interrupt reschedules */
+	TSNode bad = f->ctx == CTX_HARDIRQ ? ts_null() : p005_search(c, f, call, &what);
 	if (ts_node_is_null(bad) && !misspelt && !c->opts->modern)
 		return;
 	struct buf ev = BUF_INIT;

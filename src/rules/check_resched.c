@@ -201,6 +201,16 @@ static void resched_test(struct ctx *c, const struct fn *f, TSNode test, bool is
 			free(ev);
 			ev = more;
 		}
+		if (!d && !is_field && !c->opts->modernize) {
+			/* already 2.6: need_resched() is the 2.6 test, and the check is correct as it is */
+			struct finding *nd = add_finding(c, RULE_P004, test, f, SEV_NOTE, CONF_HIGH, FIX_NONE,
+				xstrdup("2.6 reschedule check: cond_resched() says the same"), ev);
+			if (nd)
+				set_note(nd, xstrdup("not rewritten: correct under 2.6 as it is (--modernize "
+						     "makes it cond_resched())"));
+			free(testtext);
+			return;
+		}
 		struct finding *fd = add_finding(c, RULE_P004, test, f, SEV_WARNING, CONF_HIGH, FIX_COND_RESCHED,
 			xstrdup("2.4 reschedule check: use cond_resched()"), ev);
 		if (fd && point_protected(&ps)) {

@@ -55,8 +55,10 @@ struct scan_options {
 	bool whole_tree;
 	/* explain: arrays are judged as if every file of INDEX were scanned (the whole plan shown). */
 	bool arrays_over_index;
+	/* Also rewrite code already correct under 2.6 (`if (need_resched()) schedule();`); else a note. */
+	bool modernize;
 };
-#define SCAN_OPTIONS_INIT {((1u << RULE_COUNT) - 1), false, 0, false, false, false, 0, false, NULL, false, NULL, NULL, NULL, NULL, false, false}
+#define SCAN_OPTIONS_INIT {((1u << RULE_COUNT) - 1), false, 0, false, false, false, 0, false, NULL, false, NULL, NULL, NULL, NULL, false, false, false}
 
 struct scan_stats {
 	size_t files;      /* files walked */
