@@ -80,6 +80,11 @@ static void classify_at(const struct tree_context *t, const struct file_analysis
 		vec_push(&out->refs, r);
 		return;
 	}
+	TSNode up = ts_parent(n);
+	if ((ts_type_is(up, "preproc_def") || ts_type_is(up, "preproc_function_def")) &&
+	    ts_node_eq(ts_field(up, "name"), n))
+		return; /* a macro of the same name (`#define smp_prepare_boot_cpu() do {} while (0)`
+			 * for other configurations): its uses call it, not the function */
 	int own = analysis_fn_index(fa, x->name, x->len);
 	if (own >= 0 && !analysis_fn_is_shared(fa, &fa->fns.items[own]))
 		r.other = true;
