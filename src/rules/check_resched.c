@@ -201,8 +201,10 @@ static void resched_test(struct ctx *c, const struct fn *f, TSNode test, bool is
 			free(ev);
 			ev = more;
 		}
-		if (!d && !is_field && !c->opts->modernize) {
+		if (!ts_node_is_null(fn) && ts_text_is(fn, c->text, "need_resched") && !c->opts->modernize) {
 			/* already 2.6: need_resched() is the 2.6 test, and the check is correct as it is */
+			free(ev);
+			ev = xasprintf("`if (%s) schedule();` is already 2.6: need_resched() is its test", testtext);
 			struct finding *nd = add_finding(c, RULE_P004, test, f, SEV_NOTE, CONF_HIGH, FIX_NONE,
 				xstrdup("2.6 reschedule check: cond_resched() says the same"), ev);
 			if (nd)
