@@ -153,6 +153,20 @@ void resched_tests_stay(struct ctx *c, const struct fn *f)
 	}
 }
 
+/* `if (need_resched()) schedule();` is already correct under 2.6: a note, unless --modernize. */
+static bool already_26(struct ctx *c, const struct fn *f, TSNode test, const char *testtext)
+{
+	TSNode fn = ts_type_is(test, "call_expression") ? ts_field(test, "function") : ts_null();
+	if (ts_node_is_null(fn) || !ts_text_is(fn, c->text, "need_resched") || c->opts->modernize)
+		return false;
+	struct finding *nd = add_finding(c, RULE_P004, test, f, SEV_NOTE, CONF_HIGH, FIX_NONE,
+		xstrdup("2.6 reschedule check: cond_resched() says the same"),
+		xasprintf("`if (%s) schedule();` is already 2.6: need_resched() is its test", testtext));
+	if (nd)
+		set_note(nd, xstrdup("not rewritten: correct under 2.6 as it is (--modernize makes it cond_resched())"));
+	return true;
+}
+
 /* A reschedule test TEST: current->need_resched (IS_FIELD), need_resched() or a macro testing it. */
 static void resched_test(struct ctx *c, const struct fn *f, TSNode test, bool is_field)
 {
@@ -189,7 +203,9 @@ static void resched_test(struct ctx *c, const struct fn *f, TSNode test, bool is
 	const char *shape = resched_shape(c, child, p, &ifs);
 	struct point_state ps = flow_state_at(f, ts_node_start_byte(test));
 	char *testtext = orig_text(c, test);
-	if (!shape) {
+	if (!shape && !is_field && already_26(c, f, test, testtext))
+		shape = NULL; /* reported as a note */
+	else if (!shape) {
 		char *ev = xasprintf("`if (%s) schedule();` is the 2.4 spelling of cond_resched()", testtext);
 		TSNode fn = ts_type_is(test, "call_expression") ? ts_field(test, "function") : ts_null();
 		const struct macro_def *d = ts_node_is_null(fn) || ts_text_is(fn, c->text, "need_resched") ? NULL
@@ -200,18 +216,6 @@ static void resched_test(struct ctx *c, const struct fn *f, TSNode test, bool is
 			free(where);
 			free(ev);
 			ev = more;
-		}
-		if (!ts_node_is_null(fn) && ts_text_is(fn, c->text, "need_resched") && !c->opts->modernize) {
-			/* already 2.6: need_resched() is the 2.6 test, and the check is correct as it is */
-			free(ev);
-			ev = xasprintf("`if (%s) schedule();` is already 2.6: need_resched() is its test", testtext);
-			struct finding *nd = add_finding(c, RULE_P004, test, f, SEV_NOTE, CONF_HIGH, FIX_NONE,
-				xstrdup("2.6 reschedule check: cond_resched() says the same"), ev);
-			if (nd)
-				set_note(nd, xstrdup("not rewritten: correct under 2.6 as it is (--modernize "
-						     "makes it cond_resched())"));
-			free(testtext);
-			return;
 		}
 		struct finding *fd = add_finding(c, RULE_P004, test, f, SEV_WARNING, CONF_HIGH, FIX_COND_RESCHED,
 			xstrdup("2.4 reschedule check: use cond_resched()"), ev);
