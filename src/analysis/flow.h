@@ -213,7 +213,7 @@ bool point_protected(const struct point_state *s);
  * True when S, at OFFSET in F, is protected by nothing but the big kernel
  * lock of a tree where it spins (api_bkl_spins()): the kernel drops it while
  * its holder sleeps, so a sleep there is fine and a callee does not inherit
- * it (kernel_tree.c).
+ * it.
  */
 bool point_bkl_only(const struct fn *f, const struct point_state *s, uint32_t offset);
 

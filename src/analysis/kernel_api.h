@@ -47,7 +47,7 @@ void kernel_api_add_sleeper(const char *name);
 void kernel_api_reset_sleepers(void);
 
 /*
- * What the kernel tree at ROOT says of itself (kernel_tree.c): the
+ * What the kernel tree at ROOT says of itself (read by kernel_api.c): the
  * architectures its Kconfig builds without CONFIG_PREEMPT, and whether its
  * big kernel lock is a spinlock under CONFIG_PREEMPT (2.6.9). Not
  * thread-safe: call before any analysis starts; ROOT NULL (or
