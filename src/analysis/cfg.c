@@ -139,10 +139,16 @@ static uint32_t build_preproc(struct builder *b, TSNode s, uint32_t cur)
 	uint32_t first = ts_type_is(s, "preproc_ifdef") || !ts_node_is_null(cond) ? 1 : 0;
 	if (k == 0) /* #if 0: the arm is dead */
 		return ts_node_is_null(alt) ? cur : build(b, alt, cur);
-	uint32_t arm = build_children(b, s, first, alt, ts_null(), cur);
 	if (k == 1) /* #if 1: the alternative is dead */
-		return arm;
-	uint32_t other = ts_node_is_null(alt) ? cur : build(b, alt, cur);
+		return build_children(b, s, first, alt, ts_null(), cur);
+	/* each arm entered through a join of its own, so a path knows which it took */
+	uint32_t arm_in = append(b, CFG_JOIN, ts_null(), cur);
+	uint32_t other_in = append(b, CFG_JOIN, ts_null(), cur);
+	struct cfg_arm yes = {arm_in, s, true}, no = {other_in, s, false};
+	vec_push(&b->g->arms, yes);
+	vec_push(&b->g->arms, no);
+	uint32_t arm = build_children(b, s, first, alt, ts_null(), arm_in);
+	uint32_t other = ts_node_is_null(alt) ? other_in : build(b, alt, other_in);
 	return join2(b, arm, other);
 }
 
@@ -362,6 +368,7 @@ void cfg_release(struct cfg *g)
 		vec_release(&g->nodes.items[i].succ);
 	vec_release(&g->nodes);
 	vec_release(&g->by_pos);
+	vec_release(&g->arms);
 }
 
 uint32_t cfg_node_at(const struct cfg *g, uint32_t offset)

@@ -33,8 +33,16 @@ struct cfg_node {
 	VEC(struct cfg_edge) succ;
 };
 
+/* The join that enters one arm of an #if/#ifdef inside the body (TAKEN: its condition holds). */
+struct cfg_arm {
+	uint32_t node;
+	TSNode directive; /* the preproc_if, preproc_ifdef or preproc_elif */
+	bool taken;
+};
+
 struct cfg {
 	VEC(struct cfg_node) nodes; /* [0] = ENTRY, [1] = EXIT */
+	VEC(struct cfg_arm) arms;
 	/* Nodes with code, sorted by start byte, for lookups by position. */
 	VEC(uint32_t) by_pos;
 	bool truncated; /* nesting deeper than the builder handles */

@@ -266,6 +266,29 @@ typedef VEC(struct imbalance) imbalance_vec;
 void flow_imbalances(const struct fn *f, imbalance_vec *out);
 
 /*
+ * paths.c: what F's releases, acquisitions and exit see on its feasible
+ * paths only: a branch on a value F does not change (or sets to a
+ * constant), the first test of a counted loop over an unchanged bound, and
+ * an #if arm on the same macro are taken the same way along one path, and
+ * `p = q;` makes p->lock and q->lock one lock. COMPLETE false: too many
+ * states, nothing is known (every answer PATH_HELD | PATH_FREE).
+ */
+enum { PATH_HELD = 1, PATH_FREE = 2, PATH_NEVER = 4 };
+struct path_result {
+	bool complete;
+	uint8_t *ev;        /* per event slot: PATH_* bits, two slots per event */
+	uint32_t *ev_first; /* per CFG node: its first event's index */
+	uint8_t *exit;      /* per key: PATH_HELD / PATH_FREE at the exit; 0 never reached */
+};
+void paths_explore(const struct fn *f, struct path_result *out);
+void paths_release(struct path_result *r);
+/*
+ * What key id KEY is just before CALL's event on the feasible paths:
+ * PATH_HELD and/or PATH_FREE, PATH_NEVER when no feasible path reaches it.
+ */
+unsigned paths_at_call(const struct fn *f, const struct path_result *r, TSNode call, int32_t key);
+
+/*
  * The stages of analysis_run() (analysis.c), one file each; internal to
  * src/analysis.
  */

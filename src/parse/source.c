@@ -294,6 +294,47 @@ static size_t blank_toplevel_macro(struct neutraliser *nz, size_t s, size_t n, s
 	return e;
 }
 
+/* From t[i] == '{' to just past the matching '}', or len if unbalanced. */
+static size_t skip_braces(const char *t, size_t len, size_t i)
+{
+	int depth = 0;
+	while (i < len) {
+		size_t past = skip_literal_comment(t, len, i);
+		if (past != i) {
+			i = past;
+			continue;
+		}
+		if (t[i] == '{')
+			depth++;
+		else if (t[i] == '}' && --depth == 0)
+			return i + 1;
+		i++;
+	}
+	return len;
+}
+
+/*
+ * A control-flow macro with an else (sunrpc's `task_for_first(task, head)
+ * { ... } else { ... }`, an `if` in its body): `MACRO(...) {...} else`
+ * becomes `if   (...) {...} else`. True if rewritten.
+ */
+static bool rewrite_if_macro(struct neutraliser *nz, size_t s, size_t n, size_t j)
+{
+	const char *t = nz->t;
+	size_t len = nz->len;
+	size_t close = skip_parens(t, len, j);
+	size_t k = close < len ? skip_space_comments(t, len, close) : len;
+	if (k >= len || t[k] != '{' || n < 2)
+		return false;
+	size_t e = skip_braces(t, len, k);
+	e = e < len ? skip_space_comments(t, len, e) : len;
+	if (e + 4 > len || memcmp(t + e, "else", 4) != 0 || (e + 4 < len && is_ident_char(t[e + 4])))
+		return false;
+	memcpy(nz->out + s, "if", 2);
+	blank(nz->out, s + 2, s + n);
+	return true;
+}
+
 /* `list_for_each(p, head) {` (S, N bytes; J its '(') becomes `while        (p, head) {`. */
 static void rewrite_iterator(struct neutraliser *nz, size_t s, size_t n, size_t j)
 {
@@ -424,7 +465,9 @@ static size_t neutralise_word(struct neutraliser *nz, size_t s)
 			return e;
 		}
 	}
-	if (nz->braces.len > 0 && j < len && t[j] == '(' && is_iterator_macro(t + s, n))
+	if (nz->braces.len > 0 && j < len && t[j] == '(' && rewrite_if_macro(nz, s, n, j))
+		;
+	else if (nz->braces.len > 0 && j < len && t[j] == '(' && is_iterator_macro(t + s, n))
 		rewrite_iterator(nz, s, n, j);
 	if (nz->braces.len > 0 && j < len && t[j] == '(')
 		rewrite_type_arg(nz, s, n, j);

@@ -16,14 +16,38 @@ static bool reported_at(const struct ctx *c, TSNode call)
 	return false;
 }
 
+/* F's feasible paths (paths.c), replayed once the flow finds something to report. */
+struct feasible {
+	struct path_result r;
+	bool run;
+};
+
+static const struct path_result *feasible_paths(struct feasible *p, const struct fn *f)
+{
+	if (!p->run)
+		paths_explore(f, &p->r);
+	p->run = true;
+	return p->r.complete ? &p->r : NULL;
+}
+
+/* Does imbalance IM happen on a feasible path, or only on paths no run can take? */
+static bool imbalance_feasible(struct feasible *p, const struct fn *f, const struct imbalance *im)
+{
+	const struct path_result *r = feasible_paths(p, f);
+	if (!r)
+		return true;
+	unsigned seen = paths_at_call(f, r, im->call, im->key_id);
+	return im->kind == IMB_REACQUIRE ? (seen & PATH_HELD) != 0 : (seen & PATH_FREE) != 0;
+}
+
 /* Releases and re-acquisitions that do not pair up on every path (flow_imbalances()). */
-static void check_pairs(struct ctx *c, const struct fn *f)
+static void check_pairs(struct ctx *c, const struct fn *f, struct feasible *p)
 {
 	imbalance_vec v = VEC_INIT;
 	flow_imbalances(f, &v);
 	for (size_t i = 0; i < v.len; i++) {
 		const struct imbalance *im = &v.items[i];
-		if (reported_at(c, im->call))
+		if (reported_at(c, im->call) || !imbalance_feasible(p, f, im))
 			continue;
 		const char *key = f->keys.items[im->key_id];
 		unsigned line = line_of(c, im->call);
@@ -58,13 +82,24 @@ static bool sets_irq_state(const struct fn *f)
 	return n >= k && strcmp(f->name + n - k, "restore_flags") == 0;
 }
 
+static void check_exits(struct ctx *c, const struct fn *f, struct feasible *p);
+
 void check_balance(struct ctx *c, const struct fn *f, TSNode site, const char *kind)
 {
 	(void)site;
 	(void)kind;
 	if (f->wraps)
 		return; /* a lock wrapper: leaving its lock held, or dropping the caller's, is its job */
-	check_pairs(c, f);
+	struct feasible p = {.run = false};
+	check_pairs(c, f, &p);
+	check_exits(c, f, &p);
+	if (p.run)
+		paths_release(&p.r);
+}
+
+/* Acquisitions still held at the exit on some paths only, or a count left up at every exit. */
+static void check_exits(struct ctx *c, const struct fn *f, struct feasible *p)
+{
 	bool count_reported = false; /* one report of a count left up at every exit */
 	for (size_t i = 0; i < f->acqs.len; i++) {
 		const struct acq *a = &f->acqs.items[i];
@@ -86,6 +121,11 @@ void check_balance(struct ctx *c, const struct fn *f, TSNode site, const char *k
 			continue; /* one report per call (spin_lock_irqsave: lock + irq) */
 		/* only when this function also releases it, and not a caller's lock it retakes */
 		if (!fn_releases(f, a->key) || fn_drops_caller_lock(f, a->key))
+			continue;
+		/* held at some feasible exit and free at another; a count left up is held at all */
+		const struct path_result *r = feasible_paths(p, f);
+		unsigned at_exit = r ? r->exit[a->key_id] : PATH_HELD | PATH_FREE;
+		if (!(at_exit & PATH_HELD) || (!count_left && !(at_exit & PATH_FREE)))
 			continue;
 		if (count_left) {
 			count_reported = true;

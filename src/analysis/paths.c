@@ -1,0 +1,327 @@
+/*
+ * A path-sensitive replay of one function's lock flow (ESP-style): the
+ * states at a node are kept apart by what they hold (and the copies that
+ * alias a lock), and carry the facts (paths_internal.h) true on every path
+ * that reached them, so a branch taken one way cannot be taken the other
+ * way further down the same path. What each release and acquisition, and
+ * the exit, see on the feasible paths is what check_balance.c asks.
+ */
+#include "analysis/paths_internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_STATES 24      /* per node; more gives up (the flow's answer stands) */
+#define MAX_STEPS 200000
+#define COUNT_MAX 4        /* counts saturate; locks are held once */
+
+struct pstate {
+	uint64_t known, val;
+	uint32_t alias;
+	uint8_t *depth;    /* per key */
+};
+typedef VEC(struct pstate) pstate_vec;
+
+struct explorer {
+	const struct fn *f;
+	struct path_facts pf;
+	struct path_result *out;
+	size_t nk;
+	pstate_vec *at;   /* per node: its states */
+	VEC(uint32_t) work;       /* node, state index: two by two */
+	bool *counts;             /* per key: a count (flow_key_counts()) */
+	size_t steps;
+	bool failed;
+};
+
+static struct pstate state_copy(const struct explorer *x, const struct pstate *s)
+{
+	struct pstate c = *s;
+	c.depth = xmalloc(x->nk + 1);
+	memcpy(c.depth, s->depth, x->nk + 1);
+	return c;
+}
+
+static void depth_set(struct explorer *x, struct pstate *s, uint32_t key, bool take)
+{
+	uint8_t *d = &s->depth[key];
+	if (take)
+		*d = x->counts[key] ? (uint8_t)(*d < COUNT_MAX ? *d + 1 : COUNT_MAX) : 1;
+	else
+		*d = x->counts[key] && *d > 0 ? (uint8_t)(*d - 1) : 0;
+}
+
+/* Takes or drops KEY, and every key an active alias makes the same lock. */
+static void key_step(struct explorer *x, struct pstate *s, uint32_t key, bool take)
+{
+	depth_set(x, s, key, take);
+	for (size_t a = 0; a < x->pf.aliases.len; a++) {
+		if (!((s->alias >> a) & 1))
+			continue;
+		const struct alias *al = &x->pf.aliases.items[a];
+		for (size_t i = 0; i + 1 < al->pairs.len; i += 2) {
+			if (al->pairs.items[i] == key)
+				s->depth[al->pairs.items[i + 1]] = s->depth[key];
+			else if (al->pairs.items[i + 1] == key)
+				s->depth[al->pairs.items[i]] = s->depth[key];
+		}
+	}
+}
+
+static void observe(struct explorer *x, uint32_t slot, uint32_t key, const struct pstate *s)
+{
+	x->out->ev[slot] |= s->depth[key] ? PATH_HELD : PATH_FREE;
+}
+
+/*
+ * Applies event E (at observation slot SLOT) to the states V from index
+ * FROM on: a trylock whose result no edge decides both holds and does not.
+ */
+static void event_step(struct explorer *x, const struct event *e, uint32_t slot, bool on_edge,
+		       pstate_vec *v)
+{
+	const struct api *api = e->api;
+	size_t n = v->len;
+	for (size_t i = 0; i < n; i++) {
+		struct pstate *s = &v->items[i];
+		if (api->op == API_RELEASE) {
+			for (int r = 0; r < 2; r++)
+				if (e->rel[r] >= 0) {
+					observe(x, slot * 2 + (uint32_t)r, (uint32_t)e->rel[r], s);
+					key_step(x, s, (uint32_t)e->rel[r], false);
+				}
+			continue;
+		}
+		if (api->op == API_TRYLOCK && !on_edge) {
+			struct pstate c = state_copy(x, s);
+			vec_push(v, c);
+			s = &v->items[i];
+		}
+		unsigned k = 0;
+		for (unsigned key = 1; key <= KEY_PREEMPT; key <<= 1)
+			if (api->keys & key) {
+				uint32_t id = x->f->acqs.items[e->acq + k].key_id;
+				if (k < 2)
+					observe(x, slot * 2 + k, id, s);
+				key_step(x, s, id, true);
+				k++;
+			}
+	}
+}
+
+/* Joins S into node TO: kept apart by what it holds, its facts met. */
+static void join(struct explorer *x, uint32_t to, struct pstate *s)
+{
+	pstate_vec *v = &x->at[to];
+	for (size_t i = 0; i < v->len; i++) {
+		struct pstate *t = &v->items[i];
+		if (t->alias != s->alias || memcmp(t->depth, s->depth, x->nk + 1) != 0)
+			continue;
+		uint64_t known = t->known & s->known & ~(t->val ^ s->val);
+		free(s->depth);
+		if (known != t->known) {
+			t->known = known;
+			t->val &= known;
+			vec_push(&x->work, to);
+			vec_push(&x->work, (uint32_t)i);
+		}
+		return;
+	}
+	if (v->len >= MAX_STATES) {
+		x->failed = true;
+		free(s->depth);
+		return;
+	}
+	vec_push(v, *s);
+	vec_push(&x->work, to);
+	vec_push(&x->work, (uint32_t)(v->len - 1));
+}
+
+/* The facts of an edge out of condition node ID; false when the path cannot take it. */
+static bool edge_facts(const struct explorer *x, uint32_t id, int cond, enum cfg_edge_label label,
+		       struct pstate *s)
+{
+	(void)id;
+	if (cond < 0 || label == EDGE_ALWAYS)
+		return true;
+	bool v = label == EDGE_TRUE;
+	int now = path_cond_eval(&x->pf, cond, s->known, s->val);
+	if (now >= 0 && now != (int)v)
+		return false;
+	path_cond_assume(&x->pf, cond, v, &s->known, &s->val);
+	return true;
+}
+
+static bool fact_set(struct pstate *s, int fact, bool v)
+{
+	uint64_t bit = (uint64_t)1 << fact;
+	if ((s->known & bit) && ((s->val & bit) != 0) != v)
+		return false;
+	s->known |= bit;
+	s->val = v ? s->val | bit : s->val & ~bit;
+	return true;
+}
+
+/* Leaves node ID with S: its kills, the constant it sets, the alias it makes. */
+static void node_writes(struct explorer *x, uint32_t id, struct pstate *s)
+{
+	const struct node_facts *nf = &x->pf.nodes[id];
+	s->known &= ~x->pf.kills[id];
+	s->val &= s->known;
+	s->alias &= ~x->pf.alias_kills[id];
+	if (nf->gen_fact >= 0)
+		fact_set(s, nf->gen_fact, nf->gen_value);
+	if (nf->alias >= 0) {
+		const struct alias *al = &x->pf.aliases.items[nf->alias];
+		s->alias |= (uint32_t)1 << nf->alias;
+		for (size_t i = 0; i + 1 < al->pairs.len; i += 2)
+			s->depth[al->pairs.items[i]] = s->depth[al->pairs.items[i + 1]];
+	}
+}
+
+/* Follows edge E out of condition or statement ID with state C (consumed). */
+static void follow(struct explorer *x, uint32_t id, const struct cfg_edge *e, struct pstate *c)
+{
+	const struct cfg_node *node = &x->f->cfg.nodes.items[id];
+	if (node->kind == CFG_COND) {
+		/* a trylock in the condition holds on its success edge */
+		const event_vec *ev = &x->f->events.items[id];
+		int pol = e->label == EDGE_TRUE ? 1 : e->label == EDGE_FALSE ? 0 : -2;
+		for (size_t k = 0; k < ev->len; k++) {
+			const struct event *t = &ev->items[k];
+			if (t->api && t->api->op == API_TRYLOCK && t->polarity >= 0 && t->polarity == pol) {
+				pstate_vec one = {c, 1, 1};
+				event_step(x, t, x->out->ev_first[id] + (uint32_t)k, true, &one);
+			}
+		}
+		if (!edge_facts(x, id, x->pf.nodes[id].cond, e->label, c)) {
+			free(c->depth);
+			return;
+		}
+	}
+	const struct node_facts *to = &x->pf.nodes[e->to];
+	if (to->first_fact < 0 || to->init != id || x->f->events.items[e->to].len) {
+		join(x, e->to, c);
+		return;
+	}
+	/* the first test of a counted loop: taken as every other first test of it */
+	const struct cfg_node *head = &x->f->cfg.nodes.items[e->to];
+	for (size_t k = 0; k < head->succ.len; k++) {
+		struct pstate c2 = state_copy(x, c);
+		const struct cfg_edge *e2 = &head->succ.items[k];
+		if (e2->label == EDGE_ALWAYS || fact_set(&c2, to->first_fact, e2->label == EDGE_TRUE))
+			join(x, e2->to, &c2);
+		else
+			free(c2.depth);
+	}
+	free(c->depth);
+}
+
+/* Runs node ID from state IN (consumed). */
+static void visit(struct explorer *x, uint32_t id, struct pstate in)
+{
+	const struct node_facts *nf = &x->pf.nodes[id];
+	for (size_t a = 0; a < nf->arms.len; a++)
+		if (!fact_set(&in, nf->arms.items[a] / 2, nf->arms.items[a] & 1)) {
+			free(in.depth);
+			return;
+		}
+	pstate_vec v = VEC_INIT;
+	vec_push(&v, in);
+	const struct cfg_node *node = &x->f->cfg.nodes.items[id];
+	const event_vec *ev = &x->f->events.items[id];
+	for (size_t k = 0; k < ev->len; k++) {
+		const struct event *e = &ev->items[k];
+		if (!e->api || e->api->op == API_NONE ||
+		    (node->kind == CFG_COND && e->api->op == API_TRYLOCK && e->polarity >= 0))
+			continue;
+		event_step(x, e, x->out->ev_first[id] + (uint32_t)k, false, &v);
+	}
+	for (size_t i = 0; i < v.len; i++) {
+		struct pstate *s = &v.items[i];
+		node_writes(x, id, s);
+		for (size_t k = 0; id == CFG_EXIT_ID && k < x->nk; k++)
+			x->out->exit[k] |= s->depth[k] ? PATH_HELD : PATH_FREE;
+		for (size_t e = 0; e < node->succ.len; e++) {
+			struct pstate c = state_copy(x, s);
+			follow(x, id, &node->succ.items[e], &c);
+		}
+		free(s->depth);
+	}
+	vec_release(&v);
+}
+
+void paths_explore(const struct fn *f, struct path_result *out)
+{
+	size_t n = f->cfg.nodes.len, total = 0;
+	memset(out, 0, sizeof *out);
+	out->ev_first = xcalloc(n + 1, sizeof *out->ev_first);
+	for (size_t i = 0; i < n; i++) {
+		out->ev_first[i] = (uint32_t)total;
+		total += f->events.items[i].len;
+	}
+	out->ev = xcalloc(2 * total + 1, 1);
+	out->exit = xcalloc(f->keys.len + 1, 1);
+	struct explorer x;
+	memset(&x, 0, sizeof x);
+	x.f = f;
+	x.out = out;
+	x.nk = f->keys.len;
+	x.at = xcalloc(n, sizeof *x.at);
+	x.counts = xcalloc(x.nk + 1, sizeof *x.counts);
+	for (size_t k = 0; k < x.nk; k++)
+		x.counts[k] = flow_key_counts(f->keys.items[k]);
+	path_facts_find(&x.pf, f);
+	struct pstate s0 = {0, 0, 0, xcalloc(x.nk + 1, 1)};
+	join(&x, CFG_ENTRY_ID, &s0);
+	while (x.work.len && !x.failed) {
+		uint32_t idx = x.work.items[--x.work.len];
+		uint32_t id = x.work.items[--x.work.len];
+		if (++x.steps > MAX_STEPS)
+			x.failed = true;
+		else
+			visit(&x, id, state_copy(&x, &x.at[id].items[idx]));
+	}
+	out->complete = !x.failed;
+	for (size_t i = 0; i < n; i++) {
+		for (size_t k = 0; k < x.at[i].len; k++)
+			free(x.at[i].items[k].depth);
+		vec_release(&x.at[i]);
+	}
+	free(x.at);
+	free(x.counts);
+	vec_release(&x.work);
+	path_facts_release(&x.pf, n);
+}
+
+void paths_release(struct path_result *r)
+{
+	free(r->ev);
+	free(r->ev_first);
+	free(r->exit);
+	memset(r, 0, sizeof *r);
+}
+
+unsigned paths_at_call(const struct fn *f, const struct path_result *r, TSNode call, int32_t key)
+{
+	uint32_t id = cfg_node_at(&f->cfg, ts_node_start_byte(call));
+	if (id == UINT32_MAX)
+		return PATH_HELD | PATH_FREE;
+	const event_vec *ev = &f->events.items[id];
+	for (size_t k = 0; k < ev->len; k++) {
+		const struct event *e = &ev->items[k];
+		if (!ts_node_eq(e->call, call) || !e->api)
+			continue;
+		uint32_t slot = (r->ev_first[id] + (uint32_t)k) * 2, nkeys = 0;
+		for (unsigned b = 1; b <= KEY_PREEMPT; b <<= 1)
+			nkeys += (e->api->keys & b) != 0;
+		bool take = e->api->op == API_ACQUIRE || e->api->op == API_TRYLOCK;
+		for (uint32_t s = 0; s < 2; s++) {
+			int32_t id2 = e->api->op == API_RELEASE ? e->rel[s]
+				    : take && s < nkeys ? (int32_t)f->acqs.items[e->acq + s].key_id : -1;
+			if (id2 == key)
+				return r->ev[slot + s] ? r->ev[slot + s] : PATH_NEVER;
+		}
+	}
+	return PATH_HELD | PATH_FREE;
+}

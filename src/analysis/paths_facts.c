@@ -1,0 +1,396 @@
+/*
+ * The facts a path through one function can carry (paths_internal.h): the
+ * conditions of its ifs and loops over values it does not change (or sets
+ * to constants), the first test of `for (i = 0; i < n; i++)` over an
+ * unchanged bound, the #if/#ifdef arms each node sits in, and `p = q;`
+ * copies that make p->lock and q->lock one lock.
+ */
+#include "analysis/paths_internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* NODE's text without blanks. */
+static char *canon(TSNode n, const char *src)
+{
+	struct buf b = BUF_INIT;
+	for (uint32_t i = ts_node_start_byte(n); i < ts_node_end_byte(n); i++)
+		if (src[i] != ' ' && src[i] != '\t' && src[i] != '\n' && src[i] != '\r')
+			buf_putc(&b, src[i]);
+	return buf_detach(&b);
+}
+
+/* A macro by the kernel's convention: no lower-case letter. */
+static bool upper_name(const char *s, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (s[i] >= 'a' && s[i] <= 'z')
+			return false;
+	return n > 0;
+}
+
+/* Can a path keep the value of expression N? No call (but a macro), no side effect. */
+static bool pure_visit(TSNode n, void *ctx)
+{
+	const char *src = ((const char **)ctx)[0];
+	bool *ok = (bool *)((const char **)ctx)[1];
+	if (ts_type_is(n, "assignment_expression") || ts_type_is(n, "update_expression") ||
+	    ts_type_is(n, "comma_expression") || ts_type_is(n, "ERROR")) {
+		*ok = false;
+	} else if (ts_type_is(n, "call_expression")) {
+		const char *name;
+		size_t len = ts_call_name(n, src, &name);
+		if (!upper_name(name, len))
+			*ok = false;
+	}
+	return *ok;
+}
+
+static bool pure(TSNode n, const char *src)
+{
+	bool ok = true;
+	const char *ctx[2] = {src, (const char *)&ok};
+	ts_walk(n, pure_visit, ctx);
+	return ok;
+}
+
+struct reads_ctx {
+	const char *src;
+	struct strvec *out;
+};
+
+static bool reads_visit(TSNode n, void *ctx)
+{
+	struct reads_ctx *r = ctx;
+	if (ts_type_is(n, "identifier") || ts_type_is(n, "field_expression")) {
+		char *t = canon(n, r->src);
+		vec_push(r->out, t);
+	}
+	return true;
+}
+
+static void reads_of(TSNode n, const char *src, struct strvec *out)
+{
+	struct reads_ctx r = {src, out};
+	ts_walk(n, reads_visit, &r);
+}
+
+static bool is_zero(TSNode n, const char *src)
+{
+	return ts_text_is(n, src, "0") || ts_text_is(n, src, "NULL") || ts_type_is(n, "null");
+}
+
+static int fact_intern(struct path_facts *pf, char *text, TSNode reads, const char *src)
+{
+	for (size_t i = 0; i < pf->facts.len; i++)
+		if (strcmp(pf->facts.items[i].text, text) == 0) {
+			free(text);
+			return (int)i;
+		}
+	if (pf->facts.len >= PATH_MAX_FACTS) {
+		free(text);
+		return -1;
+	}
+	struct fact f = {text, STRVEC_INIT};
+	if (!ts_node_is_null(reads))
+		reads_of(reads, src, &f.reads);
+	vec_push(&pf->facts, f);
+	return (int)(pf->facts.len - 1);
+}
+
+static int cond_push(struct path_facts *pf, enum cond_op op, int fact, int l, int r)
+{
+	struct cond_node c = {op, fact, l, r};
+	vec_push(&pf->conds, c);
+	return (int)(pf->conds.len - 1);
+}
+
+/* The condition tree of pure expression N (`!`, `&&`, `||`, `== 0`, `!=` folded). */
+static int cond_build(struct path_facts *pf, TSNode n, const char *src)
+{
+	n = ts_strip_parens(n, src);
+	if (ts_type_is(n, "unary_expression") && ts_text_is(ts_field(n, "operator"), src, "!")) {
+		int c = cond_build(pf, ts_field(n, "argument"), src);
+		return c < 0 ? -1 : cond_push(pf, COND_NOT, -1, c, -1);
+	}
+	if (ts_type_is(n, "binary_expression")) {
+		TSNode op = ts_field(n, "operator"), l = ts_field(n, "left"), r = ts_field(n, "right");
+		bool and = ts_text_is(op, src, "&&"), or = ts_text_is(op, src, "||");
+		bool eq = ts_text_is(op, src, "=="), ne = ts_text_is(op, src, "!=");
+		if (and || or) {
+			int a = cond_build(pf, l, src), b = cond_build(pf, r, src);
+			return cond_push(pf, and ? COND_AND : COND_OR, fact_intern(pf, canon(n, src), n, src), a, b);
+		}
+		if ((eq || ne) && (is_zero(r, src) || is_zero(l, src))) {
+			int c = cond_build(pf, is_zero(r, src) ? l : r, src);
+			return eq && c >= 0 ? cond_push(pf, COND_NOT, -1, c, -1) : c;
+		}
+		if (ne) {
+			char *a = canon(l, src), *b = canon(r, src);
+			int fact = fact_intern(pf, xasprintf("%s==%s", a, b), n, src);
+			free(a);
+			free(b);
+			int c = cond_push(pf, COND_ATOM, fact, -1, -1);
+			return cond_push(pf, COND_NOT, -1, c, -1);
+		}
+	}
+	return cond_push(pf, COND_ATOM, fact_intern(pf, canon(n, src), n, src), -1, -1);
+}
+
+int path_cond_eval(const struct path_facts *pf, int c, uint64_t known, uint64_t val)
+{
+	if (c < 0)
+		return -1;
+	const struct cond_node *n = &pf->conds.items[c];
+	if (n->fact >= 0 && (known >> n->fact) & 1)
+		return (int)((val >> n->fact) & 1);
+	if (n->op == COND_NOT) {
+		int v = path_cond_eval(pf, n->left, known, val);
+		return v < 0 ? -1 : !v;
+	}
+	if (n->op == COND_ATOM)
+		return -1;
+	int a = path_cond_eval(pf, n->left, known, val), b = path_cond_eval(pf, n->right, known, val);
+	if (n->op == COND_AND)
+		return a == 0 || b == 0 ? 0 : a == 1 && b == 1 ? 1 : -1;
+	return a == 1 || b == 1 ? 1 : a == 0 && b == 0 ? 0 : -1;
+}
+
+void path_cond_assume(const struct path_facts *pf, int c, bool v, uint64_t *known, uint64_t *val)
+{
+	if (c < 0)
+		return;
+	const struct cond_node *n = &pf->conds.items[c];
+	if (n->fact >= 0) {
+		*known |= (uint64_t)1 << n->fact;
+		*val = v ? *val | (uint64_t)1 << n->fact : *val & ~((uint64_t)1 << n->fact);
+	}
+	if (n->op == COND_NOT) {
+		path_cond_assume(pf, n->left, !v, known, val);
+	} else if ((n->op == COND_AND && v) || (n->op == COND_OR && !v)) {
+		path_cond_assume(pf, n->left, v, known, val);
+		path_cond_assume(pf, n->right, v, known, val);
+	}
+}
+
+/* ---- what each node changes -------------------------------------------- */
+
+static bool writes_visit(TSNode n, void *ctx)
+{
+	struct reads_ctx *r = ctx;
+	TSNode w = ts_null();
+	if (ts_type_is(n, "assignment_expression"))
+		w = ts_field(n, "left");
+	else if (ts_type_is(n, "update_expression"))
+		w = ts_field(n, "argument");
+	else if (ts_type_is(n, "pointer_expression") && ts_text_is(ts_field(n, "operator"), r->src, "&"))
+		w = ts_field(n, "argument");
+	else if (ts_type_is(n, "init_declarator"))
+		w = ts_field(n, "declarator");
+	else if (ts_type_is(n, "call_expression")) {
+		/* save_flags(flags), local_irq_save(flags), spin_lock_irqsave(l, flags) */
+		const char *name;
+		size_t len = ts_call_name(n, r->src, &name);
+		TSNode args = ts_field(n, "arguments");
+		for (size_t i = 0; i + 4 <= len; i++)
+			if (memcmp(name + i, "save", 4) == 0) {
+				for (uint32_t k = 0; k < ts_node_named_child_count(args); k++)
+					if (ts_type_is(ts_node_named_child(args, k), "identifier"))
+						vec_push(r->out, canon(ts_node_named_child(args, k), r->src));
+				break;
+			}
+	}
+	if (!ts_node_is_null(w))
+		vec_push(r->out, canon(ts_strip_parens(w, r->src), r->src));
+	return true;
+}
+
+/* Does writing W change the value R (W is R, or a prefix of it: p for p->x)? */
+static bool changes(const char *w, const char *r)
+{
+	size_t n = strlen(w);
+	return strncmp(w, r, n) == 0 && (r[n] == '\0' || r[n] == '-' || r[n] == '.' || r[n] == '[');
+}
+
+/* `v = 1;`, `int v = 0;`: sets the fact that is exactly v; `p = q;`: an alias. */
+static void node_assign(struct path_facts *pf, const struct fn *f, struct node_facts *nf, TSNode ast)
+{
+	TSNode l = ts_null(), r = ts_null();
+	if (ts_type_is(ast, "expression_statement") && ts_node_named_child_count(ast) == 1) {
+		TSNode a = ts_node_named_child(ast, 0);
+		if (ts_type_is(a, "assignment_expression") && ts_text_is(ts_field(a, "operator"), f->src, "="))
+			l = ts_field(a, "left"), r = ts_field(a, "right");
+	} else if (ts_type_is(ast, "declaration")) {
+		TSNode d = ts_field(ast, "declarator");
+		if (ts_type_is(d, "init_declarator"))
+			l = ts_field(d, "declarator"), r = ts_field(d, "value");
+	}
+	if (!ts_type_is(l, "identifier") || ts_node_is_null(r))
+		return;
+	r = ts_strip_parens(r, f->src);
+	char *name = canon(l, f->src);
+	bool lit = ts_type_is(r, "number_literal") || ts_type_is(r, "true") || ts_type_is(r, "false") ||
+		   ts_type_is(r, "null") || ts_text_is(r, f->src, "NULL");
+	for (size_t i = 0; lit && i < pf->facts.len && nf->gen_fact < 0; i++)
+		if (strcmp(pf->facts.items[i].text, name) == 0) {
+			nf->gen_fact = (int)i;
+			nf->gen_value = !is_zero(r, f->src) && !ts_type_is(r, "false");
+		}
+	if (ts_type_is(r, "identifier") && ts_type_is(ast, "expression_statement") &&
+	    pf->aliases.len < PATH_MAX_ALIASES) {
+		struct alias a = {name, canon(r, f->src), VEC_INIT};
+		vec_push(&pf->aliases, a);
+		nf->alias = (int)(pf->aliases.len - 1);
+		return;
+	}
+	free(name);
+}
+
+/* The key pairs an alias joins: p->x and q->x, both keys of F. */
+static void alias_pairs(struct alias *a, const struct fn *f)
+{
+	size_t np = strlen(a->p), nq = strlen(a->q);
+	for (size_t i = 0; i < f->keys.len; i++) {
+		const char *k = f->keys.items[i];
+		if (strncmp(k, a->p, np) != 0 || (k[np] != '-' && k[np] != '.'))
+			continue;
+		for (size_t j = 0; j < f->keys.len; j++) {
+			const char *m = f->keys.items[j];
+			if (strncmp(m, a->q, nq) == 0 && strcmp(m + nq, k + np) == 0) {
+				vec_push(&a->pairs, (uint32_t)i);
+				vec_push(&a->pairs, (uint32_t)j);
+			}
+		}
+	}
+}
+
+/* ---- #if arms and counted loops ------------------------------------------ */
+
+/* The fact of the #if arm entered at ARM (its condition, `defined(X)` for #ifdef). */
+static void arm_fact(struct path_facts *pf, const struct fn *f, const struct cfg_arm *arm)
+{
+	TSNode n = arm->directive;
+	bool ifdef = ts_type_is(n, "preproc_ifdef") || ts_type_is(n, "preproc_elifdef");
+	TSNode cond = ts_field(n, ifdef ? "name" : "condition");
+	if (ts_node_is_null(cond))
+		return;
+	char *c = canon(cond, f->src);
+	bool neg = ifdef && strncmp(f->src + ts_node_start_byte(n), "#ifndef", 7) == 0;
+	int fact = fact_intern(pf, xasprintf(ifdef ? "defined(%s)" : "#if(%s)", c), ts_null(), f->src);
+	free(c);
+	if (fact >= 0)
+		vec_push(&pf->nodes[arm->node].arms, fact * 2 + (arm->taken != neg));
+}
+
+/* `for (i = 0; i < n; i++)` entered from its initializer: a fact of its own. */
+static void loop_first_test(struct path_facts *pf, const struct fn *f, uint32_t id)
+{
+	TSNode cond = f->cfg.nodes.items[id].ast, loop = ts_parent(cond);
+	if (!ts_type_is(loop, "for_statement") || !ts_node_eq(ts_field(loop, "condition"), cond))
+		return;
+	TSNode init = ts_field(loop, "initializer");
+	if (ts_node_is_null(init) || !pure(cond, f->src))
+		return;
+	for (uint32_t k = 0; k < f->cfg.nodes.len; k++)
+		if (ts_node_eq(f->cfg.nodes.items[k].ast, init)) {
+			char *a = canon(init, f->src), *b = canon(cond, f->src);
+			int fact = fact_intern(pf, xasprintf("%s;%s", a, b), ts_null(), f->src);
+			free(a);
+			free(b);
+			if (fact < 0)
+				return;
+			/* the bound's values: what the test reads, but the counter the initializer sets */
+			struct strvec reads = STRVEC_INIT, set = STRVEC_INIT;
+			reads_of(cond, f->src, &reads);
+			struct reads_ctx w = {f->src, &set};
+			ts_walk(init, writes_visit, &w);
+			for (size_t i = 0; i < reads.len; i++) {
+				bool counter = false;
+				for (size_t j = 0; j < set.len && !counter; j++)
+					counter = strcmp(set.items[j], reads.items[i]) == 0;
+				if (!counter)
+					strvec_push(&pf->facts.items[fact].reads, reads.items[i]);
+			}
+			strvec_release(&reads);
+			strvec_release(&set);
+			pf->nodes[id].first_fact = fact;
+			pf->nodes[id].init = k;
+			return;
+		}
+}
+
+/* ---- the table ------------------------------------------------------------ */
+
+static void node_kills(struct path_facts *pf, uint32_t id)
+{
+	const struct strvec *w = &pf->nodes[id].writes;
+	for (size_t i = 0; i < w->len; i++) {
+		for (size_t k = 0; k < pf->facts.len; k++)
+			for (size_t r = 0; r < pf->facts.items[k].reads.len; r++)
+				if (changes(w->items[i], pf->facts.items[k].reads.items[r]))
+					pf->kills[id] |= (uint64_t)1 << k;
+		for (size_t a = 0; a < pf->aliases.len; a++)
+			if (strcmp(w->items[i], pf->aliases.items[a].p) == 0 ||
+			    strcmp(w->items[i], pf->aliases.items[a].q) == 0)
+				pf->alias_kills[id] |= (uint32_t)1 << a;
+	}
+}
+
+void path_facts_find(struct path_facts *pf, const struct fn *f)
+{
+	size_t n = f->cfg.nodes.len;
+	memset(pf, 0, sizeof *pf);
+	pf->nodes = xcalloc(n, sizeof *pf->nodes);
+	pf->kills = xcalloc(n, sizeof *pf->kills);
+	pf->alias_kills = xcalloc(n, sizeof *pf->alias_kills);
+	for (uint32_t id = 0; id < n; id++)
+		pf->nodes[id].cond = pf->nodes[id].first_fact = pf->nodes[id].gen_fact = pf->nodes[id].alias = -1;
+	for (size_t a = 0; a < f->cfg.arms.len; a++)
+		arm_fact(pf, f, &f->cfg.arms.items[a]);
+	for (uint32_t id = 0; id < n; id++) {
+		const struct cfg_node *node = &f->cfg.nodes.items[id];
+		struct node_facts *nf = &pf->nodes[id];
+		if (ts_node_is_null(node->ast))
+			continue;
+		if (node->kind == CFG_COND && pure(node->ast, f->src))
+			nf->cond = cond_build(pf, node->ast, f->src);
+		if (node->kind == CFG_COND)
+			loop_first_test(pf, f, id);
+	}
+	/* writes last: a `v = 1;` sets a fact only once every condition has named its facts */
+	for (uint32_t id = 0; id < n; id++) {
+		TSNode ast = f->cfg.nodes.items[id].ast;
+		if (ts_node_is_null(ast))
+			continue;
+		struct reads_ctx w = {f->src, &pf->nodes[id].writes};
+		ts_walk(ast, writes_visit, &w);
+		node_assign(pf, f, &pf->nodes[id], ast);
+	}
+	for (size_t a = 0; a < pf->aliases.len; a++)
+		alias_pairs(&pf->aliases.items[a], f);
+	for (uint32_t id = 0; id < n; id++)
+		node_kills(pf, id);
+}
+
+void path_facts_release(struct path_facts *pf, size_t nodes)
+{
+	for (size_t i = 0; i < pf->facts.len; i++) {
+		free(pf->facts.items[i].text);
+		strvec_release(&pf->facts.items[i].reads);
+	}
+	vec_release(&pf->facts);
+	vec_release(&pf->conds);
+	for (size_t i = 0; i < pf->aliases.len; i++) {
+		free(pf->aliases.items[i].p);
+		free(pf->aliases.items[i].q);
+		vec_release(&pf->aliases.items[i].pairs);
+	}
+	vec_release(&pf->aliases);
+	for (size_t i = 0; pf->nodes && i < nodes; i++) {
+		vec_release(&pf->nodes[i].arms);
+		strvec_release(&pf->nodes[i].writes);
+	}
+	free(pf->nodes);
+	free(pf->kills);
+	free(pf->alias_kills);
+}

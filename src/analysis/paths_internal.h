@@ -1,0 +1,61 @@
+/*
+ * The facts the path-sensitive replay of a function's flow (paths.c) keeps
+ * along a path, found once per function (paths_facts.c): conditions on
+ * unchanged values, the first test of a counted loop, #if arms, and
+ * pointer copies that alias a lock. Internal to src/analysis.
+ */
+#ifndef PREEMPTIFY_PATHS_INTERNAL_H
+#define PREEMPTIFY_PATHS_INTERNAL_H
+
+#include "analysis/flow.h"
+
+#define PATH_MAX_FACTS 64
+#define PATH_MAX_ALIASES 16
+
+/* A condition as a small tree: its truth from the facts known on a path. */
+enum cond_op { COND_ATOM, COND_NOT, COND_AND, COND_OR };
+struct cond_node {
+	enum cond_op op;
+	int fact;        /* its fact id, or -1 (not kept) */
+	int left, right; /* children (indices in facts.conds), -1 none */
+};
+
+struct fact {
+	char *text;        /* canonical text, blanks removed; owned */
+	struct strvec reads; /* the values it reads (identifiers, fields) */
+};
+
+/* `p = q;`: while it holds, the keys p->x and q->x are one lock. */
+struct alias {
+	char *p, *q;                 /* owned */
+	VEC(uint32_t) pairs;         /* key ids, two by two: p's key, q's key */
+};
+
+struct node_facts {
+	int cond;          /* a CFG_COND's condition tree root, or -1 */
+	int first_fact;    /* a counted loop's test: its first-test fact when entered from INIT, or -1 */
+	uint32_t init;     /* that loop's initializer node */
+	VEC(int) arms;     /* #if arm facts holding here: fact id * 2 + value */
+	struct strvec writes; /* the values it changes */
+	int gen_fact;      /* a fact it sets to a constant (`locked = 1;`), or -1 */
+	bool gen_value;
+	int alias;         /* the alias it makes (`p = q;`), or -1 */
+};
+
+struct path_facts {
+	VEC(struct fact) facts;
+	VEC(struct cond_node) conds;
+	VEC(struct alias) aliases;
+	struct node_facts *nodes;   /* per CFG node */
+	uint64_t *kills;            /* per node: facts whose reads it changes */
+	uint32_t *alias_kills;      /* per node: aliases whose names it changes */
+};
+
+void path_facts_find(struct path_facts *pf, const struct fn *f);
+void path_facts_release(struct path_facts *pf, size_t nodes);
+/* Truth of condition C with KNOWN/VAL facts: 1, 0, or -1 when unknown. */
+int path_cond_eval(const struct path_facts *pf, int c, uint64_t known, uint64_t val);
+/* Records that condition C is V on this path (its facts and its parts'). */
+void path_cond_assume(const struct path_facts *pf, int c, bool v, uint64_t *known, uint64_t *val);
+
+#endif
