@@ -322,7 +322,17 @@ void context_find(struct file_analysis *fa);
 void context_callers_fixpoint(struct file_analysis *fa);
 /* context.c: frees what context_callers_fixpoint() kept. */
 void context_release(struct file_analysis *fa);
-/* sleep.c: may-sleep summaries, from the calls made and over the call graph. */
+/*
+ * sleep_args.c: how CALL to G, a function of FA, may sleep once its constant
+ * arguments (numbers, NULL, the file's numeric #defines) rule out the
+ * branches of G that test them; G's own summary when none is constant.
+ */
+enum sleep_kind sleep_call_with_args(const struct file_analysis *fa, TSNode call, const struct fn *g);
+/*
+ * sleep.c: may-sleep summaries, from the calls made and over the call
+ * graph. A function of the file is judged by its body before any built-in
+ * list (s390 defines its own request_irq(), which does not sleep).
+ */
 void sleep_summarise(struct file_analysis *fa);
 
 #endif

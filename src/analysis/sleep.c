@@ -16,6 +16,10 @@ static void direct_sleeps(const struct file_analysis *fa, struct fn *f)
 		for (size_t e = 0; e < f->events.items[n].len; e++) {
 			struct buf why = BUF_INIT;
 			TSNode call = f->events.items[n].items[e].call;
+			const char *name;
+			size_t len = ts_call_name(call, src, &name);
+			if (len && analysis_fn_index(fa, name, len) >= 0)
+				continue; /* the file's own definition: judged by its body */
 			enum sleep_kind k = api_may_sleep(call, src, &why);
 			if (k > f->sleeps) {
 				f->sleeps = k;
@@ -44,12 +48,11 @@ static void sleeps_with_caller_locks(const struct file_analysis *fa, struct fn *
 	for (size_t n = 0; n < f->events.len && held != SLEEP_YES; n++)
 		for (size_t e = 0; e < f->events.items[n].len && held != SLEEP_YES; e++) {
 			TSNode call = f->events.items[n].items[e].call;
-			enum sleep_kind k = api_may_sleep(call, f->src, NULL);
 			const char *name;
 			size_t len = ts_call_name(call, f->src, &name);
 			int idx = len ? analysis_fn_index(fa, name, len) : -1;
-			if (idx >= 0 && fa->fns.items[idx].sleeps > k)
-				k = fa->fns.items[idx].sleeps;
+			enum sleep_kind k = idx >= 0 ? sleep_call_with_args(fa, call, &fa->fns.items[idx])
+						     : api_may_sleep(call, f->src, NULL);
 			if (k > held && !flow_caller_keys_gone(f, f->dropped.items, f->dropped.len,
 							       ts_node_start_byte(call)))
 				held = k;
@@ -67,8 +70,11 @@ void sleep_summarise(struct file_analysis *fa)
 			struct fn *f = &fa->fns.items[i];
 			for (size_t c = 0; c < f->calls.len; c++) {
 				const struct fn *g = &fa->fns.items[f->calls.items[c].callee];
-				if (g->sleeps > f->sleeps) {
-					f->sleeps = g->sleeps;
+				if (g->sleeps <= f->sleeps)
+					continue;
+				enum sleep_kind k = sleep_call_with_args(fa, f->calls.items[c].call, g);
+				if (k > f->sleeps) {
+					f->sleeps = k;
 					free(f->sleep_reason);
 					f->sleep_reason = xasprintf("calls %s() at line %u, which %s", g->name,
 						source_pos(fa->src, ts_node_start_byte(f->calls.items[c].call)).line,

@@ -390,19 +390,22 @@ enum sleep_kind call_may_sleep(const struct ctx *c, TSNode call, enum sleep_kind
 {
 	if (via)
 		*via = NULL;
-	enum sleep_kind k = api_may_sleep(call, c->text, why);
-	if (k >= at_least)
-		return k;
+	/* the file's own definition first (s390's request_irq()); the built-in list for the rest */
 	const char *name;
 	size_t len = ts_call_name(call, c->text, &name);
 	int idx = len ? analysis_fn_index(c->fa, name, len) : -1;
-	if (idx < 0 || c->fa->fns.items[idx].sleeps < at_least)
+	if (idx < 0) {
+		enum sleep_kind k = api_may_sleep(call, c->text, why);
+		return k >= at_least ? k : SLEEP_NO;
+	}
+	enum sleep_kind k = sleep_call_with_args(c->fa, call, &c->fa->fns.items[idx]);
+	if (k < at_least)
 		return SLEEP_NO;
 	if (why)
 		buf_clear(why);
 	if (via)
 		*via = &c->fa->fns.items[idx];
-	return c->fa->fns.items[idx].sleeps;
+	return k;
 }
 
 /* Climbs from N through parentheses and casts. */

@@ -172,8 +172,10 @@ TSNode up(TSNode n, TSNode *child);
  * Whether CALL may sleep, directly (the API table: schedule, down,
  * kmalloc(GFP_KERNEL), ...) or through a function of this file whose
  * may-sleep summary says so. Only verdicts at least AT_LEAST count
- * (SLEEP_YES: certain sleepers only; SLEEP_MAYBE: also possible ones): the
- * API's verdict when it reaches AT_LEAST, else the callee's, else SLEEP_NO.
+ * (SLEEP_YES: certain sleepers only; SLEEP_MAYBE: also possible ones): a
+ * function the file defines is judged by its body first (with the call's
+ * constant arguments, sleep_call_with_args()), anything else by the API
+ * list; SLEEP_NO below AT_LEAST.
  * WHY (may be NULL) gets the API's reason ("kmalloc(GFP_KERNEL)"); when the
  * verdict is the callee's, WHY is left empty and *VIA (may be NULL) is set
  * to that function, else to NULL.

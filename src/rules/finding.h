@@ -38,7 +38,7 @@ enum fix_kind {
 /* A rule lists at most RULE_MAX_FIXES - 1 fix kinds; the list ends with FIX_NONE. */
 #define RULE_MAX_FIXES 4
 /* A rule lists at most RULE_MAX_WORDS words (rules/rules.def). */
-#define RULE_MAX_WORDS 6
+#define RULE_MAX_WORDS 32
 
 /* How a commit message names a fix kind (rows of rules/fixes.def). */
 struct fix_phrases {
