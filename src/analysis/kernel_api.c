@@ -67,6 +67,17 @@ char *lock_key(TSNode call, unsigned key, const char *src)
 	char *k = buf_detach(&b);
 	if (k[0] == '&')
 		memmove(k, k + 1, strlen(k));
+	/* `&(priv->lock)` is the lock `&priv->lock` names */
+	size_t n = strlen(k);
+	bool outer = n > 2 && k[0] == '(' && k[n - 1] == ')';
+	for (size_t i = 1, depth = 1; outer && i + 1 < n; i++) {
+		depth += k[i] == '(' ? 1 : k[i] == ')' ? (size_t)-1 : 0;
+		outer = depth > 0;
+	}
+	if (outer) {
+		memmove(k, k + 1, n - 2);
+		k[n - 2] = '\0';
+	}
 	return k;
 }
 
@@ -80,7 +91,8 @@ static const char *const sleepers[] = {
 	"wait_event_interruptible_timeout", "wait_for_completion",
 	"wait_for_completion_interruptible", "down", "down_interruptible",
 	"down_read", "down_write", "msleep", "ssleep", "msleep_interruptible",
-	"cond_resched", "yield", "lock_kernel", "request_irq", "free_irq",
+	/* not free_irq(): 2.4 and 2.6.9 wait for a running handler by spinning */
+	"cond_resched", "yield", "lock_kernel", "request_irq",
 	"filp_open", "vmalloc", "vfree", "copy_to_user", "copy_from_user",
 	"__copy_to_user", "__copy_from_user", "get_user", "put_user",
 	"clear_user", "strncpy_from_user", "kernel_thread", "flush_scheduled_tasks",

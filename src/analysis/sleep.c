@@ -33,6 +33,48 @@ static void direct_sleeps(const struct file_analysis *fa, struct fn *f)
 		}
 }
 
+static bool has_key(const key_vec *v, const char *k)
+{
+	for (size_t i = 0; i < v->len; i++)
+		if (strcmp(v->items[i], k) == 0)
+			return true;
+	return false;
+}
+
+/* Does G drop every key of KEYS (its caller's locks) itself? */
+static bool drops_all(const struct fn *g, const key_vec *keys)
+{
+	for (size_t i = 0; i < keys->len; i++)
+		if (!has_key(&g->dropped, keys->items[i]))
+			return false;
+	return keys->len > 0;
+}
+
+/*
+ * A call to a function of the file that drops its caller's lock is a drop
+ * of F's caller's lock too, when F does not take it itself (jfs:
+ * lock_metapage() calls __lock_metapage(), which drops meta_lock around
+ * schedule()). True if F's dropped keys grew.
+ */
+static bool drops_through_calls(const struct file_analysis *fa, struct fn *f)
+{
+	bool grew = false;
+	for (size_t c = 0; c < f->calls.len; c++) {
+		const struct fn *g = &fa->fns.items[f->calls.items[c].callee];
+		for (size_t k = 0; g != f && k < g->dropped.len; k++) {
+			const char *key = g->dropped.items[k];
+			bool own = false;
+			for (size_t a = 0; a < f->acqs.len && !own; a++)
+				own = strcmp(f->acqs.items[a].key, key) == 0;
+			if (!own && !has_key(&f->dropped, key)) {
+				vec_push(&f->dropped, xstrdup(key));
+				grew = true;
+			}
+		}
+	}
+	return grew;
+}
+
 /*
  * F's sleeps_held: the strongest sleep (its own calls, or a call to a
  * function of the file that may sleep) at a point where a lock its caller
@@ -53,6 +95,10 @@ static void sleeps_with_caller_locks(const struct file_analysis *fa, struct fn *
 			int idx = len ? analysis_fn_index(fa, name, len) : -1;
 			enum sleep_kind k = idx >= 0 ? sleep_call_with_args(fa, call, &fa->fns.items[idx])
 						     : api_may_sleep(call, f->src, NULL);
+			/* a callee that drops the same locks before it sleeps */
+			if (idx >= 0 && idx != (int)(f - fa->fns.items) && drops_all(&fa->fns.items[idx], &f->dropped) &&
+			    fa->fns.items[idx].sleeps_held < k)
+				k = fa->fns.items[idx].sleeps_held;
 			if (k > held && !flow_caller_keys_gone(f, f->dropped.items, f->dropped.len,
 							       ts_node_start_byte(call)))
 				held = k;
@@ -84,8 +130,17 @@ void sleep_summarise(struct file_analysis *fa)
 			}
 		}
 	}
-	for (size_t i = 0; i < fa->fns.len; i++) {
+	for (size_t i = 0; i < fa->fns.len; i++)
 		flow_caller_keys(&fa->fns.items[i], true, &fa->fns.items[i].dropped);
-		sleeps_with_caller_locks(fa, &fa->fns.items[i]);
+	for (bool grew = true; grew; ) {
+		grew = false;
+		for (size_t i = 0; i < fa->fns.len; i++)
+			grew = drops_through_calls(fa, &fa->fns.items[i]) || grew;
 	}
+	/* from the plain summaries down: a few rounds settle the chains of callees */
+	for (size_t i = 0; i < fa->fns.len; i++)
+		fa->fns.items[i].sleeps_held = fa->fns.items[i].sleeps;
+	for (int round = 0; round < 3; round++)
+		for (size_t i = 0; i < fa->fns.len; i++)
+			sleeps_with_caller_locks(fa, &fa->fns.items[i]);
 }
