@@ -332,6 +332,7 @@ static bool rewrite_if_macro(struct neutraliser *nz, size_t s, size_t n, size_t 
 		return false;
 	memcpy(nz->out + s, "if", 2);
 	blank(nz->out, s + 2, s + n);
+	vec_push(&nz->src->if_macros, e); /* its else: where spatch stops reading */
 	return true;
 }
 
@@ -744,6 +745,7 @@ void source_release(struct source *src)
 		free(src->defs.items[i].body);
 	}
 	vec_release(&src->defs);
+	vec_release(&src->if_macros);
 }
 
 struct srcpos source_pos(const struct source *src, size_t offset)

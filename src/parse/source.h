@@ -32,6 +32,7 @@ struct source {
 	VEC(size_t) line_starts; /* offset of each line's first byte */
 	VEC(struct macro_use) uses;
 	VEC(struct macro_def) defs;
+	VEC(size_t) if_macros; /* the else of each control-flow macro read as `if` (spatch cannot) */
 };
 
 /* Takes ownership of TEXT (NUL-terminated, LEN bytes) and prepares it. */

@@ -219,6 +219,10 @@ static void add_facts(TSNode parent, const struct source *src, fact_vec *out, sp
 				ts_walk(c, not_c_visit, &nc);
 			if (!ts_node_is_null(nc.found) && !f->not_c)
 				f->not_c = source_pos(src, ts_node_start_byte(nc.found)).line;
+			/* a control-flow macro with an else, which the analysis reads as `if` */
+			for (size_t k = 0; k < src->if_macros.len && !f->not_c; k++)
+				if (src->if_macros.items[k] >= f->start && src->if_macros.items[k] < f->end)
+					f->not_c = source_pos(src, src->if_macros.items[k]).line;
 		}
 		unsigned e = ts_count_errors(c);
 		if (e && !f->errors)
