@@ -324,8 +324,8 @@ static bool rewrite_if_macro(struct neutraliser *nz, size_t s, size_t n, size_t 
 	size_t len = nz->len;
 	size_t close = skip_parens(t, len, j);
 	size_t k = close < len ? skip_space_comments(t, len, close) : len;
-	if (k >= len || t[k] != '{' || n < 2)
-		return false;
+	if (k >= len || t[k] != '{' || n < 3)
+		return false; /* `if` itself, or no block */
 	size_t e = skip_braces(t, len, k);
 	e = e < len ? skip_space_comments(t, len, e) : len;
 	if (e + 4 > len || memcmp(t + e, "else", 4) != 0 || (e + 4 < len && is_ident_char(t[e + 4])))
