@@ -20,6 +20,7 @@ enum exit_code {
 	EXIT_FOUND = 1,    /* findings (scan, explain) or changes (diff) */
 	EXIT_USAGE = 2,    /* bad command line, or a request that cannot be answered */
 	EXIT_FAILED = 3,   /* a file or tool failed (others were still processed); before 1 */
+	EXIT_LEFT = 4,     /* --require-done: the run worked, and findings are left for hand work */
 };
 
 enum opt_type {

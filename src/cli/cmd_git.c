@@ -2,6 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli/account.h"
 #include "cli/commands.h"
 #include "git/repo.h"
 #include "util/interrupt.h"
@@ -20,22 +21,55 @@ static void print_commits(const struct repo_commit_options *co, const struct rep
 		printf("skipped %s: uncommitted changes\n", rep->skipped.items[i]);
 }
 
-static void print_summary(const struct repo_commit_options *co, const struct repo_commit_report *rep,
-			  const struct rewrite_result *rr)
+#ifndef PREEMPTIFY_VERSION
+#define PREEMPTIFY_VERSION "0"
+#endif
+
+/*
+ * The account of the run (account.h): the hand work listed (unless QUIET)
+ * and counted on stderr, and, when commits were made, the same as the git
+ * note of the last one, where series finds it for the cover letter.
+ * Returns the number of findings left, or -1 (message printed) when the
+ * note could not be written.
+ */
+static long commit_account(struct repo *repo, const struct repo_commit_options *co,
+			   const struct repo_commit_report *rep, const struct rewrite_cmd *rw)
 {
-	size_t refused = 0;
-	for (size_t i = 0; i < rr->files.len; i++)
-		refused += rr->files.items[i].refused.len;
-	size_t skipped = rep->skipped.len;
-	if (rep->commits.len == 0)
-		fprintf(stderr, "preemptify commit: nothing %s", skipped ? "committed" : "to change");
-	else
-		fprintf(stderr, "preemptify commit: %zu commit%s%s; %zu site%s left for manual review",
-			rep->commits.len, rep->commits.len == 1 ? "" : "s", co->dry_run ? " planned" : "",
-			refused, refused == 1 ? "" : "s");
-	if (skipped)
-		fprintf(stderr, "; %zu file%s with uncommitted changes skipped", skipped, skipped == 1 ? "" : "s");
-	fprintf(stderr, "%s\n", co->dry_run || rep->commits.len == 0 ? "" : " (preemptify series makes the patches)");
+	struct account acc = ACCOUNT_INIT;
+	struct buf note = BUF_INIT;
+	long rc = 0;
+	account_build(&rw->sr, &rw->rr, &rep->skipped, "the file has uncommitted changes (--skip-dirty)", &acc);
+	scan_cli_story(&rw->scan, &rw->paths, &rw->sr);
+	account_print(&acc, co->dry_run ? "to commit" : "committed", rw->scan.quiet);
+	if (!rw->scan.quiet) {
+		size_t n = rep->commits.len, skipped = rep->skipped.len;
+		if (n)
+			fprintf(stderr, "preemptify commit: %zu commit%s %s%s%s", n, n == 1 ? "" : "s",
+				co->dry_run ? "planned" : "made on ", co->dry_run ? "" : rep->branch ? rep->branch
+				: "a detached HEAD", co->dry_run ? "" : " (preemptify series makes the patches)");
+		else
+			fprintf(stderr, "preemptify commit: nothing %s", skipped ? "committed" : "to change");
+		if (skipped)
+			fprintf(stderr, "; %zu file%s with uncommitted changes skipped", skipped, skipped == 1 ? "" : "s");
+		fputc('\n', stderr);
+	}
+	if (rep->commits.len && !co->dry_run) {
+		buf_printf(&note, REPO_NOTE_HEAD "%s: ", PREEMPTIFY_VERSION);
+		account_sentence(&acc, "committed", &note);
+		buf_puts(&note, ".\n");
+		if (acc.items.len)
+			buf_puts(&note, "\n");
+		account_list(&acc, &note);
+		if (repo_note_add(repo, rep->commits.items[rep->commits.len - 1].id, buf_cstr(&note)) < 0) {
+			fprintf(stderr, "preemptify commit: committed, but the account was not noted: %s\n", error_last());
+			rc = -1;
+		}
+	}
+	if (rc == 0)
+		rc = (long)acc.left;
+	buf_release(&note);
+	account_release(&acc);
+	return rc;
 }
 
 int cmd_commit(int argc, char **argv)
@@ -99,10 +133,9 @@ int cmd_commit(int argc, char **argv)
 		fprintf(stderr, "preemptify commit: %s\n", error_last());
 		goto done;
 	}
-	if (!rw.scan.quiet)
-		print_summary(&co, &rep, &rw.rr);
-	/* success, commits or none: the sites left unfixed are in the summary, not the status */
-	rc = failed ? EXIT_FAILED : EXIT_OK;
+	long left = commit_account(repo, &co, &rep, &rw);
+	/* success, commits or none: the sites left are in the account, not the status (but --require-done) */
+	rc = failed || left < 0 ? EXIT_FAILED : rw.rewrite.require_done && left ? EXIT_LEFT : EXIT_OK;
 done:
 	repo_commit_report_release(&rep);
 	repo_free(repo);

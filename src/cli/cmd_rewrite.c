@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "cli/account.h"
 #include "cli/commands.h"
 #include "fix/rewrite.h"
 #include "fix/textdiff.h"
@@ -20,16 +21,11 @@ static bool want_color(const char *mode)
 	return strcmp(mode, "always") == 0;
 }
 
-/* Prints what rewrite_plan() left: sites not fixed (unless QUIET) and per-file failures. */
-static void print_refusals(const struct rewrite_result *rr, bool quiet)
+/* Prints the files rewrite_plan() could not rewrite; their sites are in the account (account.h). */
+static void print_file_errors(const struct rewrite_result *rr)
 {
 	for (size_t i = 0; i < rr->files.len; i++) {
 		const struct file_change *c = &rr->files.items[i];
-		for (size_t k = 0; k < c->refused.len && !quiet; k++)
-			fprintf(stderr, "%s:%u:%u: not fixed (%s): %s\n", c->path,
-				c->refused.items[k].finding->pos.line,
-				c->refused.items[k].finding->pos.column,
-				rule_code(c->refused.items[k].finding->rule), c->refused.items[k].reason);
 		if (c->error)
 			fprintf(stderr, "%s: error: %s\n", c->path, after_path(c->error, c->path));
 	}
@@ -61,6 +57,8 @@ int rewrite_cli_run(const struct cli_command *cmd, struct rewrite_cmd *c)
 	}
 	c->scan.progress = sa.progress = cli_progress(c->scan.quiet);
 	int rc = scan_cli_run(cmd, &sa, &c->paths, &c->sr);
+	c->scan.hidden_baseline = sa.hidden_baseline;
+	c->scan.hidden_config = sa.hidden_config;
 	if (rc == EXIT_USAGE || interrupted())
 		return rc == EXIT_USAGE ? rc : EXIT_FAILED;
 	for (size_t i = 0; i < c->sr.diagnostics.len; i++) {
@@ -97,7 +95,7 @@ int rewrite_cli_run(const struct cli_command *cmd, struct rewrite_cmd *c)
 		c->no_rewrite = true;
 		return EXIT_FAILED;
 	}
-	print_refusals(&c->rr, c->scan.quiet);
+	print_file_errors(&c->rr);
 	return nfail > 0 || rc == EXIT_FAILED ? EXIT_FAILED : EXIT_OK;
 }
 
@@ -127,10 +125,11 @@ struct stat_row {
 };
 
 struct totals {
-	size_t changed, fixed, refused;
+	size_t changed, fixed;
 	size_t per_fix[FIX_COUNT];
 	bool failed;
 	VEC(struct stat_row) rows; /* --stat: one per changed file, printed at the end */
+	struct strvec unwritten;   /* apply: files whose write failed (their fixes are left) */
 };
 
 /* Shows (into OUT) or writes one changed file. */
@@ -154,6 +153,7 @@ static void emit_change(const struct file_change *c, const struct emit_opts *e, 
 				      e->backup, e->force) < 0) {
 			fprintf(stderr, "%s: error: %s\n", c->path, after_path(error_last(), c->path));
 			t->failed = true;
+			strvec_push(&t->unwritten, c->path);
 			return;
 		}
 		/* one line per file as it is written, so an interrupted run says what it did */
@@ -223,22 +223,32 @@ static void print_stat(const struct totals *t)
 	putchar('\n');
 }
 
-static void print_totals(const struct totals *t, const struct emit_opts *e, bool quiet)
+/*
+ * The end of the run: --stat's table on stdout, then the account on stderr
+ * (what was fixed, what is left for the porter; -q keeps only the counts),
+ * and with -v the fixes per kind. Returns the number of findings left.
+ */
+static size_t print_totals(const struct totals *t, const struct emit_opts *e, const struct rewrite_cmd *rw)
 {
+	struct account acc = ACCOUNT_INIT;
 	if (e->stat)
 		print_stat(t);
 	fflush(stdout); /* the summary after the diff when both streams go to one file */
-	if (quiet)
-		return;
-	fprintf(stderr, "preemptify: %zu file%s %s, %zu site%s fixed", t->changed, t->changed == 1 ? "" : "s",
-		e->apply ? "changed" : "to change", t->fixed, t->fixed == 1 ? "" : "s");
-	const char *sep = " (";
-	for (int k = 1; k < FIX_COUNT; k++)
-		if (t->per_fix[k]) {
-			fprintf(stderr, "%s%s: %zu", sep, fix_name(k), t->per_fix[k]);
-			sep = ", ";
-		}
-	fprintf(stderr, "%s, %zu not fixed\n", t->fixed ? ")" : "", t->refused);
+	account_build(&rw->sr, &rw->rr, &t->unwritten, "the file could not be written", &acc);
+	scan_cli_story(&rw->scan, &rw->paths, &rw->sr);
+	account_print(&acc, e->apply ? "fixed" : "to fix", rw->scan.quiet);
+	if (rw->scan.verbose && !rw->scan.quiet && t->fixed) {
+		const char *sep = "preemptify: fixes: ";
+		for (int k = 1; k < FIX_COUNT; k++)
+			if (t->per_fix[k]) {
+				fprintf(stderr, "%s%s: %zu", sep, fix_name(k), t->per_fix[k]);
+				sep = ", ";
+			}
+		fputc('\n', stderr);
+	}
+	size_t left = acc.left;
+	account_release(&acc);
+	return left;
 }
 
 /*
@@ -314,31 +324,35 @@ static int run(const char *name, bool apply, int argc, char **argv)
 		code = EXIT_FAILED;
 		goto done;
 	}
-	struct totals t = {0, 0, 0, {0}, status == EXIT_FAILED, VEC_INIT};
+	struct totals t = {0, 0, {0}, status == EXIT_FAILED, VEC_INIT, STRVEC_INIT};
 	e.diff.color = want_color(color);
 	for (size_t i = 0; i < rw.rr.files.len; i++) {
 		const struct file_change *c = &rw.rr.files.items[i];
-		t.refused += c->refused.len;
 		if (c->new_len == c->old_len && memcmp(c->new_text, c->old_text, c->old_len) == 0)
 			continue;
 		if (apply && interrupted()) {
 			fputs(buf_cstr(&out), stdout);
 			buf_release(&out);
 			print_unwritten(&rw.rr, i);
+			vec_release(&t.rows);
+			strvec_release(&t.unwritten);
 			goto done;
 		}
 		emit_change(c, &e, &out, &t);
 	}
 	fputs(buf_cstr(&out), stdout);
-	print_totals(&t, &e, rw.scan.quiet);
+	size_t left = print_totals(&t, &e, &rw);
 	for (size_t i = 0; i < t.rows.len; i++)
 		free(t.rows.items[i].path);
 	vec_release(&t.rows);
+	strvec_release(&t.unwritten);
 	if (rw.scan.verbose && !rw.scan.quiet)
 		fprintf(stderr, "preemptify: %u spatch process%s (%u file runs shared a process)\n",
 			rw.rr.spatch_processes, rw.rr.spatch_processes == 1 ? "" : "es", rw.rr.spatch_batched);
 	/* diff answers "are there changes?" (as diff(1)); apply answers "did it work?" */
 	code = t.failed ? EXIT_FAILED : !apply && t.changed ? EXIT_FOUND : EXIT_OK;
+	if (rw.rewrite.require_done && left && code != EXIT_FAILED)
+		code = EXIT_LEFT; /* CI: hand work is left */
 done:
 	buf_release(&out);
 	rewrite_cmd_release(&rw);

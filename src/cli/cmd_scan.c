@@ -54,13 +54,6 @@ static void find_tree_root(struct scan_cli *a, const struct strvec *paths)
 	}
 }
 
-void scan_cli_say_root(const struct scan_cli *a, const struct strvec *paths)
-{
-	if (a->tree_root && !a->quiet)
-		fprintf(stderr, "preemptify: callers followed through the kernel tree at %s, found above %s "
-			"(--context-root DIR names another, --no-tree none)\n", a->tree_root, paths->items[0]);
-}
-
 int scan_cli_config(const struct cli_command *cmd, struct scan_cli *a, const struct strvec *paths,
 		    const char **target)
 {
@@ -358,7 +351,7 @@ struct progress *cli_progress(bool quiet)
 	return !quiet && isatty(STDERR_FILENO) ? progress_new(STDERR_FILENO) : NULL;
 }
 
-int scan_cli_run(const struct cli_command *cmd, const struct scan_cli *a,
+int scan_cli_run(const struct cli_command *cmd, struct scan_cli *a,
 		 const struct strvec *paths, struct scan_result *out)
 {
 	struct scan_options so = SCAN_OPTIONS_INIT;
@@ -421,10 +414,14 @@ int scan_cli_run(const struct cli_command *cmd, const struct scan_cli *a,
 			failed = true;
 	struct strvec parts = STRVEC_INIT;
 	arrays_parts(out, &parts);
+	size_t before = out->findings.len;
 	if (a->cfg)
 		config_filter(a->cfg, out);
+	a->hidden_config = before - out->findings.len;
+	before = out->findings.len;
 	if (base)
 		baseline_filter(base, out);
+	a->hidden_baseline = before - out->findings.len;
 	arrays_keep_whole(out, &parts);
 	strvec_release(&parts);
 	rc = failed ? EXIT_FAILED : EXIT_OK;
@@ -600,7 +597,7 @@ static int scan_print(FILE *out, int fmt, const struct scan_result *r, const str
 	fflush(out);
 	if (!a->quiet)
 		emit_summary(stderr, r);
-	scan_cli_say_root(a, paths);
+	scan_cli_story(a, paths, r);
 	return rc == EXIT_OK && count_flagged(r) ? EXIT_FOUND : rc;
 }
 
@@ -631,8 +628,6 @@ int cmd_scan(int argc, char **argv)
 		fprintf(stderr, "preemptify scan: option '--format': unknown format '%s' (text, json, sarif)\n", format);
 		goto done;
 	}
-	/* plain text shows no fix: the plans need not be proven */
-	a.no_plans = fmt == FORMAT_TEXT && !a.verbose;
 	if (paths.len == 0) {
 		fprintf(stderr, "preemptify scan: no PATH given (see 'preemptify scan --help')\n");
 		goto done;

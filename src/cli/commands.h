@@ -66,9 +66,11 @@ struct scan_cli {
 	struct config *cfg;         /* not an option: the config read (scan_cli_config), or NULL */
 	char *tree_root;            /* not an option: the kernel tree found above the PATHs (scan_cli_config), or NULL */
 	bool modernize;             /* also rewrite code already correct under 2.6 */
+	size_t hidden_baseline;     /* not an option: findings scan_cli_run() dropped as recorded in the baseline */
+	size_t hidden_config;       /* not an option: ... as ignored by the config's [ignore-paths] */
 };
 #define SCAN_CLI_INIT {0, false, false, {NULL, 0, 0}, {NULL, 0, 0}, false, {NULL, 0, 0}, false, false, NULL, \
-		       false, false, NULL, NULL, NULL, NULL, false, NULL, NULL, false}
+		       false, false, NULL, NULL, NULL, NULL, false, NULL, NULL, false, 0, 0}
 #define SCAN_CLI_OPTIONS(a) \
 	{"jobs", 'j', OPT_INT, &(a)->jobs, "N", "files analysed in parallel (default: online CPUs)"}, \
 	{"exclude", 0, OPT_LIST, &(a)->exclude, "GLOB", "skip paths matching GLOB"}, \
@@ -113,7 +115,7 @@ struct progress *cli_progress(bool quiet);
  * file or the parser failed, else EXIT_OK. OUT is filled in every case
  * but EXIT_USAGE; the caller frees it with scan_result_release().
  */
-int scan_cli_run(const struct cli_command *cmd, const struct scan_cli *a,
+int scan_cli_run(const struct cli_command *cmd, struct scan_cli *a,
 		 const struct strvec *paths, struct scan_result *out);
 
 /*
@@ -136,10 +138,12 @@ int scan_cli_config(const struct cli_command *cmd, struct scan_cli *a, const str
 char *cli_tree_root(const char *path, bool *is_path);
 
 /*
- * Says (on stderr, unless A->quiet) which tree gave the callers, when
- * scan_cli_config() found one above the PATHs.
+ * Says (on stderr, unless A->quiet), in plain words, what stood behind R:
+ * the tree whose callers were followed (and the index's counts with -v),
+ * the findings the baseline or the config's [ignore-paths] hid, the rules
+ * not run (cli/account.c).
  */
-void scan_cli_say_root(const struct scan_cli *a, const struct strvec *paths);
+void scan_cli_story(const struct scan_cli *a, const struct strvec *paths, const struct scan_result *r);
 
 /* The rules left on by --ignore IGNORE, as a mask into *OUT; -1 (message printed) on a bad name. */
 int scan_cli_rules_mask(const struct cli_command *cmd, const struct strvec *ignore, unsigned *out);
@@ -157,8 +161,9 @@ struct rewrite_cli {
 	const char *spatch; /* the Coccinelle program */
 	bool no_slice;      /* spatch gets whole files */
 	bool no_batch;      /* one spatch process per file and run */
+	bool require_done;  /* exit EXIT_LEFT when findings are left for hand work */
 };
-#define REWRITE_CLI_INIT {60, NULL, "spatch", false, false}
+#define REWRITE_CLI_INIT {60, NULL, "spatch", false, false, false}
 #define REWRITE_CLI_OPTIONS(o) \
 	{"timeout", 0, OPT_INT, &(o)->timeout, "SEC", "time limit per spatch process (default 60)"}, \
 	{"no-slice", 0, OPT_FLAG, &(o)->no_slice, NULL, \
@@ -166,7 +171,9 @@ struct rewrite_cli {
 	{"no-batch", 0, OPT_FLAG, &(o)->no_batch, NULL, \
 	 "one spatch process per file and run, not one for the runs of many files (slower; for comparison)"}, \
 	{"target", 0, OPT_STRING, &(o)->target, "2.6|modern", "API generation to port to (default 2.6)"}, \
-	{"spatch", 0, OPT_STRING, &(o)->spatch, "PROG", "the Coccinelle spatch program (default: spatch on PATH)"}
+	{"spatch", 0, OPT_STRING, &(o)->spatch, "PROG", "the Coccinelle spatch program (default: spatch on PATH)"}, \
+	{"require-done", 0, OPT_FLAG, &(o)->require_done, NULL, \
+	 "exit 4 when findings are left for you (hand work), so CI can tell 'all done' from 'work left'"}
 
 /*
  * What a command that rewrites holds from parsing to printing: its shared

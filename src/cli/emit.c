@@ -7,6 +7,8 @@
  */
 #include "cli/emit.h"
 
+#include "cli/account.h"
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -78,8 +80,9 @@ static void text_finding(FILE *out, const struct finding *f, bool verbose)
 		fprintf(out, "%s:%u:%u: note: protected: %s [%s]\n", f->file, f->pos.line, f->pos.column,
 			f->message, rule_code(f->rule));
 	} else {
-		fprintf(out, "%s:%u:%u: %s: %s [%s]\n", f->file, f->pos.line, f->pos.column,
-			severity_name(f->severity), f->message, rule_code(f->rule));
+		fprintf(out, "%s:%u:%u: %s: %s [%s%s]\n", f->file, f->pos.line, f->pos.column,
+			severity_name(f->severity), f->message, rule_code(f->rule),
+			f->fix != FIX_NONE ? ", fixable" : "");
 	}
 	if (!verbose)
 		return;
@@ -749,27 +752,26 @@ void emit_result(FILE *out, enum output_format fmt, const struct scan_result *r,
 
 void emit_summary(FILE *out, const struct scan_result *r)
 {
-	size_t per_rule[RULE_COUNT] = {0}, total = 0;
+	struct account a = ACCOUNT_INIT;
+	struct buf b = BUF_INIT;
+	size_t total = 0;
+	account_build(r, NULL, NULL, NULL, &a);
 	for (size_t i = 0; i < r->findings.len; i++)
-		if (!r->findings.items[i].protected_site) {
-			per_rule[r->findings.items[i].rule]++;
-			total++;
-		}
-	fprintf(out, "preemptify: %zu finding%s", total, total == 1 ? "" : "s");
-	const char *sep = " (";
-	for (int k = 0; k < RULE_COUNT; k++)
-		if (per_rule[k]) {
-			fprintf(out, "%s%s: %zu", sep, rule_code((enum rule_id)k), per_rule[k]);
-			sep = ", ";
-		}
-	fprintf(out, "%s in %zu file%s", total ? ")" : "", r->stats.files, r->stats.files == 1 ? "" : "s");
+		total += !r->findings.items[i].protected_site;
+	buf_printf(&b, "preemptify: %zu finding%s in %zu file%s", total, total == 1 ? "" : "s", r->stats.files,
+		   r->stats.files == 1 ? "" : "s");
+	if (r->stats.parsed < r->stats.files) /* the prefilter's: no file it skips can hold a site */
+		buf_printf(&b, " (%zu analysed, the other%s no preemption word)", r->stats.parsed,
+			   r->stats.files - r->stats.parsed == 1 ? " holds" : "s hold");
+	if (total)
+		buf_printf(&b, ": %zu fixable by preemptify diff, %zu need%s hand work", a.fixed, a.left,
+			   a.left == 1 ? "s" : "");
+	if (a.notes)
+		buf_printf(&b, ", %zu note%s need%s no change", a.notes, a.notes == 1 ? "" : "s", a.notes == 1 ? "s" : "");
 	if (r->diagnostics.len)
-		fprintf(out, ", %zu diagnostic%s", r->diagnostics.len, r->diagnostics.len == 1 ? "" : "s");
-	fputc('\n', out);
-	if (r->tree) {
-		const struct tree_stats *t = tree_context_stats(r->tree);
-		fprintf(out, "preemptify: callers across files: %zu function%s followed, %zu found atomic "
-			"(%zu files parsed, %u round%s, %.2f s)\n", t->names, t->names == 1 ? "" : "s",
-			t->atomic, t->files_analysed, t->rounds, t->rounds == 1 ? "" : "s", t->seconds);
-	}
+		buf_printf(&b, "; %zu diagnostic%s", r->diagnostics.len, r->diagnostics.len == 1 ? "" : "s");
+	buf_putc(&b, '\n');
+	fputs(buf_cstr(&b), out);
+	buf_release(&b);
+	account_release(&a);
 }

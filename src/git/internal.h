@@ -57,6 +57,9 @@ int repo_check_item(struct repo *r, git_tree *head_tree, struct item *it);
  */
 int repo_check_idle(git_repository *g);
 
+/* The note of COMMIT when preemptify wrote it (repo_note_add()), owned, or NULL. */
+char *repo_note_read(git_repository *g, const git_oid *commit);
+
 /* Refuses a locked index (index.lock exists). */
 int repo_check_unlocked(git_repository *g);
 

@@ -191,4 +191,14 @@ int repo_series(struct repo *r, const struct repo_series_options *opts, const ch
 
 void repo_series_report_release(struct repo_series_report *rep);
 
+/* The first words of the note of a commit run, by which series knows its own notes. */
+#define REPO_NOTE_HEAD "preemptify "
+
+/*
+ * Attaches TEXT (which starts with REPO_NOTE_HEAD) as the git note of the
+ * commit COMMIT_HEX (refs/notes/commits, replacing a note it had), by the
+ * committer. 0, or -1 with the error slot set.
+ */
+int repo_note_add(struct repo *r, const char *commit_hex, const char *text);
+
 #endif
