@@ -1,7 +1,16 @@
+/*
+ * Commit messages as a kernel developer writes them (message.h): a subject
+ * with the subsystem's prefix, then one paragraph of prose per kind of
+ * change saying what changes and why under a preemptible kernel.
+ */
 #include "git/message.h"
 
 #include <stdlib.h>
 #include <string.h>
+
+#ifndef PREEMPTIFY_VERSION
+#define PREEMPTIFY_VERSION "0"
+#endif
 
 /* Directories that only group subsystems: the subsystem is the next one. */
 static const char *const container_dirs[] = {"drivers", "fs", "arch"};
@@ -31,7 +40,7 @@ static void prefix_components(const char *path, struct strvec *out)
 		for (size_t i = 0; i < ARRAY_SIZE(container_dirs); i++)
 			if (strcmp(dirs.items[0], container_dirs[i]) == 0)
 				first = 1;
-	for (size_t i = first; i < dirs.len && i < first + 2; i++)
+	for (size_t i = first; i < dirs.len && i < first + 1; i++)
 		vec_push(out, xstrdup(dirs.items[i]));
 	if (stem[0] && (out->len == 0 || strcmp(out->items[out->len - 1], stem) != 0))
 		vec_push(out, stem);
@@ -160,76 +169,151 @@ char *message_summary(const struct file_change *const *changes, size_t n, size_t
 }
 
 /*
- * Appends TEXT wrapped at WIDTH columns: the first line starts with FIRST,
- * the following ones with CONT. Words longer than a line stay whole.
+ * Per fix kind, the paragraph of the body: what changes and why, with %s
+ * for the functions (or arrays) it changes and %s for a verb's "s" where
+ * the sentence needs the agreement. Kinds that only rename an API say so.
+ * Every kind but NONE has one (tests/test_repo.c checks it).
  */
-static void wrap(struct buf *b, const char *first, const char *cont, const char *text, size_t width)
+static const char *const paragraphs[FIX_COUNT] = {
+	[FIX_GET_CPU] = "%s read%s the CPU number with smp_processor_id() and go%s on using it. "
+		"Under the 2.6 preemptible kernel the task can be preempted and moved to another CPU after "
+		"the read, and then works with a number that is no longer its own CPU's. Read it with "
+		"get_cpu(), which disables preemption, and release it with put_cpu() after its last use, "
+		"so that the task stays on that CPU in between.",
+	[FIX_DEFINE_PER_CPU] = "%s, indexed by the running CPU's number, become%s per-CPU data declared "
+		"with DEFINE_PER_CPU(), as 2.6 declares such data. The running CPU's copy is reached with "
+		"get_cpu_var() and put_cpu_var(), which keep preemption off while it is in use, or with "
+		"__get_cpu_var() where preemption is already off; another CPU's copy with per_cpu().",
+	[FIX_MOVE_INSIDE] = "%s read%s the CPU number before taking the lock that protects its uses. "
+		"Under the 2.6 preemptible kernel the task can be preempted and moved to another CPU "
+		"between the read and the lock. Read it once the lock is held, where preemption is off.",
+	[FIX_COND_RESCHED] = "2.6 keeps need_resched in the thread flags and offers cond_resched() as "
+		"the voluntary reschedule point. Replace the open-coded 2.4 check in %s%s, which tests "
+		"current->need_resched and calls schedule(), with cond_resched(). This is an API "
+		"conversion: the code still reschedules at the same place.",
+	[FIX_NEED_RESCHED_CALL] = "The need_resched field of struct task_struct is gone in 2.6, where "
+		"the flag is a thread flag. Test it with need_resched() in %s%s. This is an API rename; "
+		"the behaviour is unchanged.",
+	[FIX_YIELD] = "2.6 has no SCHED_YIELD policy bit: a task gives up the CPU with yield(). "
+		"Replace the 2.4 sequence in %s%s that sets SCHED_YIELD and calls schedule() with "
+		"yield(). This is an API rename; the behaviour is unchanged.",
+	[FIX_CHECK_RESCHED] = "preempt_enable_no_resched() turns preemption back on without acting on a "
+		"reschedule that became due while it was off. Follow it with preempt_check_resched() in "
+		"%s%s, so that a pending reschedule is not held off until the next preemption point.",
+};
+
+/* define-per-cpu and get-cpu-var read the same in a message: one paragraph. */
+static enum fix_kind paragraph_kind(enum fix_kind f)
 {
-	size_t col = strlen(first);
-	bool line_empty = true;
-	buf_puts(b, first);
-	const char *p = text;
-	for (;;) {
-		while (*p == ' ' || *p == '\n' || *p == '\t')
-			p++;
-		if (!*p)
-			break;
-		size_t w = strcspn(p, " \n\t");
-		if (!line_empty && col + 1 + w > width) {
-			buf_putc(b, '\n');
-			buf_puts(b, cont);
-			col = strlen(cont);
-			line_empty = true;
-		}
-		if (!line_empty) {
-			buf_putc(b, ' ');
-			col++;
-		}
-		buf_add(b, p, w);
-		col += w;
-		line_empty = false;
-		p += w;
+	return f == FIX_GET_CPU_VAR ? FIX_DEFINE_PER_CPU : f;
+}
+
+bool message_has_paragraph(enum fix_kind f)
+{
+	return f > FIX_NONE && f < FIX_COUNT && paragraphs[paragraph_kind(f)] != NULL;
+}
+
+/*
+ * The array a per-CPU conversion declares, from its DEFINE_PER_CPU(T, x)
+ * edit ("x"), or NULL. Owned.
+ */
+static char *defined_array(const struct finding *f)
+{
+	for (size_t k = 0; k < f->edits.len; k++) {
+		const char *t = f->edits.items[k].text, *d = t ? strstr(t, "DEFINE_PER_CPU(") : NULL;
+		if (!d)
+			continue;
+		const char *close = strchr(d, ')'), *comma = close ? close : NULL;
+		while (comma && comma > d && *comma != ',')
+			comma--;
+		if (!close || comma <= d)
+			continue;
+		comma++;
+		while (*comma == ' ')
+			comma++;
+		return xstrndup(comma, (size_t)(close - comma));
 	}
-	buf_putc(b, '\n');
+	return f->array ? xstrdup(f->array) : NULL;
 }
 
-/* The first sentence of S (up to and including the first ". "), trimmed. */
-static char *first_sentence(const char *s)
+/* Adds S to NAMES unless it is there already; takes S. */
+static void add_name(struct strvec *names, char *s)
 {
-	while (*s == ' ')
-		s++;
-	const char *end = strstr(s, ". ");
-	size_t n = end ? (size_t)(end - s) + 1 : strlen(s);
-	while (n > 0 && (s[n - 1] == ' ' || s[n - 1] == '\n'))
-		n--;
-	return xstrndup(s, n);
+	for (size_t i = 0; i < names->len; i++)
+		if (strcmp(names->items[i], s) == 0) {
+			free(s);
+			return;
+		}
+	vec_push(names, s);
 }
 
-/* Appends S, ending it with a full stop unless it already has one. */
-static void put_sentence(struct buf *b, const char *s)
+/* "a", "a and b", "a, b and c", "a, b, c and 4 other functions". */
+static void join_names(struct buf *b, const struct strvec *names, const char *others)
 {
-	size_t n = strlen(s);
-	buf_puts(b, s);
-	if (n && s[n - 1] != '.' && s[n - 1] != '!' && s[n - 1] != '?')
-		buf_putc(b, '.');
-}
-
-static void bullet(struct buf *b, const struct finding *f, const char *tail_label, const char *tail)
-{
-	struct buf t = BUF_INIT;
-	buf_printf(&t, "%s %s, line %u: ", rule_code(f->rule), rule_name(f->rule), f->pos.line);
-	put_sentence(&t, f->message && *f->message ? f->message : rule_summary(f->rule));
-	if (tail && *tail) {
-		char *s = first_sentence(tail);
-		/* the analysis writes its reasons in lower case; here they start a sentence */
-		if (!*tail_label && s[0] >= 'a' && s[0] <= 'z')
-			s[0] = (char)(s[0] - 'a' + 'A');
-		buf_printf(&t, " %s", tail_label);
-		put_sentence(&t, s);
-		free(s);
+	size_t n = names->len, shown = n > 4 ? 3 : n;
+	for (size_t i = 0; i < shown; i++) {
+		if (i)
+			buf_puts(b, i + 1 == n ? " and " : ", ");
+		buf_puts(b, names->items[i]);
 	}
-	wrap(b, "- ", "  ", buf_cstr(&t), MESSAGE_BODY_WIDTH);
+	if (shown < n)
+		buf_printf(b, " and %zu other %s", n - shown, others);
+}
+
+/* The paragraph for fix kind K over the fixed findings of CHANGES[0..n). Appended to B, wrapped. */
+static void kind_paragraph(struct buf *b, enum fix_kind k, const struct file_change *const *changes, size_t n)
+{
+	struct strvec names = STRVEC_INIT;
+	bool arrays = k == FIX_DEFINE_PER_CPU;
+	for (size_t i = 0; i < n; i++)
+		for (size_t j = 0; j < changes[i]->fixed.len; j++) {
+			const struct finding *f = changes[i]->fixed.items[j];
+			if (paragraph_kind(f->fix) != k)
+				continue;
+			char *name = arrays ? defined_array(f) : f->function ? xasprintf("%s()", f->function) : NULL;
+			if (name)
+				add_name(&names, name);
+		}
+	struct buf who = BUF_INIT, t = BUF_INIT;
+	bool one = names.len == 1;
+	if (arrays) {
+		buf_printf(&who, "The 2.4 per-CPU %s ", one ? "array" : "arrays");
+		if (names.len)
+			join_names(&who, &names, "arrays");
+		else
+			buf_puts(&who, "of this code");
+	} else if (names.len) {
+		join_names(&who, &names, "functions");
+	} else {
+		buf_puts(&who, "this code");
+		one = true;
+	}
+	const char *s = one ? "s" : "";
+	/* sentences that open on the functions take a verb; the others name them mid-sentence */
+	bool leads = k == FIX_GET_CPU || k == FIX_MOVE_INSIDE || arrays;
+	if (k == FIX_GET_CPU)
+		buf_printf(&t, paragraphs[k], buf_cstr(&who), s, one ? "es" : "");
+	else if (leads)
+		buf_printf(&t, paragraphs[k], buf_cstr(&who), arrays ? (one ? "s" : "") : s);
+	else
+		buf_printf(&t, paragraphs[k], buf_cstr(&who), "");
+	/* a shared array: its declarations and exports change with it */
+	bool decl = false, exp = false;
+	for (size_t i = 0; arrays && i < n; i++)
+		for (size_t j = 0; j < changes[i]->fixed.len; j++)
+			for (size_t e = 0; e < changes[i]->fixed.items[j]->edits.len; e++) {
+				const char *et = changes[i]->fixed.items[j]->edits.items[e].text;
+				decl |= et && strstr(et, "DECLARE_PER_CPU(") != NULL;
+				exp |= et && strstr(et, "EXPORT_PER_CPU_SYMBOL") != NULL;
+			}
+	if (decl || exp)
+		buf_printf(&t, " %s%s%s.", decl ? "Its extern declarations become DECLARE_PER_CPU()" : "",
+			   decl && exp ? " and its export " : exp ? "Its export becomes " : "",
+			   exp ? "EXPORT_PER_CPU_SYMBOL()" : "");
+	buf_add_wrapped(b, buf_cstr(&t), "", "", MESSAGE_BODY_WIDTH);
+	buf_release(&who);
 	buf_release(&t);
+	strvec_release(&names);
 }
 
 char *message_build(const struct file_change *const *changes, const char *const *paths,
@@ -271,67 +355,29 @@ char *message_build(const struct file_change *const *changes, const char *const 
 		b.len = MESSAGE_SUBJECT_MAX;
 		b.ptr[b.len] = '\0';
 	}
-	buf_puts(&b, "\n\n");
-	wrap(&b, "", "", "Make this code safe under the 2.6 preemptible kernel.", MESSAGE_BODY_WIDTH);
-
-	for (int pass = 0; pass < 2; pass++) {
-		size_t total = 0;
-		for (size_t i = 0; i < n; i++)
-			total += pass == 0 ? changes[i]->fixed.len : changes[i]->refused.len;
-		if (total == 0)
-			continue;
-		buf_printf(&b, "\n%s\n", pass == 0 ? MESSAGE_FIXED_HEADING : MESSAGE_REFUSED_HEADING);
-		for (size_t i = 0; i < n; i++) {
-			const struct file_change *c = changes[i];
-			size_t count = pass == 0 ? c->fixed.len : c->refused.len;
-			if (count == 0)
-				continue;
-			buf_putc(&b, '\n');
-			if (n > 1)
-				buf_printf(&b, "%s:\n", paths[i]);
-			for (size_t k = 0; k < count; k++) {
-				if (pass == 0) {
-					const struct finding *f = c->fixed.items[k];
-					bullet(&b, f, "", f->evidence);
-				} else {
-					const struct refusal *r = &c->refused.items[k];
-					bullet(&b, r->finding, "Not changed: ", r->reason);
-				}
-			}
+	buf_putc(&b, '\n');
+	bool seen[FIX_COUNT] = {false}, named[FIX_COUNT] = {false};
+	for (size_t i = 0; i < n; i++)
+		for (size_t k = 0; k < changes[i]->fixed.len; k++) {
+			enum fix_kind f = changes[i]->fixed.items[k]->fix;
+			if (f > FIX_NONE && f < FIX_COUNT)
+				seen[paragraph_kind(f)] = named[f] = true;
 		}
-	}
+	for (int k = 1; k < FIX_COUNT; k++)
+		if (seen[k] && paragraphs[k]) {
+			buf_putc(&b, '\n');
+			kind_paragraph(&b, (enum fix_kind)k, changes, n);
+		}
+	buf_printf(&b, "\nGenerated by: preemptify %s (", PREEMPTIFY_VERSION);
+	for (int k = 1, first = 1; k < FIX_COUNT; k++)
+		if (named[k]) {
+			buf_printf(&b, "%s%s", first ? "" : ", ", fix_name(k));
+			first = 0;
+		}
+	buf_puts(&b, ")\n");
 	if (opts->signoff)
-		buf_printf(&b, "\nSigned-off-by: %s\n", opts->signoff);
+		buf_printf(&b, "Signed-off-by: %s\n", opts->signoff);
 	free(prefix);
 	free(summary);
 	return buf_detach(&b);
-}
-
-void message_count_sites(const char *msg, struct message_sites *out)
-{
-	int section = -1; /* 0: fixed, 1: refused */
-	for (const char *line = msg; line && *line; ) {
-		const char *nl = strchr(line, '\n');
-		size_t len = nl ? (size_t)(nl - line) : strlen(line);
-		if (len == strlen(MESSAGE_FIXED_HEADING) && strncmp(line, MESSAGE_FIXED_HEADING, len) == 0)
-			section = 0;
-		else if (len == strlen(MESSAGE_REFUSED_HEADING) &&
-			 strncmp(line, MESSAGE_REFUSED_HEADING, len) == 0)
-			section = 1;
-		else if (len >= 14 && strncmp(line, "Signed-off-by:", 14) == 0)
-			section = -1;
-		else if (section >= 0 && len > 7 && line[0] == '-' && line[1] == ' ') {
-			char code[5];
-			memcpy(code, line + 2, 4);
-			code[4] = '\0';
-			int r = line[6] == ' ' ? rule_parse(code) : -1;
-			if (r >= 0) {
-				if (section == 0)
-					out->fixed[r]++;
-				else
-					out->refused[r]++;
-			}
-		}
-		line = nl ? nl + 1 : NULL;
-	}
 }

@@ -230,11 +230,11 @@ struct series {
 	VEC(git_oid) ids;            /* the commits, oldest first */
 	git_signature *sig;          /* with signoff or a cover letter */
 	char *signoff;               /* "Name <email>" of sig */
-	struct message_sites sites;  /* read back from the messages, for the cover letter */
+	char *note;                  /* the account of the last commit run in the range (repo_note_add()), or NULL */
 	struct buf shortlog;
 	git_tree *first_parent_tree, *last_tree; /* the whole series' diff, for the diffstat */
 };
-#define SERIES_INIT {NULL, NULL, NULL, NULL, NULL, NULL, VEC_INIT, NULL, NULL, {{0}, {0}}, BUF_INIT, NULL, NULL}
+#define SERIES_INIT {NULL, NULL, NULL, NULL, NULL, NULL, VEC_INIT, NULL, NULL, NULL, BUF_INIT, NULL, NULL}
 
 static void series_release(struct series *s)
 {
@@ -244,6 +244,7 @@ static void series_release(struct series *s)
 	free(s->trailer);
 	git_signature_free(s->sig);
 	free(s->signoff);
+	free(s->note);
 	buf_release(&s->shortlog);
 	git_tree_free(s->first_parent_tree);
 	git_tree_free(s->last_tree);
@@ -556,7 +557,11 @@ static int write_patch(struct series *s, size_t i, struct repo_series_report *ou
 		goto done;
 	vec_push(&out->files, path);
 	path = NULL;
-	message_count_sites(git_commit_message(c), &s->sites);
+	char *note = repo_note_read(s->g, id);
+	if (note) { /* the newest run's account wins */
+		free(s->note);
+		s->note = note;
+	}
 	/* wrapped as git format-patch wraps its shortlog: 72 columns, indented 2, continued at 4 */
 	buf_add_wrapped(&s->shortlog, git_commit_summary(c), "  ", "    ", 72);
 	if (i == 0) {
@@ -598,20 +603,28 @@ static void cover_head(struct buf *cover, const struct series *s, git_diff *diff
 		buf_printf(cover, "  %s\n", git_diff_get_delta(diff, i)->new_file.path);
 }
 
-/* The sites changed and the sites left, per rule. */
-static void cover_sites(struct buf *cover, const struct message_sites *sites)
+/*
+ * The account of the commit run (its note): the counts in a paragraph, and
+ * the findings left for hand work, one line each, as commit listed them.
+ */
+static void cover_account(struct buf *cover, const char *note)
 {
-	for (int pass = 0; pass < 2; pass++) {
-		const size_t *counts = pass == 0 ? sites->fixed : sites->refused;
-		size_t total = 0;
-		for (int k = 0; k < RULE_COUNT; k++)
-			total += counts[k];
-		buf_printf(cover, "\n%s %zu\n", pass == 0 ? "Sites changed:" : "Sites left unchanged for manual review:",
-			   total);
-		for (int k = 0; k < RULE_COUNT; k++)
-			if (counts[k])
-				buf_printf(cover, "  %s %-17s %zu\n", rule_code((enum rule_id)k),
-					   rule_name((enum rule_id)k), counts[k]);
+	if (!note)
+		return;
+	const char *list = strstr(note, "\n\n");
+	size_t head = list ? (size_t)(list - note) : strcspn(note, "\n");
+	char *text = xstrndup(note, head);
+	buf_puts(cover, "\n");
+	buf_add_wrapped(cover, text, "", "", 72);
+	free(text);
+	if (!list)
+		return;
+	buf_puts(cover, "\nLeft for hand work:\n");
+	for (const char *l = list + 2; *l;) {
+		size_t n = strcspn(l, "\n");
+		if (n)
+			buf_printf(cover, "  %.*s\n", (int)n, l);
+		l += n + (l[n] == '\n');
 	}
 }
 
@@ -630,7 +643,7 @@ static int write_cover(const struct series *s, const char *path)
 		goto done;
 	}
 	cover_head(&cover, s, diff);
-	cover_sites(&cover, &s->sites);
+	cover_account(&cover, s->note);
 	buf_printf(&cover, "\n%s (%zu):\n%s\n", s->sig->name, s->ids.len, buf_cstr(&s->shortlog));
 	buf_add(&cover, statbuf.ptr, statbuf.size);
 	buf_putc(&cover, '\n');
