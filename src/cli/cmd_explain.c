@@ -16,6 +16,7 @@
 #include "cli/commands.h"
 #include "analysis/kernel_api.h"
 #include "cli/emit.h"
+#include "cli/explain.h"
 #include "parse/walk.h"
 #include "util/interrupt.h"
 
@@ -90,26 +91,8 @@ static void print_lines(const char *label, const char *text)
 	}
 }
 
-/* Edit text quoted, with newlines and tabs visible. */
-static void print_quoted(const char *s)
-{
-	putchar('"');
-	for (; *s; s++) {
-		if (*s == '\n')
-			fputs("\\n", stdout);
-		else if (*s == '\t')
-			fputs("\\t", stdout);
-		else if (*s == '"' || *s == '\\')
-			printf("\\%c", *s);
-		else
-			putchar(*s);
-	}
-	putchar('"');
-}
-
 static void explain_finding(const struct finding *f, const char *src, const struct scan_result *r)
 {
-	static const char *const ops[] = {"replace", "insert-before", "insert-after"};
 	printf("%s:%u:%u: %s %s: ", f->file, f->pos.line, f->pos.column, rule_code(f->rule), rule_name(f->rule));
 	if (f->protected_site)
 		printf("protected (not a finding)\n");
@@ -122,21 +105,14 @@ static void explain_finding(const struct finding *f, const char *src, const stru
 		printf("  function: (file scope)\n");
 	print_context(src, f->pos.line, f->pos.column);
 	if (f->evidence && *f->evidence)
-		print_lines("why:", f->evidence);
+		explain_print_reasons("why:", f->evidence);
 	if (f->protected_site) {
 		printf("  fix: none needed\n");
 	} else if (f->fix == FIX_NONE) {
 		printf("  fix: none (%s)\n", rule_report_only(f->rule) ?
 		       "this rule only reports" : "not rewritten automatically");
 	} else {
-		printf("  fix: %s, %zu edit%s\n", fix_name(f->fix), f->edits.len, f->edits.len == 1 ? "" : "s");
-		for (size_t k = 0; k < f->edits.len; k++) {
-			const struct edit *e = &f->edits.items[k];
-			printf("    %-13s %u:%u-%u:%u %s ", ops[e->op], e->start.line, e->start.column,
-			       e->end.line, e->end.column, e->node ? e->node : "?");
-			print_quoted(e->text ? e->text : "");
-			putchar('\n');
-		}
+		explain_print_fix(f, src, src ? strlen(src) : 0);
 	}
 	if (f->fix_note)
 		print_lines("fix note:", f->fix_note);
@@ -238,6 +214,18 @@ static void explain_show(const struct explain_query *q, const struct scan_result
 	}
 }
 
+/* Does Q show a flagged finding whose verdict the callers in other files could change? */
+static bool shows_tree_context(const struct explain_query *q, const struct scan_result *r)
+{
+	for (size_t i = 0; i < r->findings.len; i++) {
+		const struct finding *f = &r->findings.items[i];
+		if (!f->protected_site && rule_has(f->rule, PROP_TREE_CONTEXT) && strcmp(f->file, q->file) == 0 &&
+		    (q->whole || (f->pos.line == q->line && (!q->col || f->pos.column == q->col))))
+			return true;
+	}
+	return false;
+}
+
 /* Nothing to show for Q: says so, with the lines of the file that have sites. */
 static void explain_none(const struct explain_query *q, const struct scan_result *r)
 {
@@ -325,7 +313,11 @@ int cmd_explain(int argc, char **argv)
 		rc = EXIT_FAILED;
 		goto done;
 	}
-	if (context_root && explain_tree(cmd, context_root, file, &so, &r) < 0) {
+	a.progress = cli_progress(quiet); /* the tree's callers take a while on a whole tree */
+	progress_phase(a.progress, "following callers across files", 0, false);
+	int tree_rc = context_root ? explain_tree(cmd, context_root, file, &so, &r) : 0;
+	progress_clear(a.progress);
+	if (tree_rc < 0) {
 		rc = EXIT_FAILED;
 		goto done;
 	}
@@ -335,14 +327,15 @@ int cmd_explain(int argc, char **argv)
 	explain_show(&q, &r, src, a.cfg, &shown, &flagged);
 	if (!shown)
 		explain_none(&q, &r);
-	if (flagged && !context_root)
+	if (flagged && !context_root && shows_tree_context(&q, &r))
 		printf("\n(callers in other files were not followed: %s)\n",
 		       a.no_tree ? "--no-tree" : "no kernel tree above the file; --context-root DIR names one");
-	rc = flagged ? EXIT_FOUND : EXIT_OK;
+	rc = EXIT_OK; /* explained: the findings are the answer, not a failure */
 done:
 	free(file);
 	free(src);
 	strvec_release(&args);
+	progress_free(a.progress);
 	scan_cli_release(&a);
 	scan_result_release(&r);
 	return rc;

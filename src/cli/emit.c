@@ -8,6 +8,7 @@
 #include "cli/emit.h"
 
 #include "cli/account.h"
+#include "cli/edit_text.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -423,55 +424,13 @@ static void sarif_rules(struct buf *b, const struct scan_result *res)
 
 /* ---- SARIF: fixes from the planned edits ---- */
 
-struct replacement {
-	struct srcpos start, end; /* deleted [start, end); start == end: an insertion */
-	char *text;               /* inserted, owned */
-};
-typedef VEC(struct replacement) replacement_vec;
-
-static void replacement_add(replacement_vec *v, struct srcpos start, struct srcpos end, char *text)
-{
-	struct replacement r = {start, end, text};
-	vec_push(v, r);
-}
-
-static int replacement_cmp(const void *a, const void *b)
-{
-	const struct replacement *x = a, *y = b;
-	return x->start.offset < y->start.offset ? -1 : x->start.offset > y->start.offset;
-}
-
-/*
- * Edit E as replacements of the original text: a replacement as it is; an
- * insertion as an empty region at the anchor's start (before) or end
- * (after), the statement on a line of its own indented like the anchor;
- * when the anchor is the lone body of an if/else/loop, anchor and
- * statement in braces instead, on the anchor's lines.
- */
-static void edit_replacements(const struct edit *e, replacement_vec *out)
-{
-	const char *t = e->text ? e->text : "";
-	if (e->op == EDIT_REPLACE) {
-		replacement_add(out, e->start, e->end, xstrdup(t));
-	} else if (e->wrap) {
-		bool before = e->op == EDIT_INSERT_BEFORE;
-		replacement_add(out, e->start, e->start, before ? xasprintf("{ %s ", t) : xstrdup("{ "));
-		replacement_add(out, e->end, e->end, before ? xstrdup(" }") : xasprintf(" %s }", t));
-	} else if (e->op == EDIT_INSERT_BEFORE) {
-		replacement_add(out, e->start, e->start, xasprintf("%s\n%s", t, e->indent));
-	} else {
-		struct srcpos at = e->tail.line ? e->tail : e->end; /* after a trailing comment */
-		replacement_add(out, at, at, xasprintf("\n%s%s", e->indent, t));
-	}
-}
-
 /* result.fixes: one fix, one artifactChange, the edits' replacements in file order. */
 static void sarif_fixes(struct buf *b, const struct finding *f, const struct sarif_run *run)
 {
 	replacement_vec reps = VEC_INIT;
 	for (size_t k = 0; k < f->edits.len; k++)
 		edit_replacements(&f->edits.items[k], &reps);
-	qsort(reps.items, reps.len, sizeof *reps.items, replacement_cmp);
+	replacements_sort(&reps);
 	buf_puts(b, ", \"fixes\": [{\"description\": {");
 	char *what = xasprintf("%s (preemptify fix %s)", fix_phrases(f->fix)->alone, fix_name(f->fix));
 	json_kv(b, "text", what, true);
@@ -485,10 +444,9 @@ static void sarif_fixes(struct buf *b, const struct finding *f, const struct sar
 		buf_puts(b, ", \"insertedContent\": {");
 		json_kv(b, "text", reps.items[k].text, true);
 		buf_puts(b, "}}");
-		free(reps.items[k].text);
 	}
 	buf_puts(b, "]}]}]");
-	vec_release(&reps);
+	replacements_release(&reps);
 }
 
 /* ---- SARIF: the reasoning as a code flow ---- */
