@@ -191,8 +191,8 @@ static void story_tree(const struct scan_cli *a, const struct strvec *paths, con
 		return;
 	}
 	if (a->tree_root)
-		fprintf(stderr, "preemptify: callers followed through the kernel tree at %s, found above %s "
-			"(--context-root DIR names another, --no-tree none)", a->tree_root, paths->items[0]);
+		fprintf(stderr, "preemptify: callers followed through the kernel tree at %s, found above %s",
+			a->tree_root, paths->items[0]);
 	else if (a->context_root)
 		fprintf(stderr, "preemptify: callers followed through the tree at %s (--context-root)", a->context_root);
 	else
@@ -201,6 +201,8 @@ static void story_tree(const struct scan_cli *a, const struct strvec *paths, con
 		fprintf(stderr, ": %zu function%s whose callers decide a finding, %zu of them always called with "
 			"preemption off", t->names, t->names == 1 ? "" : "s", t->atomic);
 	fputc('\n', stderr);
+	if (a->tree_root && a->verbose)
+		fputs("preemptify: --context-root DIR names another tree, --no-tree none\n", stderr);
 	if (t && a->verbose)
 		fprintf(stderr, "preemptify: tree index: %zu functions followed, %zu found atomic, %zu files parsed, "
 			"%u round%s, %.2f s\n", t->names, t->atomic, t->files_analysed, t->rounds,
