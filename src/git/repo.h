@@ -154,8 +154,11 @@ struct repo_series_options {
 	size_t ncc;
 	int reroll_count;           /* N > 0: "[PATCH vN m/n]", files vN-0001-...; 0: none */
 	const char *base;           /* REV: a base-commit trailer (--base); NULL: none */
+	const char *to_cmd;         /* run on each patch file: the To: addresses it prints (git send-email --to-cmd) */
+	const char *cc_cmd;         /* ... the Cc: addresses (--cc-cmd) */
+	bool cc_from_maintainers;   /* Cc each patch to the MAINTAINERS entries whose F: patterns cover its files */
 };
-#define REPO_SERIES_OPTIONS_INIT {"PATCH", false, true, false, NULL, 0, NULL, 0, 0, NULL}
+#define REPO_SERIES_OPTIONS_INIT {"PATCH", false, true, false, NULL, 0, NULL, 0, 0, NULL, NULL, NULL, false}
 
 struct repo_series_report {
 	struct strvec files; /* paths written, cover letter first */

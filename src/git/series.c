@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "git/message.h"
+#include "git/series_cc.h"
 
 void repo_series_report_release(struct repo_series_report *rep)
 {
@@ -219,6 +220,8 @@ static void cover_date(struct buf *b)
 	buf_printf(b, "Date: %s, %d %s\n", day, tm.tm_mday, rest);
 }
 
+static char *address_headers(const struct repo_series_options *o);
+
 /* The state of one series run. */
 struct series {
 	git_repository *g;
@@ -233,8 +236,12 @@ struct series {
 	char *note;                  /* the account of the last commit run in the range (repo_note_add()), or NULL */
 	struct buf shortlog;
 	git_tree *first_parent_tree, *last_tree; /* the whole series' diff, for the diffstat */
+	const char *workdir;         /* the work tree's top, where address commands run */
+	struct series_cc maint;      /* --cc-from-maintainers: the tree's MAINTAINERS */
+	struct strvec all_to, all_cc; /* every patch's own addresses, for the cover letter */
 };
-#define SERIES_INIT {NULL, NULL, NULL, NULL, NULL, NULL, VEC_INIT, NULL, NULL, NULL, BUF_INIT, NULL, NULL}
+#define SERIES_INIT {NULL, NULL, NULL, NULL, NULL, NULL, VEC_INIT, NULL, NULL, NULL, BUF_INIT, NULL, NULL, NULL, \
+		     SERIES_CC_INIT, STRVEC_INIT, STRVEC_INIT}
 
 static void series_release(struct series *s)
 {
@@ -248,6 +255,58 @@ static void series_release(struct series *s)
 	buf_release(&s->shortlog);
 	git_tree_free(s->first_parent_tree);
 	git_tree_free(s->last_tree);
+	series_cc_release(&s->maint);
+	strvec_release(&s->all_to);
+	strvec_release(&s->all_cc);
+}
+
+static void add_all(struct strvec *all, const struct strvec *v)
+{
+	for (size_t i = 0; i < v->len; i++) {
+		bool have = false;
+		for (size_t k = 0; k < all->len && !have; k++)
+			have = strcmp(all->items[k], v->items[i]) == 0;
+		if (!have)
+			strvec_push(all, v->items[i]);
+	}
+}
+
+/*
+ * The To: and Cc: lines of one patch beyond the series' own: what --to-cmd
+ * and --cc-cmd print for the patch file PATH, and the maintainers of the
+ * files of DIFF. NULL when there are none. 0, or -1 (error slot set).
+ */
+static int patch_addresses(struct series *s, const char *path, git_diff *diff, char **out)
+{
+	struct strvec to = STRVEC_INIT, cc = STRVEC_INIT, files = STRVEC_INIT;
+	int rc = -1;
+	*out = NULL;
+	if ((s->opts->to_cmd && series_cc_run(s->opts->to_cmd, path, s->workdir, &to) < 0) ||
+	    (s->opts->cc_cmd && series_cc_run(s->opts->cc_cmd, path, s->workdir, &cc) < 0))
+		goto done;
+	if (s->opts->cc_from_maintainers) {
+		for (size_t i = 0; i < git_diff_num_deltas(diff); i++)
+			strvec_push(&files, git_diff_get_delta(diff, i)->new_file.path);
+		series_cc_maintainers(&s->maint, (const char *const *)files.items, files.len, &cc);
+	}
+	add_all(&s->all_to, &to);
+	add_all(&s->all_cc, &cc);
+	if (to.len || cc.len) {
+		struct repo_series_options o = *s->opts;
+		struct buf b = BUF_INIT;
+		o.to = to.items, o.nto = to.len, o.cc = cc.items, o.ncc = cc.len;
+		buf_puts(&b, s->headers);
+		char *more = address_headers(&o);
+		buf_puts(&b, more);
+		free(more);
+		*out = buf_detach(&b);
+	}
+	rc = 0;
+done:
+	strvec_release(&to);
+	strvec_release(&cc);
+	strvec_release(&files);
+	return rc;
 }
 
 /* Refuses commit ID when it is a merge: a series cannot hold one. Found before anything is written. */
@@ -555,6 +614,18 @@ static int write_patch(struct series *s, size_t i, struct repo_series_report *ou
 	fixed = mail_fixup(mail.ptr, mail.size, s->headers, i == 0 && !s->opts->cover_letter ? s->trailer : NULL);
 	if (write_new_file(path, fixed, strlen(fixed), s->opts->force) < 0)
 		goto done;
+	char *headers = NULL; /* the address commands read the patch as written, then it gains their lines */
+	if (patch_addresses(s, path, diff, &headers) < 0) {
+		unlink(path);
+		goto done;
+	}
+	if (headers) {
+		free(fixed);
+		fixed = mail_fixup(mail.ptr, mail.size, headers, i == 0 && !s->opts->cover_letter ? s->trailer : NULL);
+		free(headers);
+		if (write_new_file(path, fixed, strlen(fixed), true) < 0)
+			goto done;
+	}
 	vec_push(&out->files, path);
 	path = NULL;
 	char *note = repo_note_read(s->g, id);
@@ -594,7 +665,11 @@ static void cover_head(struct buf *cover, const struct series *s, git_diff *diff
 	cover_date(cover);
 	buf_printf(cover, "Subject: [%s%s0/%zu] make %zu file%s preempt-safe for 2.6\n", s->prefix,
 		   s->prefix[0] ? " " : "", s->ids.len, nfiles, nfiles == 1 ? "" : "s");
-	buf_printf(cover, "%s\n", s->headers);
+	struct repo_series_options o = *s->opts;
+	o.to = s->all_to.items, o.nto = s->all_to.len, o.cc = s->all_cc.items, o.ncc = s->all_cc.len;
+	char *more = address_headers(&o);
+	buf_printf(cover, "%s%s\n", s->headers, more);
+	free(more);
 	buf_printf(cover, "This series ports %zu file%s to the 2.6 preemptible kernel, one\n"
 		   "commit per change. The changes were found and made by preemptify.\n\n",
 		   nfiles, nfiles == 1 ? "" : "s");
@@ -676,6 +751,11 @@ int repo_series(struct repo *r, const struct repo_series_options *opts, const ch
 		s.prefix = xstrdup(prefix);
 	s.outdir = outdir;
 	s.headers = address_headers(s.opts);
+	s.workdir = repo_workdir(r);
+	if (s.opts->cc_from_maintainers && series_cc_load(&s.maint, s.workdir) < 0) {
+		rc = REPO_EUSAGE;
+		goto done;
+	}
 
 	if ((rc = series_commits(&s, range)) < 0 || (rc = series_base(&s)) < 0)
 		goto done;
