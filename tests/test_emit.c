@@ -116,7 +116,7 @@ static void test_emit_text(void)
 	fabricate(&r);
 	char *s = emit_to_string(FORMAT_TEXT, &r, false, false);
 	check_str(s,
-		  "drivers/net/a.c:12:9: warning: CPU number cpu used in preemptible code [P003]\n"
+		  "drivers/net/a.c:12:9: warning: CPU number cpu used in preemptible code [P003, fixable]\n"
 		  "drivers/net/a.c:20:3: note: unparsed: `NR_CPUS` lies in code the C grammar could not parse\n"
 		  "drivers/net/a.c:30:2: warning: 2.4 \"reschedule\" check [P004]\n"
 		  "drivers/scsi/b.c:7:1: error: kmalloc(GFP_KERNEL) may sleep [P006]\n"
@@ -125,7 +125,7 @@ static void test_emit_text(void)
 	free(s);
 	s = emit_to_string(FORMAT_TEXT, &r, true, false);
 	check_str(s,
-		  "drivers/net/a.c:12:9: warning: CPU number cpu used in preemptible code [P003]\n"
+		  "drivers/net/a.c:12:9: warning: CPU number cpu used in preemptible code [P003, fixable]\n"
 		  "drivers/net/a.c:12:9: note: why: no lock held on every path\n"
 		  "drivers/net/a.c:12:9: note:      used at line 14\n"
 		  "drivers/net/a.c:12:9: note: fix: get-cpu\n"
@@ -142,14 +142,16 @@ static void test_emit_text(void)
 		  "verbose text output");
 	free(s);
 	s = emit_to_string(FORMAT_TEXT, &r, false, true);
-	check_str(s, "preemptify: 3 findings (P003: 1, P004: 1, P006: 1) in 3 files, 2 diagnostics\n", "summary");
+	check_str(s, "preemptify: 3 findings in 3 files (2 analysed, the other holds no preemption word): "
+		  "1 fixable by preemptify diff, 2 need hand work; 2 diagnostics\n", "summary");
 	free(s);
 	scan_result_release(&r);
 
 	struct scan_result empty = SCAN_RESULT_INIT;
 	empty.stats.files = 1;
 	s = emit_to_string(FORMAT_TEXT, &empty, false, true);
-	check_str(s, "preemptify: 0 findings in 1 file\n", "summary of nothing");
+	check_str(s, "preemptify: 0 findings in 1 file (not analysed: it holds no preemption word)\n",
+		  "summary of nothing");
 	free(s);
 	s = emit_to_string(FORMAT_TEXT, &empty, false, false);
 	check_str(s, "", "text of nothing");

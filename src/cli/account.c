@@ -195,8 +195,10 @@ static void story_tree(const struct scan_cli *a, const struct strvec *paths, con
 			a->tree_root, paths->items[0]);
 	else if (a->context_root)
 		fprintf(stderr, "preemptify: callers followed through the tree at %s (--context-root)", a->context_root);
-	else
+	else if (t && t->names)
 		fputs("preemptify: callers followed through the files scanned", stderr);
+	else
+		return; /* no function's context came from other files: nothing to say */
 	if (t && t->names)
 		fprintf(stderr, ": %zu function%s whose callers decide a finding, %zu of them always called with "
 			"preemption off", t->names, t->names == 1 ? "" : "s", t->atomic);

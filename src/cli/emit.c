@@ -718,7 +718,9 @@ void emit_summary(FILE *out, const struct scan_result *r)
 		total += !r->findings.items[i].protected_site;
 	buf_printf(&b, "preemptify: %zu finding%s in %zu file%s", total, total == 1 ? "" : "s", r->stats.files,
 		   r->stats.files == 1 ? "" : "s");
-	if (r->stats.parsed < r->stats.files) /* the prefilter's: no file it skips can hold a site */
+	if (r->stats.parsed == 0 && r->stats.files) /* the prefilter's: no file it skips can hold a site */
+		buf_printf(&b, " (not analysed: %s no preemption word)", r->stats.files == 1 ? "it holds" : "they hold");
+	else if (r->stats.parsed < r->stats.files)
 		buf_printf(&b, " (%zu analysed, the other%s no preemption word)", r->stats.parsed,
 			   r->stats.files - r->stats.parsed == 1 ? " holds" : "s hold");
 	if (total)

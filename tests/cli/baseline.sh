@@ -5,7 +5,7 @@
 
 cp -r "$SRC/fixtures/drivers" tree
 run scan -q tree; expect_rc 1 "the fixture tree has findings"
-total=$(printf '%s\n' "$out" | grep -c '\[P00[0-9]\]$')
+total=$(printf '%s\n' "$out" | grep -Ec '\[P00[0-9](, fixable)?\]$')
 
 run scan --write-baseline tree/base.txt tree; expect_rc 0 "--write-baseline exits 0"
 if [ -z "$out" ]; then ok; else bad "--write-baseline reports nothing on stdout"; fi
@@ -35,9 +35,9 @@ void lp_new_wait(void)
 }
 EOC
 run scan -q --baseline tree/base.txt tree; expect_rc 1 "a new site is reported"
-n=$(printf '%s\n' "$out" | grep -c '\[P00[0-9]\]$')
+n=$(printf '%s\n' "$out" | grep -Ec '\[P00[0-9](, fixable)?\]$')
 if [ "$n" -eq 1 ]; then ok; else bad "only the new site is reported ($n)"; fi
-expect_out '^tree/char/lp_poll\.c:[0-9]+:[0-9]+: .*\[P004\]$' "the new site, with its moved line"
+expect_out '^tree/char/lp_poll\.c:[0-9]+:[0-9]+: .*\[P004(, fixable)?\]$' "the new site, with its moved line"
 # the same line text in another function is a new finding
 run scan -q --baseline tree/base.txt --format json tree; expect_out '"function": "lp_new_wait"' "JSON too"
 

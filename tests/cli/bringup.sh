@@ -13,7 +13,7 @@ tree=$SRC/fixtures/trees/bringup
 cp -r "$tree" bu
 
 # findings as "PATH:LINE:COL RULE", PATH relative to the tree
-sites() { printf '%s\n' "$out" | sed -nE 's#^bu/([^:]+:[0-9]+:[0-9]+): [a-z]+: .*\[(P[0-9]+)\]$#\1 \2#p'; }
+sites() { printf '%s\n' "$out" | sed -nE 's#^bu/([^:]+:[0-9]+:[0-9]+): [a-z]+: .*\[(P[0-9]+)(, fixable)?\]$#\1 \2#p'; }
 
 run scan bu; expect_rc 1 "the tree has findings"
 if [ "$(sites)" = "$(cat "$SRC/fixtures/trees/bringup.expect")" ]; then ok
@@ -25,11 +25,11 @@ if sites | grep -qx 'arch/demo/kernel/setup.c:19:11 P003'; then ok; else bad "--
 run explain --context-root bu bu/arch/demo/kernel/setup.c:19; expect_rc 0 "bound: not a finding"
 expect_out 'read where the CPU runs nothing else' "bound: the verdict"
 expect_out 'every call in the tree runs on a task bound to its CPU: from (start_secondary\(\) at bu/arch/demo/kernel/smpboot.c:27|demo_trap_init\(\) at bu/arch/demo/kernel/traps.c:11)' "bound: the call that binds it"
-run explain --context-root bu bu/arch/demo/kernel/setup.c:29; expect_rc 1 "a bound caller, but it sleeps"
+run explain --context-root bu bu/arch/demo/kernel/setup.c:29; expect_rc 0 "a bound caller, but it sleeps"; expect_out ": flagged \(" "a bound caller, but it sleeps (flagged)"
 expect_out 'called from start_secondary\(\) at bu/arch/demo/kernel/smpboot.c:29: .*but demo_cpu_late\(\) may sleep' "sleeping: named as the reason"
-run explain --context-root bu bu/arch/demo/kernel/setup.c:38; expect_rc 1 "reached through a function that sleeps first"
+run explain --context-root bu bu/arch/demo/kernel/setup.c:38; expect_rc 0 "reached through a function that sleeps first"; expect_out ": flagged \(" "reached through a function that sleeps first (flagged)"
 expect_out 'called from demo_rest_init\(\) at bu/init/main.c:22 .*start_kernel\(\) runs bound to its CPU, but a function on the way may sleep' "the sleeping caller on the way"
-run explain --context-root bu bu/arch/demo/kernel/setup.c:46; expect_rc 1 "a preemptible caller too"
+run explain --context-root bu bu/arch/demo/kernel/setup.c:46; expect_rc 0 "a preemptible caller too"; expect_out ": flagged \(" "a preemptible caller too (flagged)"
 expect_out 'called from sys_demo_stats\(\) at bu/kernel/sys.c:11 with preemption on' "the system call named"
 
 # the rewrite leaves the bound function alone and fixes the others
@@ -56,7 +56,7 @@ for variant in own callee; do
 done
 
 # a function of the entry's own file: start_secondary()'s static helper that sleeps
-run explain --context-root bu bu/arch/demo/kernel/smpboot.c:20; expect_rc 1 "a sleeping static helper of start_secondary(): a finding"
+run explain --context-root bu bu/arch/demo/kernel/smpboot.c:20; expect_rc 0 "a sleeping static helper of start_secondary(): a finding"; expect_out ": flagged \(" "a sleeping static helper of start_secondary(): a finding (flagged)"
 expect_out 'demo_callin_alloc\(\) is called only from start_secondary\(\) \(line 28\), which runs bound to its CPU, but it may sleep \(calls kmalloc\(GFP_KERNEL\) at line 22\)' "the sleep named as the reason"
 
 finish

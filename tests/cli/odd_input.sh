@@ -101,8 +101,10 @@ expect_out '"line": 29, .*"fix": "none", .*iterate\(\) holds text that is not C 
 expect_out '"line": 41, .*"fix": "get-cpu"' "a type as a macro argument is no reason to refuse"
 expect_out '"line": 48, .*"fix": "none", .*next to the inline asm statement at line 51' "no insertion at an asm statement"
 if have spatch "rewrite checks"; then
-	run diff spatch_cannot.c; expect_rc 1 "typed_arg() is rewritten"
-	expect_err '1 site fixed \(get-cpu: 1\), 0 not fixed' "no refusal left for the rewrite"
+	run diff -v spatch_cannot.c; expect_rc 1 "typed_arg() is rewritten"
+	expect_err '^preemptify: 1 site to fix in 1 file(;|$)' "no refusal left for the rewrite"
+	expect_err '^preemptify: fixes: get-cpu: 1$' "no refusal left for the rewrite: the kind"
+	printf '%s\n' "$err" | grep -q '; not fixed: ' && bad "no refusal (stderr)" || ok
 fi
 
 # the 2.4 definition of need_resched() is what the rewrite calls: never a site

@@ -84,5 +84,5 @@ C
 run diff brace; expect_rc 1 "brace: changes"
 expect_out '^\+	if \(vaddr < 4096\) \{ // FIXME$' "the new brace goes before the // comment"
 expect_no_out '^\+	\{$' "no brace on a line of its own"
-expect_err '1 site fixed' "the validator accepts the comment after the brace"
+expect_err '1 site to fix' "the validator accepts the comment after the brace"
 finish

@@ -11,23 +11,23 @@ ln -s "$WORK/outside" tree/link
 ln -s "$WORK/outside/evil.c" tree/evil.c
 
 run scan tree; expect_rc 0 "clean tree exits 0"
-expect_err '^preemptify: 0 findings in 4 files$' "summary counts the walked .c/.h files (symlinks not followed)"
+expect_err '^preemptify: 0 findings in 4 files( \(|$)' "summary counts the walked .c/.h files (symlinks not followed)"
 expect_err_lines 1 "summary is one line"
 if [ -z "$out" ]; then ok; else bad "no output for a clean tree"; fi
 
 run scan --exclude 'skip' --exclude '*.h' tree; expect_rc 0 "excludes"
-expect_err 'in 2 files$' "excludes drop a directory and a glob"
-run scan --exclude skip,'*.h' tree; expect_err 'in 2 files$' "comma-separated excludes"
+expect_err 'in 2 files( \(|$)' "excludes drop a directory and a glob"
+run scan --exclude skip,'*.h' tree; expect_err 'in 2 files( \(|$)' "comma-separated excludes"
 
 run scan -j 1 tree/notes.txt; expect_rc 0 "a file named directly is taken whatever its suffix"
-expect_err 'in 1 file$' "named file counted"
+expect_err 'in 1 file( \(|$)' "named file counted"
 
 ln -s "$WORK/tree" treelink
-run scan treelink; expect_rc 0 "symlink root followed"; expect_err 'in 4 files$' "symlink root walked"
+run scan treelink; expect_rc 0 "symlink root followed"; expect_err 'in 4 files( \(|$)' "symlink root walked"
 
 run scan tree/b.c missing.c tree/sub; expect_rc 3 "missing file exits 3"
 expect_out '^missing\.c: error: cannot access: No such file or directory$' "missing file named on stdout"
-expect_err 'in 2 files, 1 diagnostic$' "the other paths are still scanned"
+expect_err 'in 2 files .*; 1 diagnostic$' "the other paths are still scanned"
 
 printf 'bin\0ary smp_processor_id\n' >tree/bin.c
 run scan tree/bin.c; expect_rc 3 "binary file exits 3"; expect_out '^tree/bin\.c: error: ' "binary file reported"
@@ -98,6 +98,6 @@ void *run_curr(void)
 }
 EOF2
 run scan pad.c
-expect_out '^pad\.c:7:3: note: 2\.4 per-CPU array union \{ struct run_data \{ \.\.\. \} run_data; \.\.\. \} run_slots\[NR_CPUS\]: .*\[P008\]$' "the declaration folded in the message"
+expect_out '^pad\.c:7:3: note: 2\.4 per-CPU array union \{ struct run_data \{ \.\.\. \} run_data; \.\.\. \} run_slots\[NR_CPUS\]: .*\[P008(, fixable)?\]$' "the declaration folded in the message"
 if printf '%s\n' "$out" | grep -vq '^pad\.c:[0-9]*:[0-9]*: '; then bad "every output line is a finding"; else ok; fi
 finish

@@ -32,14 +32,16 @@ if out=$(compiles "$tree" "$SRC/fixtures/include-2.4"); then ok; else bad "the 2
 
 cp -r "$tree" cs
 run scan -v cs; expect_rc 1 "findings"
-expect_out '^cs/include/linux/cpustat.h:[0-9]+:[0-9]+: note: 2.4 struct cpu_stat holds per-CPU arrays \(user_ticks system_ticks irqs\) for its one instance cstat: they move to DEFINE_PER_CPU\(struct cpu_stat_percpu, cstat_percpu\) in 2.6 \[P008\]$' "the struct's part, at its file's extern"
+expect_out '^cs/include/linux/cpustat.h:[0-9]+:[0-9]+: note: 2.4 struct cpu_stat holds per-CPU arrays \(user_ticks system_ticks irqs\) for its one instance cstat: they move to DEFINE_PER_CPU\(struct cpu_stat_percpu, cstat_percpu\) in 2.6 \[P008(, fixable)?\]$' "the struct's part, at its file's extern"
 expect_out 'cs/kernel/cpustat.c:[0-9]+:[0-9]+: note: protected: cstat.user_ticks\[smp_processor_id\(\)\] with preemption off \[P002\]' "a use with interrupts off: named by its field"
 expect_out 'cs/drivers/char/cpustat_irq.c:21:2: warning: this-CPU element of non-static per-CPU array cstat.system_ticks in preemptible code \[P002\]' "a preemptible use"
 expect_out 'struct proto_stat has more than one instance .*alloc_percpu' "two instances: left, with the reason"
 expect_no_out 'keeps the directives' "the emptied #ifdef goes: no note asks for it by hand"
 
-run diff cs; expect_rc 1 "diff shows changes"
-expect_err '3 files to change, 4 sites fixed \(define-per-cpu: 4\), 0 not fixed' "one conversion, every part fixed"
+run diff -v cs; expect_rc 1 "diff shows changes"
+expect_err '^preemptify: 4 sites to fix in 3 files(;|$)' "one conversion, every part fixed"
+expect_err '^preemptify: fixes: define-per-cpu: 4$' "one conversion, every part fixed: the kinds"
+expect_no_out '; not fixed: ' "one conversion: no refusal"
 expect_no_out 'proto_stat' "the refused struct is untouched"
 expect_out '^-#ifdef CONFIG_SMP$' "the #ifdef that held only moved fields goes"
 expect_out '^-#endif$' "and its #endif"
@@ -125,8 +127,9 @@ expect_out 'the field at line 17 has a comment above it, which spatch removes wi
 # a conditional with arms, all of them moving: every directive goes, and both configurations build
 cp -r "$tree" arms
 sed -i 's|^\tunsigned int irqs\[NR_CPUS\]\[CS_NR_IRQS\];$|&\n#else\n\tunsigned int irqs[NR_CPUS][1];|' arms/include/linux/cpustat.h
-run diff arms; expect_rc 1 "arms: diff"
-expect_err '3 files to change, 4 sites fixed \(define-per-cpu: 4\), 0 not fixed' "arms: every part fixed"
+run diff -v arms; expect_rc 1 "arms: diff"
+expect_err '^preemptify: 4 sites to fix in 3 files(;|$)' "arms: every part fixed"
+expect_err '^preemptify: fixes: define-per-cpu: 4$' "arms: every part fixed: the kinds"
 run apply arms; expect_rc 0 "arms: apply"
 if grep -q '^#' <(sed -n '/^struct cpu_stat {/,/^};/p' arms/include/linux/cpustat.h) ||
 	[ "$(sed -n '/^struct cpu_stat_percpu {/,/^};/p' arms/include/linux/cpustat.h | grep -c '^#')" != 3 ]; then
@@ -138,8 +141,9 @@ run diff arms; expect_rc 0 "arms: a second run changes nothing"
 # a directive continued on the next line: it goes, and moves, whole
 cp -r "$tree" cont
 sed -i 's|^#ifdef CONFIG_SMP$|#if defined(CONFIG_SMP) \\\n    \|\| defined(CS_ALWAYS)|' cont/include/linux/cpustat.h
-run apply cont; expect_rc 0 "continued: apply"
-expect_err '3 files changed, 4 sites fixed \(define-per-cpu: 4\), 0 not fixed' "continued: every part fixed"
+run apply -v cont; expect_rc 0 "continued: apply"
+expect_err '^preemptify: 4 sites fixed in 3 files(;|$)' "continued: every part fixed"
+expect_err '^preemptify: fixes: define-per-cpu: 4$' "continued: every part fixed: the kinds"
 if [ "$(grep -c 'defined(CONFIG_SMP) \\$' cont/include/linux/cpustat.h)" = 1 ] &&
 	sed -n '/^struct cpu_stat_percpu {/,/^};/p' cont/include/linux/cpustat.h | grep -q '^    || defined(CS_ALWAYS)$'; then ok
 else bad "continued: the directive is in the per-CPU struct only, whole: $(cat cont/include/linux/cpustat.h)"; fi

@@ -17,6 +17,6 @@ bad_lines=$(printf '%s\n' "$out" | grep -Evc '^[^:]+(:[0-9]+:[0-9]+)?: (warning|
 
 have spatch "rewrite part" || { finish; exit $?; }
 "$BIN" diff a.c >both.txt 2>&1
-tail -n 1 both.txt | grep -Eq '^preemptify: 1 file to change' && ok || { rc=; out=$(cat both.txt); err=; bad "diff: the summary is the last line"; }
+tail -n 1 both.txt | grep -Eq '^preemptify: [0-9]+ sites? to fix in 1 file' && ok || { rc=; out=$(cat both.txt); err=; bad "diff: the summary is the last line"; }
 head -n 1 both.txt | grep -q '^diff --git' && ok || { rc=; out=$(cat both.txt); err=; bad "diff: the diff comes first"; }
 finish

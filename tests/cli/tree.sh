@@ -15,7 +15,7 @@ command -v spatch >/dev/null || skip_all "spatch is not installed; this test che
 cp -r "$SRC/fixtures/trees/fastnet" fastnet
 
 # findings as "PATH:LINE:COL RULE", PATH relative to the tree
-sites() { printf '%s\n' "$out" | sed -nE 's#^fastnet/([^:]+:[0-9]+:[0-9]+): [a-z]+: .*\[(P[0-9]+)\]$#\1 \2#p'; }
+sites() { printf '%s\n' "$out" | sed -nE 's#^fastnet/([^:]+:[0-9]+:[0-9]+): [a-z]+: .*\[(P[0-9]+)(, fixable)?\]$#\1 \2#p'; }
 same() { # same EXPECTED-FILE DESCRIPTION
 	if [ "$(sites)" = "$(cat "$1")" ]; then ok; else
 		bad "$2: $(diff <(sites) "$1" | tr '\n' ' ')"; fi
@@ -23,7 +23,7 @@ same() { # same EXPECTED-FILE DESCRIPTION
 
 run scan fastnet; expect_rc 1 "the tree has findings"
 same "$SRC/fixtures/trees/fastnet.expect" "whole tree: contexts from other files"
-expect_err 'callers across files: [0-9]+ functions followed, 8 found atomic' "summary names the index"
+expect_err ': [0-9]+ functions whose callers decide a finding, 8 of them always called with preemption off' "summary names the index"
 
 run scan --no-tree fastnet; expect_rc 1 "--no-tree has findings"
 same "$SRC/fixtures/trees/fastnet.no-tree.expect" "--no-tree: each file alone"
@@ -90,19 +90,19 @@ if sites | grep -q '^drivers/net/fastnet.c:5[0-4]:'; then bad "FASTQ_RELAX() use
 run explain --context-root fastnet fastnet/drivers/net/fastnet_lib.c:21; expect_rc 0 "protected site: exit 0"
 expect_out 'from core_poll_all\(\) at fastnet/net/core/fastcore.c:51' "chain: the core caller"
 expect_out 'demo_timer_tick\(\) runs in hard-IRQ context: interrupt handler \(.handler of a struct irqaction' "chain: the registration in arch code"
-run explain --context-root fastnet fastnet/net/core/fastcore.c:27; expect_rc 1 "a finding"
+run explain --context-root fastnet fastnet/net/core/fastcore.c:27; expect_rc 0 "a finding"; expect_out ": flagged \(" "a finding (flagged)"
 expect_out 'named in a macro body' "why the macro's caller leaves it preemptible"
 run explain --context-root fastnet fastnet/net/core/fastcore.c:57
 expect_out 'a cycle of calls' "a cycle stays preemptible (the pessimistic fixed point)"
 run explain fastnet/drivers/net/fastnet_lib.c:21; expect_rc 0 "explain finds the tree above the file: its callers protect it"
 expect_out 'protected \(not a finding\)' "explain of a file alone: the whole tree's verdict"
-run explain --no-tree fastnet/drivers/net/fastnet_lib.c:21; expect_rc 1 "explain --no-tree: a finding"
+run explain --no-tree fastnet/drivers/net/fastnet_lib.c:21; expect_rc 0 "explain --no-tree: a finding"; expect_out ": flagged \(" "explain --no-tree: a finding (flagged)"
 expect_out 'callers in other files were not followed: --no-tree' "explain --no-tree says what it did not follow"
 
 # an i386-style IPI entry stub built by BUILD_SMP_INTERRUPT(x, ...) calls smp_x() in hard-IRQ context
 run explain --context-root fastnet fastnet/arch/demo/kernel/smp.c:13; expect_rc 0 "the stub's target: no finding"
 expect_out 'hard-IRQ context: interrupt entry: BUILD_SMP_INTERRUPT\(flush_ring_interrupt, ...\) at fastnet/arch/demo/kernel/irq.c:26' "the stub named as the context"
-run explain --context-root fastnet fastnet/arch/demo/kernel/smp.c:21; expect_rc 1 "no stub for smp_spare_interrupt(): a finding"
+run explain --context-root fastnet fastnet/arch/demo/kernel/smp.c:21; expect_rc 0 "no stub for smp_spare_interrupt(): a finding"; expect_out ": flagged \(" "no stub for smp_spare_interrupt(): a finding (flagged)"
 expect_out 'no caller and no registration in the tree' "without a stub the callers are unknown"
 
 # the assembly caller is what keeps demo_syscall_trace() preemptible
@@ -114,8 +114,11 @@ if sites | grep -q 'time.c:18'; then bad "without entry.S, the locked C caller m
 
 # diff plans exactly the remaining sites, verified with the same contexts
 cp -r "$SRC/fixtures/trees/fastnet" again
-run diff again; expect_rc 1 "diff of the tree: changes to show (exit 1, as diff(1))"
-expect_err '13 sites fixed \(get-cpu: 6, define-per-cpu: 5, cond-resched: 2\), 0 not fixed' "one fix per remaining site, none refused"
+run diff -v again; expect_rc 1 "diff of the tree: changes to show (exit 1, as diff(1))"
+expect_err '^preemptify: 13 sites to fix in [0-9]+ files(;|$)' "one fix per remaining site"
+expect_err '^preemptify: fixes: get-cpu: 6, define-per-cpu: 5, cond-resched: 2$' "one fix per remaining site: the kinds"
+expect_no_out '; not fixed: ' "none refused"
+printf '%s\n' "$err" | grep -q '; not fixed: ' && bad "none refused (stderr)" || ok
 if [ "$(printf '%s\n' "$out" | grep -c '^+.*put_cpu();')" -eq 6 ]; then ok; else bad "six put_cpu() inserted"; fi
 # a non-static per-CPU array converts in every file that names it
 expect_out '^\+DEFINE_PER_CPU\(struct fastdev_stat, fastdev_stats\);$' "shared array: the definition"
@@ -417,11 +420,11 @@ static struct demo_ops demo_ops = {
 };
 EOC
 run scan nf; expect_rc 1 "the netfilter tree keeps two findings"
-if [ "$(printf '%s\n' "$out" | sed -nE 's#^nf/([^:]+:[0-9]+):.*\[(P[0-9]+)\]$#\1 \2#p')" = "$(printf '%s\n' 'net/ipv4/nfdemo_out.c:13 P003' 'net/ipv4/nfdemo_tun.c:35 P003')" ]; then ok
+if [ "$(printf '%s\n' "$out" | sed -nE 's#^nf/([^:]+:[0-9]+):.*\[(P[0-9]+)(, fixable)?\]$#\1 \2#p')" = "$(printf '%s\n' 'net/ipv4/nfdemo_out.c:13 P003' 'net/ipv4/nfdemo_tun.c:35 P003')" ]; then ok
 else bad "okfn of a softirq's NF_HOOK, a positional inet_protocol's err_handler and an iptables target are atomic; okfn of a preemptible caller and an unknown table's member are not"; fi
 run explain --context-root nf nf/net/ipv4/nfdemo_out.c:5; expect_rc 0 "okfn under a softirq's NF_HOOK: protected"
 expect_out 'from nfdemo_rcv\(\) at nf/net/ipv4/nfdemo_in.c:5 \(as the okfn of NF_HOOK\(\), run in its caller.s context: .*third member of a struct packet_type initialiser' "the chain names the NF_HOOK and the positional packet_type"
-run explain --context-root nf nf/net/ipv4/nfdemo_out.c:13; expect_rc 1 "okfn of a preemptible caller: a finding"
+run explain --context-root nf nf/net/ipv4/nfdemo_out.c:13; expect_rc 0 "okfn of a preemptible caller: a finding"; expect_out ": flagged \(" "okfn of a preemptible caller: a finding (flagged)"
 expect_out 'called from nfdemo_send\(\) at nf/net/ipv4/nfdemo_in.c:10 with preemption on' "the preemptible NF_HOOK caller is named"
 # alpha: do_entInt() is the interrupt entry; the machine vector's
 # machine_check (initialised) and device_interrupt (assigned at boot) are
@@ -615,7 +618,7 @@ expect_out '"line": 17,.*"fix": "define-per-cpu".*"fix_note": "per_cpu\(\) only 
 # a driver's own function pointer (2.4 e1000's adapter->clean_rx): a static function
 # stored only in a field no other file accesses is called through the file's ->field(...)
 cp -r "$SRC/fixtures/trees/fastring" fr
-ringsites() { printf '%s\n' "$out" | sed -nE 's#^fr/([^:]+:[0-9]+):[0-9]+: [a-z]+: .*\[(P[0-9]+)\]$#\1 \2#p' | tr '\n' ' '; }
+ringsites() { printf '%s\n' "$out" | sed -nE 's#^fr/([^:]+:[0-9]+):[0-9]+: [a-z]+: .*\[(P[0-9]+)(, fixable)?\]$#\1 \2#p' | tr '\n' ' '; }
 run scan fr
 if [ "$(ringsites)" = "net/core/ringcore.c:14 P003 " ]; then ok
 else bad "only the routine another file also calls through its field stays preemptible: $(ringsites)"; fi

@@ -15,6 +15,9 @@ base=$(git rev-parse HEAD)
 } >"$TMP/spec"
 "$TEST_REPO" commit "$TMP/spec" >/dev/null || fail "commit failed"
 tip=$(git rev-parse HEAD)
+# the account commit notes on its last commit (the CLI writes it; the test tool does not)
+git notes add -m "preemptify 0.1.0: 4 sites committed in 3 files; 1 finding needs you: 1 fixable site that could not be fixed." \
+	-m "drivers/net/foo.c:12:1: note: left for you: CPU number used in preemptible code; not fixed: would sleep [P003]" HEAD
 
 # default range: the last commit run
 "$TEST_REPO" series "$TMP/out" >"$TMP/files" || fail "series failed"
@@ -27,11 +30,10 @@ grep_q "Subject: [PATCH 1/3] net: foo: use cond_resched()" "$TMP/out/0001-net-fo
 grep_q "Subject: [PATCH 0/3] make 3 files preempt-safe for 2.6" "$TMP/out/0000-cover-letter.patch"
 grep_q " 3 files changed, 3 insertions(+), 6 deletions(-)" "$TMP/out/0000-cover-letter.patch"
 grep_q "  drivers/char/lp.c" "$TMP/out/0000-cover-letter.patch"
-grep_q "Sites changed: 4" "$TMP/out/0000-cover-letter.patch"
-grep -qE "^  P004 resched +3$" "$TMP/out/0000-cover-letter.patch" || fail "P004 count"
-grep -qE "^  P005 noresched +1$" "$TMP/out/0000-cover-letter.patch" || fail "P005 count"
-grep_q "Sites left unchanged for manual review: 1" "$TMP/out/0000-cover-letter.patch"
-grep -qE "^  P003 cpu-id +1$" "$TMP/out/0000-cover-letter.patch" || fail "P003 count"
+grep_q "preemptify 0.1.0: 4 sites committed in 3 files; 1 finding needs you:" "$TMP/out/0000-cover-letter.patch"
+grep_q "Left for hand work:" "$TMP/out/0000-cover-letter.patch"
+grep -qE "^  drivers/net/foo.c:12:1: note: left for you: CPU number used in preemptible code; not fixed: would sleep \[P003\]$" \
+	"$TMP/out/0000-cover-letter.patch" || fail "the left-over list in the cover letter"
 grep_q "A U Thor (3):" "$TMP/out/0000-cover-letter.patch"
 # the mail signature git writes: "-- " (with the space) and the tool's version
 for p in "$TMP"/out/000[123]-*.patch; do

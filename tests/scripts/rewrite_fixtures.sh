@@ -22,7 +22,7 @@ cd "$work"
 "$bin" diff --color=never drivers > fix.diff 2> diff.err
 rc=$?
 [ "$rc" -eq 1 ] && ok || bad "diff exit $rc (want 1: changes): $(tail -3 diff.err)"
-grep -q ': not fixed (' diff.err && bad "diff reported sites not fixed: $(grep ': not fixed (' diff.err)" || ok
+grep -q '; not fixed: ' diff.err && bad "diff reported sites not fixed: $(grep '; not fixed: ' diff.err)" || ok
 # paths are a/drivers/...: -p2 applies them inside the pristine copy
 (cd pristine && git apply --check -p2 ../fix.diff 2>../apply-check.err) \
 	&& ok || bad "git apply --check: $(cat apply-check.err)"

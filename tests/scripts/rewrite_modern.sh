@@ -23,7 +23,7 @@ done
 "$bin" apply --target modern . > apply.out 2> apply.err
 rc=$?
 [ "$rc" -eq 0 ] && ok || bad "apply --target modern exit $rc (want 0): $(tail -3 apply.err)"
-grep -q ': not fixed (' apply.err && bad "sites not fixed: $(grep ': not fixed (' apply.err)" || ok
+grep -q '; not fixed: ' apply.err && bad "sites not fixed: $(grep '; not fixed: ' apply.err)" || ok
 for f in $files; do
 	cmp -s "$f" "$src/fixtures/expected-modern/$f" && ok ||
 		{ bad "$f differs from fixtures/expected-modern"; diff -u "$src/fixtures/expected-modern/$f" "$f" | head -20; }
