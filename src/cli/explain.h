@@ -8,14 +8,14 @@
 
 #include "rules/finding.h"
 
-/* The width to wrap at: $COLUMNS, else the terminal's, else 80 (at least 40). */
+/* The width to wrap at: $COLUMNS, else the terminal's (at least 40); SIZE_MAX (no wrapping) off a terminal. */
 size_t explain_width(void);
 
 /*
  * Prints "  LABEL" then TEXT (the analysis' reasoning) on stdout: each
  * group it opens (" (...)": the reason of a caller, a step of a chain)
  * and each "; " clause on a line of its own, indented by its depth,
- * wrapped at explain_width().
+ * wrapped at explain_width(); off a terminal, the reasoning's own lines.
  */
 void explain_print_reasons(const char *label, const char *text);
 

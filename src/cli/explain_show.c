@@ -1,6 +1,7 @@
 /* explain for people: reasons wrapped and split into steps, fixes as before/after diffs (explain.h). */
 #include "cli/explain.h"
 
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,7 +19,7 @@ size_t explain_width(void)
 	if (w <= 0 && isatty(STDOUT_FILENO) && ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0)
 		w = ws.ws_col;
 	if (w <= 0)
-		w = 80;
+		return SIZE_MAX; /* not a terminal: lines as long as they are, for grep */
 	return w < 40 ? 40 : (size_t)w;
 }
 
@@ -41,6 +42,14 @@ void explain_print_reasons(const char *label, const char *text)
 {
 	size_t width = explain_width();
 	printf("  %s\n", label);
+	if (width == SIZE_MAX) { /* not a terminal: the reasoning's own lines, for scripts */
+		for (const char *l = text; *l;) {
+			size_t n = strcspn(l, "\n");
+			printf("    %.*s\n", (int)n, l);
+			l += n + (l[n] == '\n');
+		}
+		return;
+	}
 	/* a group opens after a blank (" ("); a call's parentheses do not */
 	bool group[64];
 	unsigned n = 0, depth = 0;
