@@ -95,6 +95,8 @@ void account_build(const struct scan_result *sr, const struct rewrite_result *rr
 		const struct finding *f = &sr->findings.items[i];
 		if (f->protected_site)
 			continue;
+		if (!rr && f->fix != FIX_NONE && !f->edits.len)
+			continue; /* a marker of a conversion: its sites carry the edits */
 		if (!rr && f->fix != FIX_NONE) { /* before a rewrite: what diff would do */
 			out->fixed++;
 			out->files += !last_file || strcmp(last_file, f->file) != 0;
@@ -105,6 +107,8 @@ void account_build(const struct scan_result *sr, const struct rewrite_result *rr
 			out->fixed++;
 			continue;
 		}
+		if (f->fix != FIX_NONE && !why[i] && !f->edits.len)
+			continue; /* a part of a conversion whose edits are its sites' (a shared array's marker) */
 		if (f->fix != FIX_NONE) {
 			out->failed++;
 			why[i] = why[i] ? why[i] : "the rewrite did not make it";

@@ -80,7 +80,7 @@ int slot_users(void)
 }
 EOF2
 run scan -v mac.c
-expect_out 'NR_CPUS array __slots is left as it is \[P008\]' "array behind a macro: left"
+expect_out 'NR_CPUS array __slots is left as it is \[P008(, fixable)?\]' "array behind a macro: left"
 expect_out 'indexed by the running CPU in the body of #define this_slot \(line 3\)' "the reason names the macro"
 expect_no_out 'never indexed by the running CPU' "not called a table of the CPUs' data"
 # a padding union around a multi-line struct: the finding stays on one line
