@@ -9,6 +9,7 @@
 command -v spatch >/dev/null || { echo "SKIP: spatch not installed"; exit 77; }
 command -v python3 >/dev/null || { echo "SKIP: no python3"; exit 77; }
 export GIT_AUTHOR_NAME="Tess Porter" GIT_AUTHOR_EMAIL=tess@example.org
+export COLUMNS=80 # explain wraps as on an 80-column terminal, as the README shows it
 export GIT_COMMITTER_NAME="Tess Porter" GIT_COMMITTER_EMAIL=tess@example.org
 cp -r "$SRC/fixtures/trees/walk" tree && cd tree || exit 1
 git init -q && git add -A && git commit -qm "Import 2.4" || bad "test repository"
