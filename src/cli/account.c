@@ -91,6 +91,7 @@ void account_build(const struct scan_result *sr, const struct rewrite_result *rr
 	const char *last_file = NULL;
 	if (rr)
 		mark_rewrite(sr, rr, skipped, skip_why, fixed, why, out);
+	out->unanalysed = sr->stats.files > sr->stats.parsed ? sr->stats.files - sr->stats.parsed : 0;
 	for (size_t i = 0; i < n; i++) {
 		const struct finding *f = &sr->findings.items[i];
 		if (f->protected_site)
@@ -159,6 +160,11 @@ void account_sentence(const struct account *a, const char *done, struct buf *out
 	if (a->notes)
 		buf_printf(out, " (%zu note%s need%s no change)", a->notes, a->notes == 1 ? "" : "s",
 			   a->notes == 1 ? "s" : "");
+	/* "nothing left" is only true of what was read: say what was not */
+	if (a->unanalysed && !a->fixed && !a->left)
+		buf_printf(out, "; %zu file%s not analysed (no preemption word): --no-prefilter checks %s for "
+			   "sleeps and unbalanced locks too", a->unanalysed, a->unanalysed == 1 ? "" : "s",
+			   a->unanalysed == 1 ? "it" : "them");
 }
 
 void account_list(const struct account *a, struct buf *out)
