@@ -34,6 +34,10 @@ demo)
 	"$build/preemptify" scan fixtures/drivers
 	rc=$?
 	[ "$rc" -le 1 ] || exit "$rc"   # 1 = findings, which is the point of the demo
+	printf '\nNext, try:\n'
+	printf '  %s\n' "$build/preemptify explain fixtures/drivers/char/lp_poll.c   # why each site, and its fix" \
+		"$build/preemptify diff fixtures/drivers/char/lp_poll.c      # the fixes, and what is left for you" \
+		"man docs/preemptify.1                                        # every command; README: port one driver"
 	;;
 test)
 	ctest --test-dir "$build" --output-on-failure
