@@ -4,7 +4,7 @@
 # files), --cc-cmd and --to-cmd run a command on each patch file; each
 # patch gets its own addresses, the cover letter all of them.
 . "$(dirname "$0")/lib.sh"
-command -v spatch >/dev/null || { echo "SKIP: spatch not installed"; exit 77; }
+command -v spatch >/dev/null || skip_all "spatch is not installed; this test runs the rewrite"
 export GIT_AUTHOR_NAME=T GIT_AUTHOR_EMAIL=t@example.com GIT_COMMITTER_NAME=T GIT_COMMITTER_EMAIL=t@example.com
 mkdir -p repo/drivers/char repo/drivers/net && cd repo || exit 1
 cp "$SRC/fixtures/drivers/char/lp_poll.c" drivers/char/

@@ -6,8 +6,8 @@
 # "[master 1234abc]" matches any id. The exit status of each is checked too:
 # scan 1 (findings), diff 1 (changes), the others 0.
 . "$(dirname "$0")/lib.sh"
-command -v spatch >/dev/null || { echo "SKIP: spatch not installed"; exit 77; }
-command -v python3 >/dev/null || { echo "SKIP: no python3"; exit 77; }
+command -v spatch >/dev/null || skip_all "spatch is not installed; this test runs the rewrite"
+command -v python3 >/dev/null || skip_all "python3 is not installed"
 export GIT_AUTHOR_NAME="Tess Porter" GIT_AUTHOR_EMAIL=tess@example.org
 export COLUMNS=80 # explain wraps as on an 80-column terminal, as the README shows it
 export GIT_COMMITTER_NAME="Tess Porter" GIT_COMMITTER_EMAIL=tess@example.org
