@@ -26,11 +26,11 @@ void poll_user(void)
 }
 C
 run scan -v timer.c; expect_rc 1 "DEFINE_TIMER: the plain function's use is flagged"
-expect_out '^timer\.c:7:7: note: protected: .*\[P003\]' "DEFINE_TIMER: the timer function's use is protected"
+expect_out '^timer\.c:7:7: note: protected: .*\[P003(, fixable)?\]' "DEFINE_TIMER: the timer function's use is protected"
 expect_out '^timer\.c:7:7: note: why: poll_tick\(\) runs in softirq context: timer function \(DEFINE_TIMER at line 10\)' \
 	"DEFINE_TIMER: the reason names the macro and its line"
 expect_no_out '^timer\.c:7:7: warning' "DEFINE_TIMER: no false P003 in the timer function"
-expect_out '^timer\.c:14:7: warning: .*\[P003\]' "the plain function's use: P003"
+expect_out '^timer\.c:14:7: warning: .*\[P003(, fixable)?\]' "the plain function's use: P003"
 
 # an interrupt handler calling a helper that drops the handler's lock around
 # a sleep: still atomic (P006); the same call from process context is the
@@ -73,7 +73,7 @@ int dev_init(void)
 }
 C
 run scan irq.c; expect_rc 1 "IRQ handler reaching a sleeper: findings"
-expect_out '^irq\.c:21:2: error: wait_for_room\(\) \(which calls sleep_on\(\) at line 13\) may sleep, but preemption is off here \[P006\]' \
+expect_out '^irq\.c:21:2: error: wait_for_room\(\) \(which calls sleep_on\(\) at line 13\) may sleep, but preemption is off here \[P006(, fixable)?\]' \
 	"IRQ handler: the lock-dropping sleeper is still a sleep in atomic context"
 expect_no_out '^irq\.c:28:' "process context: the helper drops the only lock held, no report"
 
@@ -102,7 +102,7 @@ void dev_flush(void)
 }
 C
 run scan pd.c; expect_rc 1 "preempt_disable() and a lock-dropping sleeper: a finding"
-expect_out '^pd\.c:18:2: error: wait_for_room\(\) \(which calls sleep_on\(\) at line 11\) may sleep, but preemption is off here \[P006\]' \
+expect_out '^pd\.c:18:2: error: wait_for_room\(\) \(which calls sleep_on\(\) at line 11\) may sleep, but preemption is off here \[P006(, fixable)?\]' \
 	"preempt_disable(): the helper's lock drop does not re-enable preemption"
 
 # the prefilter: each trigger alone gets its file parsed and its finding

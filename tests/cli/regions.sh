@@ -112,8 +112,10 @@ expect_out '^maysleep\.c:7:12: note: fix: none - the region would contain kmallo
 	"a region over kmalloc(gfp): refused, the call named"
 
 if have spatch "the rewrite of the exits"; then
-	run diff exits.c; expect_rc 1 "diff: changes"
-	expect_err '1 file to change, 4 sites fixed \(get-cpu: 4\), 0 not fixed' "every region fixed, none refused"
+	run diff -v exits.c; expect_rc 1 "diff: changes"
+	expect_err '^preemptify: 4 sites to fix in 1 file(;|$)' "every region fixed"
+	expect_err '^preemptify: fixes: get-cpu: 4$' "every region fixed: the kind"
+	printf '%s\n' "$err" | grep -q '; not fixed: ' && bad "none refused" || ok
 	# the put_cpu() before each exit, in the block spatch opens for it, one tab deeper than the if
 	expect_out '^\+	if \(v < 0\) \{$' "goto: the if opens a block"
 	expect_out '^\+		put_cpu\(\);$' "goto: put_cpu() one tab inside the if"
