@@ -351,6 +351,26 @@ struct progress *cli_progress(bool quiet)
 	return !quiet && isatty(STDERR_FILENO) ? progress_new(STDERR_FILENO) : NULL;
 }
 
+/*
+ * Drops the findings the config's [ignore-paths] and the baseline BASE (may
+ * be NULL) hide, counted in A, keeping a shared array's conversion whole.
+ */
+static void hide_findings(struct scan_cli *a, struct baseline *base, struct scan_result *out)
+{
+	struct strvec parts = STRVEC_INIT;
+	arrays_parts(out, &parts);
+	size_t before = out->findings.len;
+	if (a->cfg)
+		config_filter(a->cfg, out);
+	a->hidden_config = before - out->findings.len;
+	before = out->findings.len;
+	if (base)
+		baseline_filter(base, out);
+	a->hidden_baseline = before - out->findings.len;
+	arrays_keep_whole(out, &parts);
+	strvec_release(&parts);
+}
+
 int scan_cli_run(const struct cli_command *cmd, struct scan_cli *a,
 		 const struct strvec *paths, struct scan_result *out)
 {
@@ -412,18 +432,7 @@ int scan_cli_run(const struct cli_command *cmd, struct scan_cli *a,
 	for (size_t i = 0; i < out->diagnostics.len; i++)
 		if (out->diagnostics.items[i].kind != DIAG_UNPARSED)
 			failed = true;
-	struct strvec parts = STRVEC_INIT;
-	arrays_parts(out, &parts);
-	size_t before = out->findings.len;
-	if (a->cfg)
-		config_filter(a->cfg, out);
-	a->hidden_config = before - out->findings.len;
-	before = out->findings.len;
-	if (base)
-		baseline_filter(base, out);
-	a->hidden_baseline = before - out->findings.len;
-	arrays_keep_whole(out, &parts);
-	strvec_release(&parts);
+	hide_findings(a, base, out);
 	rc = failed ? EXIT_FAILED : EXIT_OK;
 done:
 	baseline_free(base);
