@@ -49,6 +49,28 @@ else
 	skip_part "SARIF schema" "no schema at '$SCHEMA' or no python3 jsonschema"
 fi
 
+# control bytes inside the code (a string literal in a lock expression) reach
+# the evidence: escaped as \u001b in JSON and SARIF, never raw
+printf '#include <linux/spinlock.h>\nspinlock_t *lock_named(const char *n);\n\nvoid f(int x)\n{\n\tspin_lock(lock_named("\033[1m\037"));\n\tif (x)\n\t\treturn;\n\tspin_unlock(lock_named("\033[1m\037"));\n}\n' >ctl_code.c
+for fmt in json sarif; do
+	"$BIN" scan --no-prefilter -f $fmt ctl_code.c >"code.$fmt" 2>/dev/null
+	if python3 - "code.$fmt" <<'PY'
+import json, sys
+raw = open(sys.argv[1], "rb").read()
+if any(b < 0x20 and b != 0x0a for b in raw):
+    sys.exit("a raw control byte in the report")
+if b"\\u001b[1m\\u001f" not in raw:
+    sys.exit("the control bytes are not escaped as \\u001b, \\u001f")
+doc = json.loads(raw.decode("utf-8"))
+def strings(x):
+    if isinstance(x, dict): x = list(x.values())
+    if isinstance(x, list): return [s for v in x for s in strings(v)]
+    return [x] if isinstance(x, str) else []
+assert any('lock_named("\x1b[1m\x1f")' in t for t in strings(doc)), "the evidence names the lock as written"
+PY
+	then ok; else rc=- out= err=; bad "$fmt: control bytes from the code escaped"; fi
+done
+
 # text output: the name as given (the user's own bytes), the control byte escaped
 run scan "$latin" "$ctl"; expect_rc 3 "a refused name: exit 3"
 if printf '%s\n' "$out" | grep -q "^$latin:6:7: warning: "; then ok; else bad "text: the Latin-1 name as given"; fi
