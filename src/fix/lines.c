@@ -235,8 +235,8 @@ static bool respace(struct buf *b, const char *o, size_t on, const char *s, size
 		if (!same && k == nn - suf && k > pre - (pre > 0) && s[y->s] != ')' && s[y->s] != ']')
 			x = NULL;
 		if (!same && k == pre && k < nn - suf && pre < no - suf &&
-		    (k == 0 || s[nt[k - 1].s] == '(' || s[nt[k - 1].s] == '['))
-			x = &ot[pre]; /* the indentation, or a blank after ( */
+		    (k == 0 || s[nt[k - 1].s] == '(' || s[nt[k - 1].s] == '[' || s[nt[k - 1].s] == ')'))
+			x = &ot[pre]; /* the indentation, or a blank after ( or a cast's ) */
 		const char *ws = s + y->ws;
 		size_t wn = y->s - y->ws;
 		if (x) {

@@ -10,7 +10,7 @@
 . "$(dirname "$0")/lib.sh"
 
 tree=$SRC/fixtures/trees/half26
-sites() { printf '%s\n' "$out" | sed -nE 's#^h/([^:]+:[0-9]+:[0-9]+): [a-z]+: .*\[(P[0-9]+)\]$#\1 \2#p'; }
+sites() { printf '%s\n' "$out" | sed -nE 's#^h/([^:]+:[0-9]+:[0-9]+): [a-z]+: .*\[(P[0-9]+)(, fixable)?\]$#\1 \2#p'; }
 
 cp -r "$tree" h
 run scan h; expect_rc 1 "the tree has findings"
