@@ -146,10 +146,14 @@ static bool mutate(char *text, size_t *len, unsigned kind, unsigned n)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	/* a CR is a line break to the compiler and the validator; the mutations only know LF (CRLF
-	 * and bare CR are the unit tests' business) */
-	if (size < 2 || memchr(data, '\0', size) || memchr(data, '\r', size - 1))
+	/* the mutations know LF lines and blanks of spaces and tabs only: a CR is a line break, a
+	 * form feed or a vertical tab a blank, to the compiler and the validator alike (CRLF, bare
+	 * CR and other bytes are the unit tests' business); printable ASCII, tabs and LFs only */
+	if (size < 2)
 		return 0;
+	for (size_t i = 0; i + 1 < size; i++)
+		if (data[i] != '\n' && data[i] != '\t' && (data[i] < 0x20 || data[i] > 0x7e))
+			return 0;
 	unsigned pick = data[size - 1];
 	size_t len = size - 1;
 	char *old = malloc(len + 1), *mut = malloc(len + 2);
