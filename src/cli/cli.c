@@ -124,6 +124,15 @@ static int store(const struct cli_command *cmd, const struct cli_option *o, cons
 	case OPT_LIST:
 		list_add_csv(o->dest, value);
 		return 0;
+	case OPT_TARGET: {
+		enum target t = target_parse(value);
+		if (t == TARGET_UNSET) {
+			cli_error(cmd, "option '%s' must be 2.6 or modern, got '%s'", spelled, value);
+			return -1;
+		}
+		*(enum target *)o->dest = t;
+		return 0;
+	}
 	}
 	return 0;
 }

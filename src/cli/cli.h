@@ -28,6 +28,7 @@ enum opt_type {
 	OPT_STRING, /* const char **: the argument */
 	OPT_INT,    /* int *: a decimal integer */
 	OPT_LIST,   /* struct strvec *: repeatable, comma-separated */
+	OPT_TARGET, /* enum target * (rules/scan_result.h): "2.6" or "modern" */
 };
 
 struct cli_option {

@@ -259,7 +259,7 @@ static int explain_options(const struct cli_command *cmd, const struct scan_cli 
 	kernel_api_read_tree(a->context_root ? a->context_root : a->tree_root);
 	for (size_t i = 0; i < a->may_sleep.len; i++)
 		kernel_api_add_sleeper(a->may_sleep.items[i]);
-	so->modern = a->modern;
+	so->target = a->target == TARGET_MODERN ? TARGET_MODERN : TARGET_26;
 	so->strict_stats = a->strict_stats;
 	so->modernize = a->modernize;
 	so->verbose = true;
@@ -301,7 +301,7 @@ int cmd_explain(int argc, char **argv)
 	q.file = file;
 	struct strvec named = {&file, 1, 1};
 	a.context_root = context_root;
-	if (scan_cli_config(cmd, &a, &named, NULL) != EXIT_OK)
+	if (scan_cli_config(cmd, &a, &named) != EXIT_OK)
 		goto done;
 	if (!context_root)
 		context_root = a.tree_root; /* the kernel tree found above FILE, unless --no-tree */

@@ -35,22 +35,10 @@ int rewrite_cli_run(const struct cli_command *cmd, struct rewrite_cmd *c)
 {
 	const struct rewrite_cli *o = &c->rewrite;
 	struct rewrite_options ro = REWRITE_OPTIONS_INIT;
-	const char *target = o->target;
-	if (scan_cli_config(cmd, &c->scan, &c->paths, &target) != EXIT_OK)
+	c->scan.target = o->target;
+	if (scan_cli_config(cmd, &c->scan, &c->paths) != EXIT_OK)
 		return EXIT_USAGE;
-	if (!target)
-		target = "2.6";
 	struct scan_cli sa = c->scan;
-	if (strcmp(target, "2.6") == 0) {
-		ro.target = TARGET_26;
-	} else if (strcmp(target, "modern") == 0) {
-		ro.target = TARGET_MODERN;
-		sa.modern = true;
-	} else {
-		fprintf(stderr, "preemptify %s: option '--target' must be 2.6 or modern, got '%s'\n",
-			cmd->name, target);
-		return EXIT_USAGE;
-	}
 	if (o->timeout <= 0) {
 		fprintf(stderr, "preemptify %s: option '--timeout' must be > 0\n", cmd->name);
 		return EXIT_USAGE;

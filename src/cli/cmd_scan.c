@@ -54,8 +54,7 @@ static void find_tree_root(struct scan_cli *a, const struct strvec *paths)
 	}
 }
 
-int scan_cli_config(const struct cli_command *cmd, struct scan_cli *a, const struct strvec *paths,
-		    const char **target)
+int scan_cli_config(const struct cli_command *cmd, struct scan_cli *a, const struct strvec *paths)
 {
 	char *path = NULL;
 	find_tree_root(a, paths);
@@ -86,10 +85,8 @@ int scan_cli_config(const struct cli_command *cmd, struct scan_cli *a, const str
 		a->baseline = cfg->baseline;
 	if (!a->strict_stats && cfg->strict_stats == 1)
 		a->strict_stats = true;
-	if (cfg->target && target && !*target)
-		*target = cfg->target;
-	if (cfg->target && !target) /* scan plans the fixes it shows for that target */
-		a->modern = strcmp(cfg->target, "modern") == 0;
+	if (a->target == TARGET_UNSET) /* scan plans the fixes it shows for that target */
+		a->target = cfg->target;
 	return EXIT_OK;
 }
 
@@ -118,7 +115,7 @@ int scan_cli_options(const struct cli_command *cmd, const struct scan_cli *a,
 	so.verbose = a->verbose;
 	so.jobs = a->jobs;
 	so.no_prefilter = a->no_prefilter;
-	so.modern = a->modern;
+	so.target = a->target == TARGET_MODERN ? TARGET_MODERN : TARGET_26;
 	so.strict_stats = a->strict_stats;
 	so.modernize = a->modernize;
 	so.no_verify = a->no_plans;
@@ -641,7 +638,7 @@ int cmd_scan(int argc, char **argv)
 		fprintf(stderr, "preemptify scan: no PATH given (see 'preemptify scan --help')\n");
 		goto done;
 	}
-	if (scan_cli_config(cmd, &a, &paths, NULL) != EXIT_OK ||
+	if (scan_cli_config(cmd, &a, &paths) != EXIT_OK ||
 	    (rc = scan_outputs_check(&a, &paths, output, write_baseline)) != EXIT_OK ||
 	    (rc = report_open(&rep, output)) != EXIT_OK)
 		goto done;

@@ -51,7 +51,7 @@ struct scan_cli {
 	bool no_prefilter;          /* analyse files without preemption tokens too */
 	struct strvec exclude;    /* globs */
 	struct strvec ignore;     /* rule codes or names */
-	bool modern;                /* plan fixes for modern kernels (set by --target) */
+	enum target target;         /* the generation fixes are planned for: a rewrite's --target, else the config's */
 	struct strvec may_sleep;    /* the user's own sleeping functions */
 	bool no_plans;              /* the output shows no fix: skip verifying plans */
 	bool strict_stats;          /* fix statistics counters too */
@@ -69,7 +69,7 @@ struct scan_cli {
 	size_t hidden_baseline;     /* not an option: findings scan_cli_run() dropped as recorded in the baseline */
 	size_t hidden_config;       /* not an option: ... as ignored by the config's [ignore-paths] */
 };
-#define SCAN_CLI_INIT {0, false, false, {NULL, 0, 0}, {NULL, 0, 0}, false, {NULL, 0, 0}, false, false, NULL, \
+#define SCAN_CLI_INIT {0, false, false, {NULL, 0, 0}, {NULL, 0, 0}, TARGET_UNSET, {NULL, 0, 0}, false, false, NULL, \
 		       false, false, NULL, NULL, NULL, NULL, false, NULL, NULL, false, 0, 0}
 #define SCAN_CLI_OPTIONS(a) \
 	{"jobs", 'j', OPT_INT, &(a)->jobs, "N", "files analysed in parallel (default: online CPUs)"}, \
@@ -122,12 +122,11 @@ int scan_cli_run(const struct cli_command *cmd, struct scan_cli *a,
  * Reads the config (--config FILE, else the nearest .preemptify.toml at or
  * above PATHS[0], none with --no-config) into A->cfg and merges it into A:
  * its lists are added to the command line's, its baseline and strict_stats
- * are used when the command line gave none; *TARGET (may be NULL: a command
- * without --target) gets the file's target when it is NULL. Prints one line
- * and returns EXIT_USAGE for a bad file, else EXIT_OK.
+ * are used when the command line gave none, and its target when A->target
+ * is TARGET_UNSET (a rewrite's --target was copied there, scan has none).
+ * Prints one line and returns EXIT_USAGE for a bad file, else EXIT_OK.
  */
-int scan_cli_config(const struct cli_command *cmd, struct scan_cli *a, const struct strvec *paths,
-		    const char **target);
+int scan_cli_config(const struct cli_command *cmd, struct scan_cli *a, const struct strvec *paths);
 
 /*
  * The kernel tree PATH lives in: the nearest directory at or above it with
@@ -157,20 +156,20 @@ void scan_cli_release(struct scan_cli *a);
 /* The options of every command that rewrites (diff, apply, commit). */
 struct rewrite_cli {
 	int timeout;        /* seconds per spatch process */
-	const char *target; /* "2.6" or "modern"; NULL: the config's, else 2.6 */
+	enum target target; /* --target; TARGET_UNSET: the config's, else 2.6 */
 	const char *spatch; /* the Coccinelle program */
 	bool no_slice;      /* spatch gets whole files */
 	bool no_batch;      /* one spatch process per file and run */
 	bool require_done;  /* exit EXIT_LEFT when findings are left for hand work */
 };
-#define REWRITE_CLI_INIT {60, NULL, "spatch", false, false, false}
+#define REWRITE_CLI_INIT {60, TARGET_UNSET, "spatch", false, false, false}
 #define REWRITE_CLI_OPTIONS(o) \
 	{"timeout", 0, OPT_INT, &(o)->timeout, "SEC", "time limit per spatch process (default 60)"}, \
 	{"no-slice", 0, OPT_FLAG, &(o)->no_slice, NULL, \
 	 "give spatch whole files, not only the functions that hold sites (slower; for comparison)"}, \
 	{"no-batch", 0, OPT_FLAG, &(o)->no_batch, NULL, \
 	 "one spatch process per file and run, not one for the runs of many files (slower; for comparison)"}, \
-	{"target", 0, OPT_STRING, &(o)->target, "2.6|modern", "API generation to port to (default 2.6)"}, \
+	{"target", 0, OPT_TARGET, &(o)->target, "2.6|modern", "API generation to port to (default 2.6)"}, \
 	{"spatch", 0, OPT_STRING, &(o)->spatch, "PROG", "the Coccinelle spatch program (default: spatch on PATH)"}, \
 	{"require-done", 0, OPT_FLAG, &(o)->require_done, NULL, \
 	 "exit 4 when findings are left for you (hand work), so CI can tell 'all done' from 'work left'"}

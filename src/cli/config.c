@@ -195,11 +195,10 @@ static int set_top(struct config *cfg, const struct cursor *c, const char *key, 
 	if (strcmp(key, "target") == 0) {
 		if (want_type(c, key, v, VAL_STRING) < 0)
 			return -1;
-		if (strcmp(v->s, "2.6") != 0 && strcmp(v->s, "modern") != 0)
+		cfg->target = target_parse(v->s);
+		if (cfg->target == TARGET_UNSET)
 			return error_set("%s:%zu: 'target' must be \"2.6\" or \"modern\", got \"%s\"", c->path,
 					 c->line, v->s);
-		free(cfg->target);
-		cfg->target = v->s, v->s = NULL;
 		return 0;
 	}
 	if (strcmp(key, "baseline") == 0) {
@@ -405,7 +404,6 @@ void config_release(struct config *c)
 	strvec_release(&c->exclude);
 	strvec_release(&c->ignore);
 	strvec_release(&c->may_sleep);
-	free(c->target);
 	free(c->baseline);
 	strvec_release(&c->ignore_globs);
 	vec_release(&c->ignore_masks);

@@ -18,13 +18,13 @@ struct config {
 	struct strvec exclude;   /* globs, as --exclude */
 	struct strvec ignore;    /* rule codes or names, checked */
 	struct strvec may_sleep; /* functions, as --may-sleep */
-	char *target;            /* "2.6" or "modern"; NULL when not set */
+	enum target target;      /* TARGET_UNSET when not set */
 	char *baseline;          /* resolved against dir; NULL when not set */
 	int strict_stats;        /* -1 not set, else 0 or 1 */
 	struct strvec ignore_globs;  /* [ignore-paths] keys */
 	VEC(unsigned) ignore_masks;  /* aligned: the rules (bits of enum rule_id) ignored there */
 };
-#define CONFIG_INIT {NULL, NULL, STRVEC_INIT, STRVEC_INIT, STRVEC_INIT, NULL, NULL, -1, STRVEC_INIT, VEC_INIT}
+#define CONFIG_INIT {NULL, NULL, STRVEC_INIT, STRVEC_INIT, STRVEC_INIT, TARGET_UNSET, NULL, -1, STRVEC_INIT, VEC_INIT}
 
 /*
  * Reads PATH into OUT (initialised with CONFIG_INIT). 0, or -1 with the

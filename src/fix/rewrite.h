@@ -9,10 +9,7 @@
 
 #include "pipeline/scan.h"
 
-enum target { TARGET_26, TARGET_MODERN };
-
 struct rewrite_options {
-	enum target target;
 	int jobs;           /* parallel spatch processes; <= 0: online CPUs */
 	int timeout_sec;    /* per spatch process; default 60 */
 	const char *spatch; /* program name or path; default "spatch" */
@@ -25,7 +22,7 @@ struct rewrite_options {
 	/* a phase "rewriting" over the files with fixable sites (util/progress.h), or NULL */
 	struct progress *progress;
 };
-#define REWRITE_OPTIONS_INIT {TARGET_26, 0, 60, "spatch", NULL, false, false, NULL}
+#define REWRITE_OPTIONS_INIT {0, 60, "spatch", NULL, false, false, NULL}
 
 /* A fixable finding that was not changed, and why. */
 struct refusal {

@@ -163,7 +163,7 @@ static bool stat_update(const struct ctx *c, TSNode sub)
 static bool stat_note(struct ctx *c, const struct fn *f, TSNode site, TSNode sub, const char *name,
 		      enum rule_id rule, struct cpu_read *r)
 {
-	if (c->opts->strict_stats || c->opts->modern || !stat_update(c, sub))
+	if (c->opts->strict_stats || c->opts->target == TARGET_MODERN || !stat_update(c, sub))
 		return false;
 	struct finding *fd = add_finding(c, rule, site, f, SEV_NOTE, CONF_HIGH, FIX_NONE,
 		xasprintf("statistics counter %s[smp_processor_id()] updated in preemptible code", name),

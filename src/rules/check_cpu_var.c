@@ -32,7 +32,7 @@ static void cpu_var_site(struct ctx *c, const struct fn *f, TSNode call, bool is
 			free(bound);
 		}
 	}
-	if (prot && c->opts->modern && !is_per_cpu) {
+	if (prot && c->opts->target == TARGET_MODERN && !is_per_cpu) {
 		/* safe where it is, but modern kernels have no __get_cpu_var() */
 		struct finding *fd = add_finding(c, RULE_P002, call, f, SEV_NOTE, CONF_HIGH, FIX_GET_CPU_VAR,
 			xasprintf("%s: modern kernels have no __get_cpu_var()", shown), why);
@@ -43,7 +43,7 @@ static void cpu_var_site(struct ctx *c, const struct fn *f, TSNode call, bool is
 	} else {
 		struct finding *fd = add_finding(c, RULE_P002, call, f, SEV_WARNING, CONF_HIGH, FIX_GET_CPU_VAR,
 			xasprintf("%s in preemptible code", shown), why);
-		if (fd && c->opts->modern && plan_this_cpu(c, call, var, false, fd)) {
+		if (fd && c->opts->target == TARGET_MODERN && plan_this_cpu(c, call, var, false, fd)) {
 			/* one this_cpu_* operation */
 		} else if (fd) {
 			char *rep = xasprintf("get_cpu_var(%s)", var);

@@ -101,7 +101,7 @@ static TSNode p005_search(const struct ctx *c, const struct fn *f, TSNode call, 
 /* Modern target: modules may not call preempt_check_resched(); preempt_enable() reschedules. */
 static void check_check_resched(struct ctx *c, const struct fn *f, TSNode call)
 {
-	if (!c->opts->modern)
+	if (c->opts->target != TARGET_MODERN)
 		return;
 	TSNode st = ts_parent(call);
 	struct finding *fd = add_finding(c, RULE_P005, call, f, SEV_WARNING, CONF_HIGH, FIX_CHECK_RESCHED,
@@ -121,7 +121,7 @@ static void noresched_site(struct ctx *c, const struct fn *f, TSNode call, bool 
 	const char *what = NULL;
 	/* in hard-IRQ context the return from the interrupt reschedules */
 	TSNode bad = f->ctx == CTX_HARDIRQ ? ts_null() : p005_search(c, f, call, &what);
-	if (ts_node_is_null(bad) && !misspelt && !c->opts->modern)
+	if (ts_node_is_null(bad) && !misspelt && c->opts->target != TARGET_MODERN)
 		return;
 	struct buf ev = BUF_INIT;
 	if (!ts_node_is_null(bad)) {
@@ -130,7 +130,7 @@ static void noresched_site(struct ctx *c, const struct fn *f, TSNode call, bool 
 		buf_printf(&ev, "no preempt_check_resched() or schedule() before %s at line %u", what, l);
 	} else {
 		buf_puts(&ev, "a reschedule check follows on every path");
-		if (c->opts->modern)
+		if (c->opts->target == TARGET_MODERN)
 			buf_puts(&ev, "; modules on modern kernels may not call preempt_enable_no_resched()");
 	}
 	struct finding *fd = add_finding(c, RULE_P005, call, f, SEV_WARNING, CONF_HIGH,
@@ -140,7 +140,7 @@ static void noresched_site(struct ctx *c, const struct fn *f, TSNode call, bool 
 		buf_detach(&ev));
 	if (!fd)
 		return;
-	if (c->opts->modern) {
+	if (c->opts->target == TARGET_MODERN) {
 		/* modules may not call preempt_enable_no_resched() or preempt_check_resched() */
 		add_edit(c, fd, EDIT_REPLACE, call, "preempt_enable()");
 		return;

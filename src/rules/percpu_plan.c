@@ -116,7 +116,7 @@ void plan_percpu_site(struct ctx *c, const struct fn *f, struct percpu_array *pa
 	TSNode slot = percpu_slot(pa, sub);
 	const char *var = pa->var ? pa->var : pa->name;
 	char *name = percpu_slot_text(c, pa, sub, var);
-	bool modern = c->opts->modern && plan_this_cpu(c, slot, name, is_protected, fd);
+	bool modern = c->opts->target == TARGET_MODERN && plan_this_cpu(c, slot, name, is_protected, fd);
 	free(name);
 	if (modern)
 		return;

@@ -2,6 +2,12 @@
 #include "rules/scan_result.h"
 
 #include <stdlib.h>
+#include <string.h>
+
+enum target target_parse(const char *s)
+{
+	return strcmp(s, "2.6") == 0 ? TARGET_26 : strcmp(s, "modern") == 0 ? TARGET_MODERN : TARGET_UNSET;
+}
 
 void scan_result_keep(struct scan_result *out, const bool *keep_finding, const bool *keep_diag)
 {

@@ -12,12 +12,26 @@
 #include "rules/finding.h"
 #include "util/progress.h"
 
+/*
+ * The API generation a port aims at: --target of the commands that rewrite,
+ * or the config's `target`. TARGET_UNSET only where neither chose one (the
+ * CLI's options, the config): it means 2.6.
+ */
+enum target {
+	TARGET_UNSET,
+	TARGET_26,     /* "2.6": get_cpu_var(), __get_cpu_var(), cond_resched() */
+	TARGET_MODERN, /* "modern": this_cpu_*, no __get_cpu_var() */
+};
+
+/* TARGET_26 for "2.6", TARGET_MODERN for "modern", else TARGET_UNSET. */
+enum target target_parse(const char *s);
+
 struct scan_options {
 	unsigned rules;   /* bit (1u << rule_id) set = rule enabled */
 	bool verbose;     /* also keep protected sites (finding.protected_site) */
 	int jobs;         /* worker threads; <= 0 means online CPUs */
 	bool no_prefilter; /* analyse files without any trigger token too */
-	bool modern;       /* plan fixes for modern kernels (this_cpu_*, no __get_cpu_var) */
+	enum target target; /* the generation fixes are planned for: TARGET_26 or TARGET_MODERN */
 	bool strict_stats; /* fix statistics counters too (else a note: a migration only miscounts) */
 	/*
 	 * Internal, 0 for every caller: how deep inside the verification of a
@@ -58,7 +72,7 @@ struct scan_options {
 	/* Also rewrite code already correct under 2.6 (`if (need_resched()) schedule();`); else a note. */
 	bool modernize;
 };
-#define SCAN_OPTIONS_INIT {((1u << RULE_COUNT) - 1), false, 0, false, false, false, 0, false, NULL, false, NULL, NULL, NULL, NULL, false, false, false}
+#define SCAN_OPTIONS_INIT {((1u << RULE_COUNT) - 1), false, 0, false, TARGET_26, false, 0, false, NULL, false, NULL, NULL, NULL, NULL, false, false, false}
 
 struct scan_stats {
 	size_t files;      /* files walked */
