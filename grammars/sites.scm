@@ -5,7 +5,8 @@
 ;; feed predicates. The tree-sitter C runtime does not evaluate predicates:
 ;; src/parse/query.c does (#eq?, #any-of?, #match?) and asks
 ;; src/rules/rules.c for the host predicates #resched-macro?,
-;; #resched-test? and #cpu-macro?, which look at the file's own #defines.
+;; #resched-test? and #cpu-macro?, which it asks in turn of the rule whose
+;; hooks answer them (P004's and P003's: the file's own #defines).
 ;;
 ;; The query runs only over function bodies that may hold a site
 ;; (body_may_hold_site() in src/rules/rules.c: a word of the list there,

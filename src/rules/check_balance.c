@@ -84,7 +84,7 @@ static bool sets_irq_state(const struct fn *f)
 
 static void check_exits(struct ctx *c, const struct fn *f, struct feasible *p);
 
-void check_balance(struct ctx *c, const struct fn *f, TSNode site, const char *kind)
+static void check_balance(struct ctx *c, const struct fn *f, TSNode site, const char *kind)
 {
 	(void)site;
 	(void)kind;
@@ -154,3 +154,5 @@ static void check_exits(struct ctx *c, const struct fn *f, struct feasible *p)
 			    xasprintf("%s() not balanced on every path", a->api), ev);
 	}
 }
+
+const struct rule_hooks balance_hooks = {.check = check_balance};

@@ -588,7 +588,7 @@ done:
  * miscounts), a debug print, or a macro that disables interrupts or takes a
  * lock itself (a debugging lock wrapper reads the CPU under its own lock).
  */
-bool macro_reads_cpu(const char *body)
+static bool macro_reads_cpu(const char *body)
 {
 	static const char *const not_a_read[] = {"++", "--", "+=", "-=", "print", "lock", "_irq", "cli()",
 						 "save_flags", "preempt_disable", "get_cpu"};
@@ -603,7 +603,12 @@ bool macro_reads_cpu(const char *body)
 	return false;
 }
 
-const struct macro_def *cpu_macro_of(struct ctx *c, TSNode n)
+/*
+ * The #define of this file that identifier N names when its body reads
+ * smp_processor_id() (not a statistics update: those only count), or NULL.
+ * A function-like macro counts only where it is called.
+ */
+static const struct macro_def *cpu_macro_of(struct ctx *c, TSNode n)
 {
 	if (!c->cpu_macros_done) {
 		c->cpu_macros_done = true;
@@ -683,7 +688,7 @@ static void check_cpu_macro(struct ctx *c, const struct fn *f, TSNode ident)
 	free(where);
 }
 
-void check_cpu_read(struct ctx *c, const struct fn *f, TSNode call, const char *kind)
+static void check_cpu_read(struct ctx *c, const struct fn *f, TSNode call, const char *kind)
 {
 	if (strcmp(kind, "cpu_macro") == 0) {
 		check_cpu_macro(c, f, call);
@@ -739,3 +744,49 @@ void check_cpu_read(struct ctx *c, const struct fn *f, TSNode call, const char *
 	free(r.why);
 	free(r.stable);
 }
+
+/* ---- hooks (rules/rules.def) ------------------------------------------------ */
+
+/* Might a macro of the file or of the tree's headers read the CPU here? */
+static void cpu_read_begin_file(struct ctx *c)
+{
+	const tree_macro_vec *m = c->opts->macros;
+	for (size_t i = 0; m && i < m->len; i++)
+		c->may_tree_cpu_macro |= m->items[i].kind == MACRO_CPU;
+	c->may_cpu_macro = c->may_tree_cpu_macro;
+	for (size_t i = 0; i < c->src->defs.len && !c->may_cpu_macro; i++)
+		c->may_cpu_macro = macro_reads_cpu(c->src->defs.items[i].body);
+	c->may_macro_site |= c->may_cpu_macro;
+}
+
+static void cpu_read_release(struct ctx *c)
+{
+	cpu_stable_release(c);
+	vec_release(&c->covered);
+	vec_release(&c->cpu_macros);
+}
+
+/* #cpu-macro? of grammars/sites.scm. */
+static bool cpu_read_pred(struct ctx *c, const char *name, TSNode n)
+{
+	(void)name;
+	return cpu_macro_of(c, n) != NULL;
+}
+
+/* A header's macro reading the CPU; the kernel's own (include/: in_interrupt()) are 2.6's to port. */
+static int cpu_read_header_macro(const struct ctx *c, const struct macro_def *d)
+{
+	const char *path = c->src->path;
+	bool in_include = strncmp(path, "include/", 8) == 0 || strstr(path, "/include/") != NULL;
+	return macro_reads_cpu(d->body) && !in_include ? MACRO_CPU : -1;
+}
+
+const struct rule_hooks cpu_read_hooks = {
+	.check = check_cpu_read,
+	.begin_file = cpu_read_begin_file,
+	.release = cpu_read_release,
+	.preds = {"cpu-macro?"},
+	.pred = cpu_read_pred,
+	.macro_preds = {"cpu-macro?"},
+	.header_macro = cpu_read_header_macro,
+};

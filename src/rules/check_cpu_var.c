@@ -60,7 +60,9 @@ static void cpu_var_site(struct ctx *c, const struct fn *f, TSNode call, bool is
 	free(var);
 }
 
-void check_cpu_var(struct ctx *c, const struct fn *f, TSNode site, const char *kind)
+static void check_cpu_var(struct ctx *c, const struct fn *f, TSNode site, const char *kind)
 {
 	cpu_var_site(c, f, site, strcmp(kind, "per_cpu") == 0);
 }
+
+const struct rule_hooks cpu_var_hooks = {.check = check_cpu_var};

@@ -156,10 +156,12 @@ static void noresched_site(struct ctx *c, const struct fn *f, TSNode call, bool 
 	}
 }
 
-void check_noresched(struct ctx *c, const struct fn *f, TSNode site, const char *kind)
+static void check_noresched(struct ctx *c, const struct fn *f, TSNode site, const char *kind)
 {
 	if (strcmp(kind, "check_resched") == 0)
 		check_check_resched(c, f, site);
 	else
 		noresched_site(c, f, site, strcmp(kind, "noresched_misspelt") == 0);
 }
+
+const struct rule_hooks noresched_hooks = {.check = check_noresched};

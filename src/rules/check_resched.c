@@ -141,7 +141,12 @@ static const char *field_not_a_test(const struct ctx *c, TSNode child, TSNode p,
 	return NULL;
 }
 
-void resched_tests_stay(struct ctx *c, const struct fn *f)
+/*
+ * F writes current->need_resched (or takes its address, or compares it with
+ * a polling marker) at line c->fn_resched_write: its tests belong to that
+ * protocol, so its P004 rewrites are refused too.
+ */
+static void resched_tests_stay(struct ctx *c, const struct fn *f)
 {
 	for (size_t i = c->fn_first_finding; i < c->out->findings.len; i++) {
 		struct finding *fd = &c->out->findings.items[i];
@@ -269,7 +274,7 @@ static void check_yield(struct ctx *c, const struct fn *f, TSNode stmt)
 }
 
 /* Does a #define body test the current task's need_resched (not another task's)? */
-bool body_tests_resched(const char *body)
+static bool body_tests_resched(const char *body)
 {
 	return strstr(body, "need_resched") != NULL;
 }
@@ -395,7 +400,8 @@ static bool tree_define_rewritten(const struct macro_def *d)
 	return n <= BODY_MAX_TOKENS && body_is_resched_stmt(d->body, k, n, &from, &to);
 }
 
-void check_resched_defines(struct ctx *c)
+/* P004 sites inside this file's #define bodies: rewritten in the body. */
+static void check_resched_defines(struct ctx *c)
 {
 	struct mtok k[BODY_MAX_TOKENS + 1];
 	for (size_t i = 0; i < c->src->defs.len; i++) {
@@ -493,7 +499,8 @@ static const struct macro_def *resched_macro(const struct ctx *c, TSNode ident, 
 	return resched_macro_named(c, c->text + s, e - s, function_like);
 }
 
-bool resched_host_pred(const struct ctx *c, const char *name, TSNode n)
+/* Answers #resched-test? and #resched-macro? of grammars/sites.scm. */
+static bool resched_host_pred(struct ctx *c, const char *name, TSNode n)
 {
 	uint32_t s = ts_node_start_byte(n), e = ts_node_end_byte(n);
 	if (strcmp(name, "resched-test?") == 0)
@@ -532,7 +539,7 @@ static bool check_macro_stmt(struct ctx *c, const struct fn *f, TSNode call, con
 	return true;
 }
 
-void check_resched(struct ctx *c, const struct fn *f, TSNode site, const char *kind)
+static void check_resched(struct ctx *c, const struct fn *f, TSNode site, const char *kind)
 {
 	if (strcmp(kind, "yield") == 0) {
 		check_yield(c, f, site);
@@ -544,3 +551,48 @@ void check_resched(struct ctx *c, const struct fn *f, TSNode site, const char *k
 		resched_test(c, f, site, strcmp(kind, "resched_field") == 0);
 	}
 }
+
+/* ---- hooks (rules/rules.def) ------------------------------------------------ */
+
+/* Might a macro of the file or of the tree's headers test need_resched here? */
+static void resched_begin_file(struct ctx *c)
+{
+	for (size_t i = 0; i < c->src->defs.len && !c->may_resched_macro; i++)
+		c->may_resched_macro = body_tests_resched(c->src->defs.items[i].body);
+	const tree_macro_vec *m = c->opts->macros;
+	for (size_t i = 0; m && i < m->len; i++)
+		c->may_resched_macro |= m->items[i].kind == MACRO_RESCHED;
+	c->may_macro_site |= c->may_resched_macro;
+}
+
+static void resched_end_function(struct ctx *c, const struct fn *f)
+{
+	if (c->fn_resched_write)
+		resched_tests_stay(c, f);
+	c->fn_resched_write = 0;
+}
+
+/* A #define body testing need_resched (not another task's) is rewritten in its body; the uses of
+ * other macros testing it are fixed where they are used (check_macro_stmt, check_resched). */
+static bool resched_end_file(struct ctx *c)
+{
+	check_resched_defines(c);
+	return false;
+}
+
+static int resched_header_macro(const struct ctx *c, const struct macro_def *d)
+{
+	(void)c;
+	return strstr(d->body, "need_resched") ? MACRO_RESCHED : -1;
+}
+
+const struct rule_hooks resched_hooks = {
+	.check = check_resched,
+	.begin_file = resched_begin_file,
+	.end_function = resched_end_function,
+	.end_file = resched_end_file,
+	.preds = {"resched-test?", "resched-macro?"},
+	.pred = resched_host_pred,
+	.macro_preds = {"resched-macro?"},
+	.header_macro = resched_header_macro,
+};

@@ -27,7 +27,7 @@ static bool releases_all_held(const struct fn *f, const struct fn *g, TSNode cal
 	return all;
 }
 
-void check_sleep(struct ctx *c, const struct fn *f, TSNode call, const char *kind)
+static void check_sleep(struct ctx *c, const struct fn *f, TSNode call, const char *kind)
 {
 	(void)kind;
 	struct buf why = BUF_INIT;
@@ -55,3 +55,5 @@ void check_sleep(struct ctx *c, const struct fn *f, TSNode call, const char *kin
 		    explain_state(f, &ps));
 	buf_release(&why);
 }
+
+const struct rule_hooks sleep_hooks = {.check = check_sleep};

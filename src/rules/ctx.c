@@ -117,18 +117,6 @@ bool text_may_have_if0(const char *text, size_t len)
 void ctx_prescan(struct ctx *c)
 {
 	c->may_if0 = text_may_have_if0(c->text, c->src->len);
-	c->may_resched_macro = false;
-	for (size_t i = 0; i < c->src->defs.len && !c->may_resched_macro; i++)
-		c->may_resched_macro = body_tests_resched(c->src->defs.items[i].body);
-	c->may_tree_cpu_macro = false;
-	const tree_macro_vec *m = c->opts->macros;
-	for (size_t i = 0; m && i < m->len; i++) {
-		c->may_resched_macro |= m->items[i].kind == MACRO_RESCHED;
-		c->may_tree_cpu_macro |= m->items[i].kind == MACRO_CPU;
-	}
-	c->may_cpu_macro = c->may_tree_cpu_macro;
-	for (size_t i = 0; i < c->src->defs.len && !c->may_cpu_macro; i++)
-		c->may_cpu_macro = macro_reads_cpu(c->src->defs.items[i].body);
 }
 
 bool version_guarded(const struct ctx *c, TSNode n)

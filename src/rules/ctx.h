@@ -36,6 +36,7 @@ struct ctx {
 	VEC(struct percpu_array *) arrays; /* owned; percpu_arrays_free() */
 	struct array_refusals *kept; /* arrays kept as they are, from an earlier check; may be NULL */
 	VEC(struct covered) covered;
+	size_t first_finding;    /* index of the first finding of the file (of this round) */
 	size_t fn_first_finding; /* index of the first finding of the function being checked */
 	unsigned fn_resched_write; /* line of a non-test use of current->need_resched in it, or 0 */
 	char **bound;       /* per function: why it runs bound to its CPU (cpu_stable.c), or NULL */
@@ -45,6 +46,7 @@ struct ctx {
 	bool cpu_macros_done;
 	/* what the text may hold, so that a check run on every identifier or call can stop early */
 	bool may_if0;          /* a `#if 0` or `#elif 0` (text_may_have_if0()) */
+	bool may_macro_site;   /* a macro hiding a site: set by the rules' begin_file hooks */
 	bool may_resched_macro; /* a #define of the file or the tree's headers testing need_resched */
 	bool may_tree_cpu_macro; /* a macro of the tree's headers reading the CPU */
 	bool may_cpu_macro;    /* ...or of the file */
@@ -108,16 +110,55 @@ struct percpu_array {
 /*
  * Decides one site SITE of KIND (a capture of grammars/sites.scm, or
  * RULE_SITE_FUNCTION with the function body) in F: adds findings and their
- * edits to C. Each rule with a checker in rules/rules.def defines one, in
- * src/rules/check_<name>.c; the prototypes below come from the registry.
+ * edits to C.
  */
 typedef void rule_checker(struct ctx *c, const struct fn *f, TSNode site, const char *kind);
-#define CHECK(fn) rule_checker fn;
-#define NO_CHECK
-#define RULE(id, code, name, sev, summary, help, check, sites, fixes, props, words) check
+
+/* The most host predicates of grammars/sites.scm one rule answers. */
+#define RULE_MAX_PREDS 3
+
+/*
+ * What a rule plugs into the driver (rules_run()): its row of
+ * rules/rules.def names them, HOOKS(x) for the `const struct rule_hooks x`
+ * its file defines (src/rules/check_<name>.c; the declarations below come
+ * from the registry). Every member may be NULL. The driver calls each kind
+ * of hook for every rule in row order, whether the rule is on or not (its
+ * findings are dropped by add_finding()), except CHECK on RULE_SITE_FUNCTION.
+ * A file may be checked in several rounds (end_file); each round starts
+ * from a zeroed struct ctx.
+ */
+struct rule_hooks {
+	/* Decides each site of a kind the row's SITES(...) lists. */
+	rule_checker *check;
+	/* Before the file's functions: the rule's per-file state; sets may_* of C. */
+	void (*begin_file)(struct ctx *c);
+	/* After F's sites and the checks of the whole function. */
+	void (*end_function)(struct ctx *c, const struct fn *f);
+	/* After the functions. True: the file must be checked again (a new round). */
+	bool (*end_file)(struct ctx *c);
+	/* Frees the rule's per-file state (after each round). */
+	void (*release)(struct ctx *c);
+	/* The host predicates of grammars/sites.scm it answers (NULL-terminated), and the answer. */
+	const char *preds[RULE_MAX_PREDS + 1];
+	bool (*pred)(struct ctx *c, const char *name, TSNode n);
+	/*
+	 * Of PREDS, those that match every identifier to find a macro: their
+	 * patterns are left out unless some begin_file set c->may_macro_site.
+	 */
+	const char *macro_preds[RULE_MAX_PREDS + 1];
+	/*
+	 * D, a #define of a header (c->src), hides a site of the rule in the
+	 * files that use it: its tree_macro_kind, else -1. When several rules
+	 * claim it, the lowest kind is kept.
+	 */
+	int (*header_macro)(const struct ctx *c, const struct macro_def *d);
+};
+#define HOOKS(h) extern const struct rule_hooks h;
+#define NO_HOOKS
+#define RULE(id, code, name, sev, summary, help, hooks, sites, fixes, props, words) hooks
 #include "rules/rules.def"
-#undef CHECK
-#undef NO_CHECK
+#undef HOOKS
+#undef NO_HOOKS
 
 /* ---- syntax (ctx.c) ---- */
 
@@ -133,22 +174,10 @@ unsigned count_cpu_reads(const struct ctx *c, TSNode n);
 bool in_dead_code(const struct ctx *c, TSNode n);
 /* Might TEXT (LEN bytes) hold a directive `#if 0` or `#elif 0`? False only when it cannot. */
 bool text_may_have_if0(const char *text, size_t len);
-/* Sets C's may_* fields from its source and options. */
+/* Sets C's may_if0 from its source. */
 void ctx_prescan(struct ctx *c);
 /* True under an #if on LINUX_VERSION_CODE. */
 bool version_guarded(const struct ctx *c, TSNode n);
-
-/*
- * check_cpu_read.c: the #define of this file that identifier N names when
- * its body reads smp_processor_id() (not a statistics update: those only
- * count), or NULL. A function-like macro counts only where it is called.
- */
-const struct macro_def *cpu_macro_of(struct ctx *c, TSNode n);
-
-/* check_cpu_read.c: does a #define body read the CPU where the macro is used? */
-bool macro_reads_cpu(const char *body);
-/* Does a #define BODY test need_resched? */
-bool body_tests_resched(const char *body);
 
 /*
  * rules.c: the tree's header macro NAME (LEN bytes) of KIND hiding a site
@@ -158,8 +187,6 @@ const struct macro_def *tree_macro_find(const struct ctx *c, const char *name, s
 					bool function_like, enum tree_macro_kind kind);
 /* rules.c: where macro D is defined: "line 12" (this file) or "include/x.h:12"; owned. */
 char *macro_location(const struct ctx *c, const struct macro_def *d);
-/* rules.c: records this header's macros that hide a site into c->out->macros. */
-void header_macros_collect(struct ctx *c);
 /* The statement containing N that sits directly in a block, or a null node. */
 TSNode block_stmt(TSNode n);
 /* The statement after S in its block (skipping comments), or a null node. */
@@ -273,16 +300,6 @@ bool is_local(const struct ctx *c, const struct fn *f, const char *name);
 
 /* ---- per-CPU arrays (percpu_array.c) ---- */
 
-/* Finds the file's NR_CPUS arrays, their uses and whether define-per-cpu applies. */
-void percpu_arrays_find(struct ctx *c);
-/*
- * After the functions are checked: one P008 per NR_CPUS array used as
- * per-CPU data. Returns true when an array planned as converted turned out
- * not to be (a use that cannot be fixed), recorded in c->kept: the file
- * must be checked again.
- */
-bool percpu_arrays_report(struct ctx *c);
-void percpu_arrays_free(struct ctx *c);
 /* The array SUB (a subscript_expression) indexes, or NULL. */
 struct percpu_array *array_of_subscript(const struct ctx *c, TSNode sub);
 /* The node a conversion replaces for use SUB of PA: x[i], or x[i].v of a padding union. */
@@ -315,6 +332,7 @@ bool plan_this_cpu(struct ctx *c, TSNode slot, const char *name, bool is_protect
 char *cpu_stable(struct ctx *c, const struct fn *f, TSNode read, bool *whole);
 /* Why F is not bound although only bring-up code calls it (it may sleep), or NULL. */
 const char *cpu_unbound(struct ctx *c, const struct fn *f);
+/* Frees what cpu_stable() keeps in C. */
 void cpu_stable_release(struct ctx *c);
 
 /* ---- CPU slots held across functions (slot_pairs.c) ---- */
@@ -324,28 +342,12 @@ void note_slot_use(struct ctx *c, struct percpu_array *pa, const struct fn *f, T
 		   const struct finding *fd);
 /* Names that differ in one opposite word: br_read_lock / br_read_unlock. */
 bool names_paired(const char *a, const char *b);
-/*
- * Makes report-only the CPU findings (from index FIRST on) of every pair of
- * functions that both use the current CPU's slot of one array.
- */
-void refuse_cross_function_slots(struct ctx *c, size_t first);
 
-/*
- * F writes current->need_resched (or takes its address, or compares it with
- * a polling marker) at line c->fn_resched_write: its tests belong to that
- * protocol, so its P004 rewrites are refused too (check_resched.c).
- */
-void resched_tests_stay(struct ctx *c, const struct fn *f);
+/* ---- this file's #defines (rules.c) ---- */
 
-/* ---- P004 host predicates (check_resched.c) ---- */
-
-/* Answers #resched-test? and #resched-macro? of grammars/sites.scm. */
-bool resched_host_pred(const struct ctx *c, const char *name, TSNode n);
 /* The node at this file's #define D (for version_guarded(), in_dead_code()). */
 TSNode define_node(const struct ctx *c, const struct macro_def *d);
 /* Is D defined in two #if arms of the file, or version-guarded (a compatibility definition)? */
 bool define_conditional(const struct ctx *c, const struct macro_def *d);
-/* P004 sites inside this file's #define bodies: rewritten in the body (check_resched.c). */
-void check_resched_defines(struct ctx *c);
 
 #endif

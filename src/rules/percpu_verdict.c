@@ -494,7 +494,13 @@ static bool check_uses_fixed(struct ctx *c, struct percpu_array *pa)
 	return false;
 }
 
-bool percpu_arrays_report(struct ctx *c)
+/*
+ * After the functions are checked: one P008 per NR_CPUS array used as
+ * per-CPU data. Returns true when an array planned as converted turned out
+ * not to be (a use that cannot be fixed), recorded in c->kept: the file
+ * must be checked again.
+ */
+static bool percpu_arrays_report(struct ctx *c)
 {
 	bool again = false;
 	for (size_t i = 0; i < c->arrays.len; i++)
@@ -549,3 +555,10 @@ bool percpu_arrays_report(struct ctx *c)
 	}
 	return false;
 }
+
+/* P008's hooks: the file's NR_CPUS arrays, found before its functions are checked, reported after. */
+const struct rule_hooks percpu_decl_hooks = {
+	.begin_file = percpu_arrays_find,
+	.end_file = percpu_arrays_report,
+	.release = percpu_arrays_free,
+};

@@ -1,7 +1,8 @@
 /*
  * The driver: runs the site query (grammars/sites.scm) over each function
  * and hands every site to the checker of the rule that decides its kind,
- * from the table rules/rules.def expands into.
+ * and calls the rules' other hooks around files and functions, from the
+ * table rules/rules.def expands into. It names no rule.
  */
 #define _GNU_SOURCE /* memmem */
 #include "rules/ctx.h"
@@ -17,13 +18,39 @@ struct site_scan {
 	const struct fn *f;
 };
 
-/* Host predicates of grammars/sites.scm. */
+/* The rules' hooks and the sites each decides (rules/rules.def). */
+#define RULE_MAX_SITES 5
+static const struct rule_entry {
+	enum rule_id rule;
+	const struct rule_hooks *hooks;
+	const char *sites[RULE_MAX_SITES]; /* NULL-terminated */
+} registry[] = {
+#define HOOKS(h) &h
+#define NO_HOOKS NULL
+#define SITES(...) {__VA_ARGS__}
+#define NO_SITES {NULL}
+#define RULE(id, code, name, sev, summary, help, hooks, sites, fixes, props, words) {RULE_##id, hooks, sites},
+#include "rules/rules.def"
+#undef HOOKS
+#undef NO_HOOKS
+#undef SITES
+#undef NO_SITES
+};
+
+/* Visits every rule's hooks H (NULL rows skipped), in row order. */
+#define FOR_EACH_HOOKS(h) \
+	for (size_t i_ = 0; i_ < ARRAY_SIZE(registry); i_++) \
+		for (const struct rule_hooks *h = registry[i_].hooks; h; h = NULL)
+
+/* Host predicates of grammars/sites.scm: asked of the rule that answers NAME. */
 static bool site_host_pred(const char *name, TSNode n, void *ctx)
 {
 	struct ctx *c = ((struct site_scan *)ctx)->c;
-	if (strcmp(name, "cpu-macro?") == 0)
-		return cpu_macro_of(c, n) != NULL;
-	return resched_host_pred(c, name, n);
+	FOR_EACH_HOOKS(h)
+		for (size_t k = 0; h->pred && h->preds[k]; k++)
+			if (strcmp(h->preds[k], name) == 0)
+				return h->pred(c, name, n);
+	return false;
 }
 
 /* ---- macros of the tree's headers that hide a site ------------------------------- */
@@ -65,52 +92,35 @@ bool define_conditional(const struct ctx *c, const struct macro_def *d)
 	return version_guarded(c, define_node(c, d));
 }
 
-/* Is PATH under an include/ directory (the kernel's own API headers)? */
-static bool in_include_dir(const char *path)
+/* The kind of tree macro D of this header is, the lowest any rule claims; -1 if none. */
+static int header_macro_kind(const struct ctx *c, const struct macro_def *d)
 {
-	return strncmp(path, "include/", 8) == 0 || strstr(path, "/include/") != NULL;
+	int kind = -1;
+	FOR_EACH_HOOKS(h) {
+		int k = h->header_macro ? h->header_macro(c, d) : -1;
+		if (k >= 0 && (kind < 0 || k < kind))
+			kind = k;
+	}
+	return kind;
 }
 
-void header_macros_collect(struct ctx *c)
+/* Records this header's macros that hide a site into c->out->macros. */
+static void header_macros_collect(struct ctx *c)
 {
 	size_t n = strlen(c->src->path);
 	if (n < 2 || strcmp(c->src->path + n - 2, ".h") != 0)
 		return;
 	for (size_t i = 0; i < c->src->defs.len; i++) {
 		const struct macro_def *d = &c->src->defs.items[i];
-		enum tree_macro_kind kind;
-		if (strstr(d->body, "need_resched"))
-			kind = MACRO_RESCHED;
-		else if (macro_reads_cpu(d->body) && !in_include_dir(c->src->path))
-			kind = MACRO_CPU; /* the kernel's own macros (in_interrupt()) are 2.6's to port */
-		else
-			continue;
-		if (define_conditional(c, d))
+		int kind = header_macro_kind(c, d);
+		if (kind < 0 || define_conditional(c, d))
 			continue;
 		struct tree_macro t = {{xstrdup(d->name), d->function_like, xstrdup(d->body), d->offset, d->end},
-				       xstrdup(c->src->path), source_pos(c->src, d->offset).line, kind};
+				       xstrdup(c->src->path), source_pos(c->src, d->offset).line,
+				       (enum tree_macro_kind)kind};
 		vec_push(&c->out->macros, t);
 	}
 }
-
-/* The rules with a checker, and the sites each decides (rules/rules.def). */
-#define RULE_MAX_SITES 5
-static const struct rule_entry {
-	enum rule_id rule;
-	rule_checker *check;
-	const char *sites[RULE_MAX_SITES]; /* NULL-terminated */
-} registry[] = {
-#define CHECK(fn) fn
-#define NO_CHECK NULL
-#define SITES(...) {__VA_ARGS__}
-#define NO_SITES {NULL}
-#define RULE(id, code, name, sev, summary, help, check, sites, fixes, props, words) {RULE_##id, check, sites},
-#include "rules/rules.def"
-#undef CHECK
-#undef NO_CHECK
-#undef SITES
-#undef NO_SITES
-};
 
 /* The entry whose checker decides sites of KIND, or NULL. */
 static const struct rule_entry *site_entry(const char *kind)
@@ -138,8 +148,8 @@ static void site_match(const struct query_match *m, void *ctx)
 	/* every rule that decides this kind (several may share one, e.g. "call") */
 	for (size_t i = 0; i < ARRAY_SIZE(registry); i++)
 		for (size_t k = 0; k < RULE_MAX_SITES && registry[i].sites[k]; k++)
-			if (strcmp(registry[i].sites[k], kind) == 0 && registry[i].check)
-				registry[i].check(ss->c, ss->f, n, kind);
+			if (strcmp(registry[i].sites[k], kind) == 0 && registry[i].hooks && registry[i].hooks->check)
+				registry[i].hooks->check(ss->c, ss->f, n, kind);
 }
 
 /* Runs the checkers that take the whole function (RULE_SITE_FUNCTION), if their rule is on. */
@@ -147,9 +157,9 @@ static void function_checks(struct ctx *c, const struct fn *f)
 {
 	for (size_t i = 0; i < ARRAY_SIZE(registry); i++)
 		for (size_t k = 0; k < RULE_MAX_SITES && registry[i].sites[k]; k++)
-			if (strcmp(registry[i].sites[k], RULE_SITE_FUNCTION) == 0 && registry[i].check &&
-			    (c->opts->rules & (1u << registry[i].rule)))
-				registry[i].check(c, f, f->body, RULE_SITE_FUNCTION);
+			if (strcmp(registry[i].sites[k], RULE_SITE_FUNCTION) == 0 && registry[i].hooks &&
+			    registry[i].hooks->check && (c->opts->rules & (1u << registry[i].rule)))
+				registry[i].hooks->check(c, f, f->body, RULE_SITE_FUNCTION);
 }
 
 /*
@@ -192,7 +202,7 @@ const char *const *rules_prefilter_words(size_t *n)
 
 static bool body_may_hold_site(const struct ctx *c, const struct fn *f)
 {
-	if (c->may_cpu_macro || c->may_resched_macro || f->ctx != CTX_PROCESS || f->acqs.len)
+	if (c->may_macro_site || f->ctx != CTX_PROCESS || f->acqs.len)
 		return true;
 	uint32_t s = ts_node_start_byte(f->body), e = ts_node_end_byte(f->body);
 	for (size_t i = 0; i < ARRAY_SIZE(site_words); i++)
@@ -201,10 +211,76 @@ static bool body_may_hold_site(const struct ctx *c, const struct fn *f)
 	return false;
 }
 
+/* The host predicates that match every identifier to find a macro (rule_hooks.macro_preds). */
+static const char *macro_preds[RULE_COUNT * RULE_MAX_PREDS + 1];
+static pthread_once_t macro_preds_once = PTHREAD_ONCE_INIT;
+
+static void macro_preds_collect(void)
+{
+	size_t n = 0;
+	FOR_EACH_HOOKS(h)
+		for (size_t k = 0; h->macro_preds[k]; k++)
+			macro_preds[n++] = h->macro_preds[k];
+}
+
+/* Starts round of checking FA: a zeroed C, and every rule's begin_file. */
+static void file_begin(struct ctx *c, const struct file_analysis *fa, const struct scan_options *opts,
+		       struct scan_result *out, struct array_refusals *kept)
+{
+	memset(c, 0, sizeof *c);
+	c->fa = fa;
+	c->src = fa->src;
+	c->text = fa->src->parse_text;
+	c->opts = opts;
+	c->out = out;
+	c->kept = kept;
+	c->first_finding = out->findings.len;
+	ctx_prescan(c);
+	FOR_EACH_HOOKS(h)
+		if (h->begin_file)
+			h->begin_file(c);
+}
+
+/* Runs the site query and the checks of each function of the file, and the end_function hooks. */
+static void functions_check(struct ctx *c, const struct query *sites, const struct query *no_macros)
+{
+	const struct file_analysis *fa = c->fa;
+	for (size_t i = 0; i < fa->fns.len && !interrupted(); i++) {
+		const struct fn *f = &fa->fns.items[i];
+		if (in_dead_code(c, f->def))
+			continue;
+		struct site_scan ss = {c, f};
+		c->fn_first_finding = c->out->findings.len;
+		if (body_may_hold_site(c, f))
+			query_run(c->may_macro_site ? sites : no_macros, f->body, c->text, site_host_pred, &ss,
+				  site_match, &ss);
+		function_checks(c, f);
+		FOR_EACH_HOOKS(h)
+			if (h->end_function)
+				h->end_function(c, f);
+	}
+}
+
+/* Every rule's end_file: true when one asks for another round. */
+static bool file_end(struct ctx *c)
+{
+	bool again = false;
+	FOR_EACH_HOOKS(h)
+		if (h->end_file)
+			again |= h->end_file(c);
+	return again;
+}
+
+static void file_release(struct ctx *c)
+{
+	FOR_EACH_HOOKS(h)
+		if (h->release)
+			h->release(c);
+}
+
 int rules_run(const struct file_analysis *fa, const struct scan_options *opts, struct scan_result *out)
 {
-	/* the patterns matching every identifier, for a macro that cannot be there */
-	static const char *const macro_preds[] = {"cpu-macro?", "resched-macro?", NULL};
+	pthread_once(&macro_preds_once, macro_preds_collect);
 	const struct query *sites = query_get("sites.scm");
 	const struct query *no_macros = query_get_without("sites.scm", "sites.scm without macros", macro_preds);
 	if (!sites || !no_macros)
@@ -213,39 +289,14 @@ int rules_run(const struct file_analysis *fa, const struct scan_options *opts, s
 	size_t first = out->findings.len, arrays0 = out->arrays.len;
 	struct ctx c;
 	/*
-	 * An array found ineligible only after its uses were planned (a use
-	 * that cannot be fixed): the file is checked again with it kept.
+	 * A rule may find only at the end of the file that it must be checked
+	 * again (an array found ineligible only after its uses were planned:
+	 * the file is checked again with it kept).
 	 */
 	for (unsigned round = 0;; round++) {
-		memset(&c, 0, sizeof c);
-		c.fa = fa;
-		c.src = fa->src;
-		c.text = fa->src->parse_text;
-		c.opts = opts;
-		c.out = out;
-		c.kept = &kept;
-		ctx_prescan(&c);
-		percpu_arrays_find(&c);
-		for (size_t i = 0; i < fa->fns.len && !interrupted(); i++) {
-			const struct fn *f = &fa->fns.items[i];
-			if (in_dead_code(&c, f->def))
-				continue;
-			struct site_scan ss = {&c, f};
-			c.fn_first_finding = out->findings.len;
-			c.fn_resched_write = 0;
-			if (body_may_hold_site(&c, f))
-				query_run(c.may_cpu_macro || c.may_resched_macro ? sites : no_macros, f->body, c.text,
-					  site_host_pred, &ss, site_match, &ss);
-			function_checks(&c, f);
-			if (c.fn_resched_write)
-				resched_tests_stay(&c, f);
-		}
-		/* A #define whose body is the reschedule check as one statement is rewritten in its
-		 * body; the uses of other macros testing need_resched are fixed where they are used
-		 * (check_macro_stmt, check_resched). */
-		check_resched_defines(&c);
-		refuse_cross_function_slots(&c, first);
-		if (!percpu_arrays_report(&c) || round == 3)
+		file_begin(&c, fa, opts, out, &kept);
+		functions_check(&c, sites, no_macros);
+		if (!file_end(&c) || round == 3)
 			break;
 		for (size_t i = first; i < out->findings.len; i++)
 			finding_release(&out->findings.items[i]);
@@ -253,17 +304,11 @@ int rules_run(const struct file_analysis *fa, const struct scan_options *opts, s
 		for (size_t i = arrays0; i < out->arrays.len; i++)
 			tree_array_release(&out->arrays.items[i]);
 		out->arrays.len = arrays0;
-		cpu_stable_release(&c);
-		percpu_arrays_free(&c);
-		vec_release(&c.covered);
-		vec_release(&c.cpu_macros);
+		file_release(&c);
 	}
 	if (opts->want && opts->verify_depth == 0)
 		header_macros_collect(&c);
-	cpu_stable_release(&c);
-	percpu_arrays_free(&c);
-	vec_release(&c.covered);
-	vec_release(&c.cpu_macros);
+	file_release(&c);
 	for (size_t i = 0; i < kept.names.len; i++)
 		free(kept.names.items[i]), free(kept.whys.items[i]);
 	vec_release(&kept.names);

@@ -115,7 +115,11 @@ static void refuse_pair(struct ctx *c, struct percpu_array *pa, const struct slo
 	}
 }
 
-void refuse_cross_function_slots(struct ctx *c, size_t first)
+/*
+ * Makes report-only the CPU findings (from index FIRST on) of every pair of
+ * functions that both use the current CPU's slot of one array.
+ */
+static void refuse_cross_function_slots(struct ctx *c, size_t first)
 {
 	for (size_t a = 0; a < c->arrays.len; a++) {
 		struct percpu_array *pa = c->arrays.items[a];
@@ -127,3 +131,12 @@ void refuse_cross_function_slots(struct ctx *c, size_t first)
 			}
 	}
 }
+
+/* P001's hooks: after the file's functions, the slots held across two of them. */
+static bool slots_end_file(struct ctx *c)
+{
+	refuse_cross_function_slots(c, c->first_finding);
+	return false;
+}
+
+const struct rule_hooks percpu_array_hooks = {.end_file = slots_end_file};
