@@ -7,38 +7,38 @@
 #define _GNU_SOURCE /* memmem */
 #include "analysis/tree_shared.h"
 #include "analysis/tree.h"
+#include "parse/ctext.h"
 #include "parse/source.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* TEXT with comments and string/char literals blanked to spaces, newlines kept (owned). */
+/*
+ * TEXT with comments and the insides of string/char literals (their quotes
+ * stay) blanked to spaces, newlines kept (owned).
+ */
 static char *blank_comments(const char *text, size_t len)
 {
 	char *t = xmalloc(len + 1);
 	memcpy(t, text, len);
 	t[len] = '\0';
-	for (size_t i = 0; i < len; i++) {
-		if (t[i] == '/' && i + 1 < len && t[i + 1] == '*') {
-			size_t k = i;
-			for (; k < len && !(k > i + 1 && text[k - 1] == '*' && text[k] == '/'); k++)
-				if (t[k] != '\n')
-					t[k] = ' ';
-			if (k < len)
-				t[k] = ' ';
-			i = k;
-		} else if (t[i] == '/' && i + 1 < len && t[i + 1] == '/') {
-			for (; i < len && t[i] != '\n'; i++)
-				t[i] = ' ';
-		} else if (t[i] == '"' || t[i] == '\'') {
-			char q = t[i];
-			for (i++; i < len && t[i] != q && t[i] != '\n'; i++) {
-				if (t[i] == '\\' && i + 1 < len)
-					t[i++] = ' ';
-				t[i] = ' ';
-			}
+	for (size_t i = 0; i < len;) {
+		enum ctext_kind kind = ctext_at(text, len, i);
+		size_t e = ctext_skip(text, len, i);
+		if (kind == CTEXT_CODE) {
+			i++;
+			continue;
 		}
+		size_t from = i, to = e;
+		if (kind == CTEXT_STRING || kind == CTEXT_CHAR) {
+			from = i + 1;
+			to = e > from && text[e - 1] == text[i] ? e - 1 : e;
+		}
+		for (size_t k = from; k < to; k++)
+			if (t[k] != '\n')
+				t[k] = ' ';
+		i = e;
 	}
 	return t;
 }

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "parse/ctext.h"
 #include "parse/source.h"
 
 /* True if the identifier S (N bytes) is an open name the file F is analysed for. */
@@ -39,57 +40,17 @@ static bool keyword_before_call(const char *s, size_t n)
 	return false;
 }
 
-/*
- * If S[P] opens a comment, a string or a character constant, the offset
- * just past it, else P: an unclosed block comment runs to LEN, a line
- * comment stops at its newline (left to the caller), a literal ends after
- * its closing quote or, unclosed, after the newline or the end it stops at.
- */
-static size_t skip_comment_or_literal(const char *s, size_t p, size_t len)
-{
-	char c = s[p];
-	if (c == '/' && p + 1 < len && s[p + 1] == '*') {
-		const char *e = p + 2 < len ? memmem(s + p + 2, len - p - 2, "*/", 2) : NULL;
-		return e ? (size_t)(e - s) + 2 : len;
-	}
-	if (c == '/' && p + 1 < len && s[p + 1] == '/') {
-		while (p < len && s[p] != '\n')
-			p++;
-		return p;
-	}
-	if (c == '"' || c == '\'') {
-		for (p++; p < len && s[p] != c && s[p] != '\n'; p++)
-			if (s[p] == '\\')
-				p++;
-		return p + 1;
-	}
-	return p;
-}
-
 /* Do the braces of S balance, never closing more than they opened (across #if arms too)? */
 static bool braces_balance(const char *s, size_t len)
 {
 	long depth = 0;
-	bool directive = false, line_start = true;
-	for (size_t p = 0; p < len; p++) {
-		char c = s[p];
-		if (c == '\n') {
-			directive = directive && p > 0 && s[p - 1] == '\\';
-			line_start = true;
+	struct ctext cx;
+	for (ctext_init(&cx, s, len); ctext_more(&cx); ctext_next(&cx)) {
+		if (cx.kind != CTEXT_CODE || cx.directive)
 			continue;
-		}
-		size_t q = skip_comment_or_literal(s, p, len);
-		if (q != p) {
-			p = q - 1;
-			continue;
-		}
-		if (c == '#' && line_start)
-			directive = true;
-		if (c != ' ' && c != '\t')
-			line_start = false;
-		if (!directive && c == '{')
+		if (s[cx.pos] == '{')
 			depth++;
-		if (!directive && c == '}' && --depth < 0)
+		if (s[cx.pos] == '}' && --depth < 0)
 			return false;
 	}
 	return depth == 0;
@@ -171,9 +132,9 @@ bool tree_needs_parse(const struct tree_context *t, const struct tfile *f, const
 			p++;
 			continue;
 		}
-		size_t q = skip_comment_or_literal(s, p, len);
+		size_t q = ctext_skip(s, len, p);
 		if (q != p) {
-			if (c == '"' || c == '\'')
+			if (ctext_at(s, len, p) == CTEXT_STRING || ctext_at(s, len, p) == CTEXT_CHAR)
 				lx.line_start = false, lx.prev = NULL, lx.prev_c = c;
 			p = q;
 			continue;
@@ -227,12 +188,8 @@ static bool brace_next(const char *s, size_t p, size_t len)
 	while (p < len) {
 		if (s[p] == ' ' || s[p] == '\t' || s[p] == '\r' || s[p] == '\n') {
 			p++;
-		} else if (s[p] == '/' && p + 1 < len && s[p + 1] == '*') {
-			const char *e = p + 2 < len ? memmem(s + p + 2, len - p - 2, "*/", 2) : NULL;
-			p = e ? (size_t)(e - s) + 2 : len;
-		} else if (s[p] == '/' && p + 1 < len && s[p + 1] == '/') {
-			while (p < len && s[p] != '\n')
-				p++;
+		} else if (ctext_at(s, len, p) == CTEXT_BLOCK_COMMENT || ctext_at(s, len, p) == CTEXT_LINE_COMMENT) {
+			p = ctext_skip(s, len, p);
 		} else {
 			return s[p] == '{' || s[p] == '#';
 		}
@@ -346,9 +303,9 @@ static bool top_defs(const char *s, size_t len, topdef_vec *out, topdecl_vec *de
 			top_newline(&lx, p);
 			continue;
 		}
-		size_t q = skip_comment_or_literal(s, p, len);
+		size_t q = ctext_skip(s, len, p);
 		if (q != p) {
-			if (c == '"' || c == '\'')
+			if (ctext_at(s, len, p) == CTEXT_STRING || ctext_at(s, len, p) == CTEXT_CHAR)
 				lx.last = c;
 			p = q - 1;
 			continue;

@@ -1,6 +1,7 @@
 #define _GNU_SOURCE /* memmem */
 /* Lines: positions remapped through a line diff, and the blanks of added lines. */
 #include "fix/lines.h"
+#include "parse/ctext.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -479,20 +480,11 @@ char *lines_keep_trailing_comments(const char *old_text, size_t old_len, const c
  */
 static size_t line_comment(const char *s, size_t n)
 {
-	for (size_t i = 0; i + 1 < n; i++) {
-		if (s[i] == '"' || s[i] == '\'') {
-			char q = s[i];
-			for (i++; i < n && s[i] != q; i++)
-				if (s[i] == '\\')
-					i++;
-		} else if (s[i] == '/' && s[i + 1] == '*') {
-			const char *e = memmem(s + i + 2, n - i - 2, "*/", 2);
-			if (!e)
-				return n;
-			i = (size_t)(e - s) + 1;
-		} else if (s[i] == '/' && s[i + 1] == '/') {
+	for (size_t i = 0; i + 1 < n;) {
+		enum ctext_kind k = ctext_at(s, n, i);
+		if (k == CTEXT_LINE_COMMENT)
 			return i;
-		}
+		i = k == CTEXT_CODE ? i + 1 : ctext_skip(s, n, i);
 	}
 	return n;
 }

@@ -4,6 +4,7 @@
  * is spliced back into the whole text.
  */
 #include "fix/rewrite_internal.h"
+#include "parse/ctext.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -31,23 +32,19 @@ static void line_span(const struct lines *li, unsigned L, size_t *s, size_t *e)
 static void scan_comments(const char *text, size_t i, size_t le, bool *comment)
 {
 	while (i < le) {
-		char ch = text[i];
 		if (*comment) {
-			if (ch == '*' && i + 1 < le && text[i + 1] == '/') {
-				*comment = false;
-				i++;
-			}
-		} else if (ch == '/' && i + 1 < le && text[i + 1] == '*') {
-			*comment = true;
-			i++;
-		} else if (ch == '/' && i + 1 < le && text[i + 1] == '/') {
-			return;
-		} else if (ch == '"' || ch == '\'') {
-			for (i++; i < le && text[i] != ch; i++)
-				if (text[i] == '\\')
-					i++;
+			i = ctext_comment_close(text, le, i, comment);
+			continue;
 		}
-		i++;
+		enum ctext_kind k = ctext_at(text, le, i);
+		if (k == CTEXT_LINE_COMMENT)
+			return;
+		if (k == CTEXT_BLOCK_COMMENT) {
+			*comment = true;
+			i += 2;
+			continue;
+		}
+		i = k == CTEXT_CODE ? i + 1 : ctext_skip(text, le, i);
 	}
 }
 

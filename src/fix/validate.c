@@ -5,6 +5,7 @@
  * compare per function.
  */
 #include "fix/validate.h"
+#include "parse/ctext.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -55,24 +56,13 @@ static size_t tok_len(const char *s, size_t n, bool *comment)
 		return 0;
 	if (s[0] == '\\' && n > 1 && (s[1] == '\n' || s[1] == '\r'))
 		return 0;
-	if (n > 1 && s[0] == '/' && s[1] == '*') {
-		const char *e = NULL;
-		for (size_t i = 2; i + 1 < n; i++)
-			if (s[i] == '*' && s[i + 1] == '/') {
-				e = s + i + 2;
-				break;
-			}
+	enum ctext_kind kind = ctext_at(s, n, 0);
+	if (kind == CTEXT_BLOCK_COMMENT || kind == CTEXT_LINE_COMMENT) {
 		*comment = true;
-		return e ? (size_t)(e - s) : n;
+		return ctext_skip(s, n, 0);
 	}
-	if (n > 1 && s[0] == '/' && s[1] == '/') {
-		size_t i = 2;
-		while (i < n && s[i] != '\n')
-			i++;
-		*comment = true;
-		return i;
-	}
-	if (s[0] == '"' || s[0] == '\'') {
+	/* a literal is a token of its own: unclosed, it stops before its newline (not ctext_skip()) */
+	if (kind == CTEXT_STRING || kind == CTEXT_CHAR) {
 		size_t i = 1;
 		while (i < n && s[i] != s[0] && s[i] != '\n')
 			i += s[i] == '\\' && i + 1 < n ? 2 : 1;

@@ -7,6 +7,7 @@
  * are source_text.c.
  */
 #define _GNU_SOURCE /* memmem */
+#include "parse/ctext.h"
 #include "parse/source.h"
 
 #include <stdlib.h>
@@ -71,59 +72,13 @@ static bool is_iterator_macro(const char *s, size_t n)
 	return (n == 15 && memcmp(s, "skb_queue_walk", 14) == 0);
 }
 
-static size_t skip_space_comments(const char *t, size_t len, size_t i)
-{
-	for (;;) {
-		while (i < len && (t[i] == ' ' || t[i] == '\t' || t[i] == '\n' ||
-				   t[i] == '\r' || t[i] == '\f' || t[i] == '\v'))
-			i++;
-		if (i + 1 < len && t[i] == '/' && t[i + 1] == '*') {
-			const char *e = strstr(t + i + 2, "*/");
-			i = e ? (size_t)(e - t) + 2 : len;
-			continue;
-		}
-		if (i + 1 < len && t[i] == '/' && t[i + 1] == '/') {
-			while (i < len && t[i] != '\n')
-				i++;
-			continue;
-		}
-		if (i + 1 < len && t[i] == '\\' && t[i + 1] == '\n') {
-			i += 2;
-			continue;
-		}
-		return i;
-	}
-}
-
-/* Skips a string or char literal starting at t[i] (the quote). */
-static size_t skip_literal(const char *t, size_t len, size_t i)
-{
-	char q = t[i++];
-	while (i < len && t[i] != q && t[i] != '\n') {
-		if (t[i] == '\\' && i + 1 < len)
-			i++;
-		i++;
-	}
-	return i < len ? i + 1 : len;
-}
-
-/* Past the literal or comment at t[i], or I itself when none starts there. */
-static size_t skip_literal_comment(const char *t, size_t len, size_t i)
-{
-	if (t[i] == '"' || t[i] == '\'')
-		return skip_literal(t, len, i);
-	if (t[i] == '/' && i + 1 < len && (t[i + 1] == '*' || t[i + 1] == '/'))
-		return skip_space_comments(t, len, i);
-	return i;
-}
-
 /* From t[i] == '(' to just past the matching ')', or len if unbalanced. */
 static size_t skip_parens(const char *t, size_t len, size_t i)
 {
 	int depth = 0;
 	while (i < len) {
 		char c = t[i];
-		size_t past = skip_literal_comment(t, len, i);
+		size_t past = ctext_skip(t, len, i);
 		if (past != i) {
 			i = past;
 			continue;
@@ -134,26 +89,6 @@ static size_t skip_parens(const char *t, size_t len, size_t i)
 			return i + 1;
 		else if (c == ';' || c == '{' || c == '}')
 			return len; /* not a macro call we understand */
-		i++;
-	}
-	return len;
-}
-
-/* End of a directive starting at t[i] == '#': the newline not preceded by '\'. */
-static size_t directive_end(const char *t, size_t len, size_t i)
-{
-	while (i < len) {
-		if (t[i] == '\\' && i + 1 < len && t[i + 1] == '\n') {
-			i += 2;
-			continue;
-		}
-		if (t[i] == '/' && i + 1 < len && t[i + 1] == '*') {
-			const char *e = strstr(t + i + 2, "*/");
-			i = e ? (size_t)(e - t) + 2 : len;
-			continue;
-		}
-		if (t[i] == '\n')
-			return i;
 		i++;
 	}
 	return len;
@@ -221,8 +156,8 @@ static void record_use(struct source *src, size_t name, size_t name_len, size_t 
 		size_t a = open + 1;
 		for (size_t k = open + 1; k < close; k++) {
 			char c = t[k];
-			if (c == '"' || c == '\'') {
-				k = skip_literal(t, close, k) - 1;
+			if (ctext_at(t, close, k) == CTEXT_STRING || ctext_at(t, close, k) == CTEXT_CHAR) {
+				k = ctext_skip(t, close, k) - 1;
 				continue;
 			}
 			if (c == '(' || c == '{' || c == '[')
@@ -275,7 +210,7 @@ static size_t blank_toplevel_macro(struct neutraliser *nz, size_t s, size_t n, s
 	if (!(close < len || (j < len && t[j] == ';')))
 		return 0;
 	record_use(nz->src, s, n, j < len && t[j] == '(' ? j : close, close);
-	size_t e = skip_space_comments(t, len, close);
+	size_t e = ctext_skip_blanks(t, len, close);
 	if (e < len && t[e] == ';')
 		e++;
 	else
@@ -299,7 +234,7 @@ static size_t skip_braces(const char *t, size_t len, size_t i)
 {
 	int depth = 0;
 	while (i < len) {
-		size_t past = skip_literal_comment(t, len, i);
+		size_t past = ctext_skip(t, len, i);
 		if (past != i) {
 			i = past;
 			continue;
@@ -323,11 +258,11 @@ static bool rewrite_if_macro(struct neutraliser *nz, size_t s, size_t n, size_t 
 	const char *t = nz->t;
 	size_t len = nz->len;
 	size_t close = skip_parens(t, len, j);
-	size_t k = close < len ? skip_space_comments(t, len, close) : len;
+	size_t k = close < len ? ctext_skip_blanks(t, len, close) : len;
 	if (k >= len || t[k] != '{' || n < 3)
 		return false; /* `if` itself, or no block */
 	size_t e = skip_braces(t, len, k);
-	e = e < len ? skip_space_comments(t, len, e) : len;
+	e = e < len ? ctext_skip_blanks(t, len, e) : len;
 	if (e + 4 > len || memcmp(t + e, "else", 4) != 0 || (e + 4 < len && is_ident_char(t[e + 4])))
 		return false;
 	memcpy(nz->out + s, "if", 2);
@@ -342,7 +277,7 @@ static void rewrite_iterator(struct neutraliser *nz, size_t s, size_t n, size_t 
 	const char *t = nz->t;
 	size_t len = nz->len;
 	size_t close = skip_parens(t, len, j);
-	size_t k = skip_space_comments(t, len, close);
+	size_t k = ctext_skip_blanks(t, len, close);
 	if (close < len && k < len && t[k] != ';' && t[k] != ')' &&
 	    t[k] != ',' && t[k] != '?' && t[k] != ':') {
 		memcpy(nz->out + s, "while", 5);
@@ -444,7 +379,7 @@ static size_t neutralise_word(struct neutraliser *nz, size_t s)
 		blank(nz->out, s, i);
 		return i;
 	}
-	size_t j = skip_space_comments(t, len, i);
+	size_t j = ctext_skip_blanks(t, len, i);
 	if (((n == 13 && memcmp(t + s, "__attribute__", 13) == 0) || (n == 11 && memcmp(t + s, "__attribute", 11) == 0)) &&
 	    j < len && t[j] == '(') {
 		/*
@@ -453,7 +388,7 @@ static size_t neutralise_word(struct neutraliser *nz, size_t s)
 		 * an initialiser leaves the rest of the file unread
 		 */
 		size_t e = skip_parens(t, len, j);
-		size_t k = e < len ? skip_space_comments(t, len, e) : len;
+		size_t k = e < len ? ctext_skip_blanks(t, len, e) : len;
 		if (k < len && ((t[k] == '=' && (k + 1 >= len || t[k + 1] != '=')) || t[k] == ';' || t[k] == ',')) {
 			blank(nz->out, s, e);
 			return e;
@@ -535,7 +470,7 @@ static size_t blank_if0(struct neutraliser *nz, size_t i, size_t e)
 		return 0;
 	while (k < e && (t[k] == ' ' || t[k] == '\t'))
 		k++;
-	if (k < e && !(t[k] == '/' && k + 1 < e && (t[k + 1] == '*' || t[k + 1] == '/')))
+	if (k < e && ctext_at(t, e, k) != CTEXT_BLOCK_COMMENT && ctext_at(t, e, k) != CTEXT_LINE_COMMENT)
 		return 0;
 	/* find the #else / #endif of this #if, at depth 0 */
 	int depth = 0;
@@ -543,7 +478,7 @@ static size_t blank_if0(struct neutraliser *nz, size_t i, size_t e)
 	for (size_t j = e; j < nz->len; j++) {
 		if (!directive_at(t, j))
 			continue;
-		size_t de = directive_end(t, nz->len, j), dw, dn = directive_word(t, de, j, &dw);
+		size_t de = ctext_directive_end(t, nz->len, j), dw, dn = directive_word(t, de, j, &dw);
 		if (dn >= 2 && memcmp(t + dw, "if", 2) == 0) {
 			depth++;
 		} else if (dn == 4 && memcmp(t + dw, "elif", 4) == 0 && depth == 0) {
@@ -577,7 +512,7 @@ static long brace_delta(const char *t, size_t from, size_t to)
 {
 	long d = 0;
 	for (size_t i = from; i < to; ) {
-		size_t past = skip_literal_comment(t, to, i);
+		size_t past = ctext_skip(t, to, i);
 		if (past != i) {
 			i = past;
 			continue;
@@ -618,7 +553,7 @@ static size_t blank_split_arms(struct neutraliser *nz, size_t i, size_t e)
 	for (size_t j = e; j < nz->len; j++) {
 		if (!directive_at(t, j))
 			continue;
-		size_t de = directive_end(t, nz->len, j), dw, dn = directive_word(t, de, j, &dw);
+		size_t de = ctext_directive_end(t, nz->len, j), dw, dn = directive_word(t, de, j, &dw);
 		if ((dn >= 2 && memcmp(t + dw, "if", 2) == 0) || (dn == 4 && memcmp(t + dw, "elif", 4) == 0))
 			return 0;
 		if (dn == 4 && memcmp(t + dw, "else", 4) == 0) {
@@ -632,7 +567,7 @@ static size_t blank_split_arms(struct neutraliser *nz, size_t i, size_t e)
 			bool header = nz->braces.len == 0 && !memchr(t + e, ';', else_at - e) &&
 				      !memchr(t + else_end, ';', j - else_end) && !memchr(t + e, '{', else_at - e) &&
 				      !memchr(t + else_end, '{', j - else_end);
-			size_t next = skip_space_comments(t, nz->len, de);
+			size_t next = ctext_skip_blanks(t, nz->len, de);
 			if (nz->braces.len == 0 ? !header || next >= nz->len || t[next] != '{' : a == 0 || a != b)
 				return 0;
 			blank(nz->out, i, e);
@@ -669,7 +604,7 @@ static void neutralise(struct source *src)
 			continue;
 		}
 		if (c == '#' && line_start) {
-			size_t e = directive_end(t, len, i);
+			size_t e = ctext_directive_end(t, len, i);
 			size_t after = nz.braces.len > 0 || is_cplusplus(t, i, e) ? blank_if0(&nz, i, e) : 0;
 			if (!after)
 				after = blank_split_arms(&nz, i, e);
@@ -683,16 +618,17 @@ static void neutralise(struct source *src)
 			continue;
 		}
 		line_start = false;
-		if (c == '/' && i + 1 < len && (t[i + 1] == '*' || t[i + 1] == '/')) {
-			size_t e = skip_space_comments(t, len, i);
+		enum ctext_kind kind = ctext_at(t, len, i);
+		if (kind == CTEXT_BLOCK_COMMENT || kind == CTEXT_LINE_COMMENT) {
+			size_t e = ctext_skip_blanks(t, len, i);
 			for (size_t k = i; k < e; k++)
 				if (t[k] == '\n')
 					line_start = true;
 			i = e;
 			continue;
 		}
-		if (c == '"' || c == '\'') {
-			i = skip_literal(t, len, i);
+		if (kind == CTEXT_STRING || kind == CTEXT_CHAR) {
+			i = ctext_skip(t, len, i);
 			nz.prev = 'x';
 			continue;
 		}

@@ -5,6 +5,7 @@
  * (asm_blank_comments()).
  */
 #define _GNU_SOURCE /* memmem */
+#include "parse/ctext.h"
 #include "parse/source.h"
 
 #include <string.h>
@@ -110,11 +111,8 @@ void asm_blank_comments(char *text, size_t len)
 			continue;
 		}
 		size_t e = i;
-		if (c == '/' && i + 1 < len && text[i + 1] == '*') {
-			e = i + 2;
-			while (e + 1 < len && !(text[e] == '*' && text[e + 1] == '/'))
-				e++;
-			e = e + 1 < len ? e + 2 : len; /* unterminated: to the end */
+		if (ctext_at(text, len, i) == CTEXT_BLOCK_COMMENT) {
+			e = ctext_skip(text, len, i); /* unterminated: to the end */
 		} else if ((c == '/' && i + 1 < len && text[i + 1] == '/') ||
 			   (c == '#' && first && asm_hash_comment(text, len, i))) {
 			while (e < len && text[e] != '\n')

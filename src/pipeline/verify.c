@@ -5,6 +5,7 @@
  */
 #include "pipeline/verify.h"
 #include "pipeline/verify_internal.h"
+#include "parse/ctext.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -163,9 +164,10 @@ static bool prose_line(const char *text, uint32_t at)
 	const char *b = text + at, *e = text + at;
 	while (b > text && b[-1] != '\n')
 		b--;
-	while (*e && *e != '\n' && !(e[0] == '/' && (e[1] == '*' || e[1] == '/')))
-		e++;
-	return prose(b, e);
+	size_t n = strcspn(e, "\n"), k = 0;
+	while (k < n && ctext_at(e, n, k) != CTEXT_BLOCK_COMMENT && ctext_at(e, n, k) != CTEXT_LINE_COMMENT)
+		k++;
+	return prose(b, e + k);
 }
 
 /*

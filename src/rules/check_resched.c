@@ -1,6 +1,7 @@
 /* P004: 2.4 reschedule checks, SCHED_YIELD, macros that test need_resched and #define bodies. */
 #define _GNU_SOURCE /* memmem */
 #include "rules/ctx.h"
+#include "parse/ctext.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -300,9 +301,8 @@ static size_t body_tokens(const char *t, size_t s, size_t e, struct mtok *out)
 		char ch = t[s];
 		if (ch == ' ' || ch == '\t' || ch == '\n' || ch == '\r' || ch == '\\') {
 			s++;
-		} else if (ch == '/' && s + 1 < e && t[s + 1] == '*') {
-			const char *end = memmem(t + s + 2, e - s - 2, "*/", 2);
-			s = end ? (size_t)(end - t) + 2 : e;
+		} else if (ctext_at(t, e, s) == CTEXT_BLOCK_COMMENT) {
+			s = ctext_skip(t, e, s);
 		} else {
 			size_t b = s++;
 			if (ch == '-' && s < e && t[s] == '>')

@@ -1,6 +1,7 @@
 /* Shared helpers of the checkers: syntax, suppression, findings and edits. */
 #define _GNU_SOURCE /* memmem */
 #include "rules/ctx.h"
+#include "parse/ctext.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -85,12 +86,11 @@ bool in_dead_code(const struct ctx *c, TSNode n)
 static const char *skip_blanks(const char *p, const char *end)
 {
 	for (;;) {
+		size_t k = p < end ? ctext_continuation(p, (size_t)(end - p), 0) : 0;
 		if (p < end && (*p == ' ' || *p == '\t'))
 			p++;
-		else if (p + 1 < end && p[0] == '\\' && p[1] == '\n')
-			p += 2;
-		else if (p + 2 < end && p[0] == '\\' && p[1] == '\r' && p[2] == '\n')
-			p += 3;
+		else if (k)
+			p += k;
 		else
 			return p;
 	}
@@ -254,16 +254,18 @@ void add_edit(const struct ctx *c, struct finding *fd, enum edit_op op, TSNode a
 		const char *q = t + ts_node_end_byte(anchor);
 		while (q < end && (*q == ' ' || *q == '\t'))
 			q++;
-		if (q + 1 < end && q[0] == '/' && q[1] == '*') {
-			const char *close = q + 2;
-			while (close + 1 < end && *close != '\n' && !(close[0] == '*' && close[1] == '/'))
-				close++;
-			q = close + 1 < end && close[0] == '*' ? close + 2 : q;
+		size_t left = (size_t)(end - q);
+		if (q < end && ctext_at(q, left, 0) == CTEXT_BLOCK_COMMENT) {
+			/* a comment closing on this line */
+			const char *nl = memchr(q, '\n', left);
+			bool open;
+			size_t close = ctext_comment_close(q, nl ? (size_t)(nl - q) : left, 2, &open);
+			q = open ? q : q + close;
 			while (q < end && (*q == ' ' || *q == '\t'))
 				q++;
 			if (q == end || *q == '\n')
 				e.tail = source_pos(c->src, (size_t)(q - t));
-		} else if (q + 1 < end && q[0] == '/' && q[1] == '/') {
+		} else if (q < end && ctext_at(q, left, 0) == CTEXT_LINE_COMMENT) {
 			const char *nl = memchr(q, '\n', (size_t)(end - q));
 			e.tail = source_pos(c->src, nl ? (size_t)(nl - t) : c->src->len);
 		}

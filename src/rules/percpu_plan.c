@@ -5,6 +5,7 @@
  * per-CPU part moved out of its struct.
  */
 #include "rules/percpu_internal.h"
+#include "parse/ctext.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -207,7 +208,7 @@ static char *member_alone(const struct ctx *c, TSNode m)
 	for (k = e; alone && t[k] && t[k] != '\n'; k++)
 		alone = t[k] == ' ' || t[k] == '\t' || t[k] == '\r';
 	for (k = s; alone && k + 1 < e; k++)
-		alone = !(t[k] == '/' && (t[k + 1] == '*' || t[k + 1] == '/'));
+		alone = ctext_at(t, e, k) != CTEXT_BLOCK_COMMENT && ctext_at(t, e, k) != CTEXT_LINE_COMMENT;
 	if (!alone)
 		return xasprintf("the field at line %u shares its lines with a comment or other code, which "
 				 "spatch would leave misplaced: move it by hand", line_of(c, m));
