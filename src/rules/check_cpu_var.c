@@ -1,5 +1,5 @@
 /* P002: __get_cpu_var(x), per_cpu(x, smp_processor_id()). */
-#include "rules/ctx.h"
+#include "rules/cpu_shared.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -6,7 +6,7 @@
 #ifndef PREEMPTIFY_RULES_CPU_READ_INTERNAL_H
 #define PREEMPTIFY_RULES_CPU_READ_INTERNAL_H
 
-#include "rules/ctx.h"
+#include "rules/cpu_shared.h"
 
 typedef VEC(TSNode) node_vec;
 

@@ -14,7 +14,7 @@
  * still preempt it, so its per-CPU data keeps its own rules (P001/P002).
  * Bring-up code has its CPU to itself: nothing else runs there yet.
  */
-#include "rules/ctx.h"
+#include "rules/cpu_shared.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -15,13 +15,11 @@
 
 #include "rules/rules.h"
 
-/* A read left as smp_processor_id() inside a region another finding opens. */
-struct covered {
-	uint32_t offset; /* of the smp_processor_id() call */
-	size_t finding;  /* index of the finding whose region covers it */
-};
-
-/* Arrays a first check of the file found ineligible late, and why (rules_run()). */
+/*
+ * What an end_file hook set aside for the next round of the file, and why
+ * (names and reasons, kept by the driver across rounds): P008's arrays
+ * found ineligible only after their uses were planned.
+ */
 struct array_refusals {
 	VEC(char *) names;
 	VEC(char *) whys;
@@ -33,78 +31,32 @@ struct ctx {
 	const char *text; /* parse text */
 	const struct scan_options *opts;
 	struct scan_result *out;
-	VEC(struct percpu_array *) arrays; /* owned; percpu_arrays_free() */
-	struct array_refusals *kept; /* arrays kept as they are, from an earlier check; may be NULL */
-	VEC(struct covered) covered;
+	struct array_refusals *kept; /* set aside by an earlier round; may be NULL */
 	size_t first_finding;    /* index of the first finding of the file (of this round) */
 	size_t fn_first_finding; /* index of the first finding of the function being checked */
-	unsigned fn_resched_write; /* line of a non-test use of current->need_resched in it, or 0 */
-	char **bound;       /* per function: why it runs bound to its CPU (cpu_stable.c), or NULL */
-	char **unbound;     /* per function: why not, though only bound code calls it, or NULL */
-	bool bound_done;
-	VEC(const struct macro_def *) cpu_macros; /* cpu_macro_of(): the file's macros reading the CPU */
-	bool cpu_macros_done;
 	/* what the text may hold, so that a check run on every identifier or call can stop early */
 	bool may_if0;          /* a `#if 0` or `#elif 0` (text_may_have_if0()) */
 	bool may_macro_site;   /* a macro hiding a site: set by the rules' begin_file hooks */
-	bool may_resched_macro; /* a #define of the file or the tree's headers testing need_resched */
+
+	/*
+	 * The rules' own state for the file: each field belongs to the files
+	 * named, set up by their rule's hooks (begin_file, or on first use)
+	 * and freed by its release hook; no other file touches it.
+	 */
+	/* P001-P003, P008 (rules/cpu_shared.h) */
+	VEC(struct percpu_array *) arrays; /* the file's NR_CPUS arrays (percpu_*.c; P008's hooks) */
+	VEC(struct covered) covered;       /* reads inside another finding's region (cpu_read_region.c) */
+	char **bound;       /* per function: why it runs bound to its CPU (cpu_stable.c), or NULL */
+	char **unbound;     /* per function: why not, though only bound code calls it, or NULL */
+	bool bound_done;
+	/* P003 (check_cpu_read.c) */
+	VEC(const struct macro_def *) cpu_macros; /* cpu_macro_of(): the file's macros reading the CPU */
+	bool cpu_macros_done;
 	bool may_tree_cpu_macro; /* a macro of the tree's headers reading the CPU */
 	bool may_cpu_macro;    /* ...or of the file */
-};
-
-/* An unprotected access to the current CPU's slot of an NR_CPUS array. */
-struct slot_use {
-	const struct fn *f;
-	unsigned line;
-	size_t finding; /* index in out->findings, or SIZE_MAX */
-};
-
-/* `EXPORT_SYMBOL(x)` or `EXPORT_SYMBOL_GPL(x)`, bytes [start, end) of the user's text. */
-struct export_use {
-	size_t start, end;
-	bool gpl;
-};
-
-/*
- * `x[i]` in the body of a #define, bytes [start, end) of the user's text:
- * the running CPU's slot (`x[smp_processor_id()]`) or INDEX's.
- */
-struct macro_slot {
-	size_t start, end;
-	char *index;    /* the index text as written; owned */
-	bool this_cpu;
-	const struct macro_def *d;
-};
-
-/* A file-scope `T x[NR_CPUS]` (percpu_array.c). */
-struct percpu_array {
-	char *name;
-	TSNode decl;
-	bool is_static, eligible;
-	char *why_not;   /* why define-per-cpu does not apply */
-	char *type;      /* element type text for DEFINE_PER_CPU */
-	char *dropped;   /* attributes (and an all-zero initialiser) dropped, or NULL */
-	char *member;    /* a cache-line padding union: its one real member, or NULL */
-	TSNode name_node;
-	unsigned this_cpu;    /* uses indexed by the running CPU */
-	TSNode other_index;   /* the first use indexed otherwise, or a null node */
-	bool is_extern;
-	/* Defined in one file, named in others: the tree's entry, converted with all its files. */
-	const struct tree_array *global;
-	VEC(struct export_use) exports; /* EXPORT_SYMBOL(x) at file scope */
-	bool planned;    /* declaration edit already attached to a finding */
-	VEC(TSNode) uses;
-	VEC(struct slot_use) slot_uses; /* unprotected this-CPU accesses (slot_pairs.c) */
-	VEC(struct macro_slot) macro_slots; /* in #define bodies (a static array only) */
-	unsigned macro_uses; /* uses of the macros holding a this-CPU slot, all protected */
-	/*
-	 * A struct of per-CPU arrays (global->soa_tag set): NAME is the
-	 * instance, its uses `x.f[i]` (the subscripts) of the fields that move
-	 * to the per-CPU variable VAR; SOA_STRUCT its struct_specifier when
-	 * this file defines it.
-	 */
-	const char *var; /* the per-CPU variable the accessors name: NAME, or the struct's per-CPU part */
-	TSNode soa_struct;
+	/* P004 (check_resched.c) */
+	unsigned fn_resched_write; /* line of a non-test use of current->need_resched in the function, or 0 */
+	bool may_resched_macro; /* a #define of the file or the tree's headers testing need_resched */
 };
 
 /*
@@ -244,104 +196,6 @@ void unfixable(struct finding *fd, char *note);
 /* point_explain() as an owned string. */
 char *explain_state(const struct fn *f, const struct point_state *ps);
 
-/* ---- regions (region.c) ---- */
-
-/*
- * Plans `PUT;` after LAST and before every jump leaving the statements
- * [FIRST, LAST] of one block; VAR (may be NULL) must not be returned.
- * Returns NULL, or why no region can be made (owned).
- */
-char *plan_region(const struct ctx *c, TSNode first, TSNode last, const char *var, const char *put,
-		  struct finding *fd);
-/*
- * region_locks.c: a hand-made lock (a spin on test_and_set_bit()/xchg()/
- * cmpxchg(), a *_lock() of the file that spins or pairs with a *_unlock())
- * taken in [FIRST, *LAST] must be released inside the region: *LAST moves
- * to the statement of the block that releases it. NULL, or why the region
- * cannot cover it (owned).
- */
-char *region_cover_locks(const struct ctx *c, TSNode first, TSNode *last);
-/*
- * SITE in the condition of ST, an if statement of a block with no else
- * whose body never completes (`if (cpuid == smp_processor_id()) return
- * -EBUSY;`): the rest of the block runs on what the test decided, so a
- * region must reach its last statement, which is returned; else a null
- * node.
- */
-TSNode guard_region_end(TSNode site, TSNode st);
-/*
- * The region for a site used within one statement, extended to the last
- * use of a local the statement derives from it. NULL or why not (owned).
- * FD may be NULL: only asks whether a region can be made.
- */
-char *plan_site_region(struct ctx *c, const struct fn *f, TSNode site, const char *put,
-		       struct finding *fd);
-
-/*
- * Why a get/put around the statement of SITE (a CPU read) would be wrong
- * whatever the region: an argument of a macro that may vanish, several
- * reads, a comparison in a loop. NULL or why (owned).
- */
-char *read_refusal(const struct ctx *c, TSNode site);
-
-/* The uses of a variable after its definition, up to its next reassignment. */
-struct var_uses {
-	const struct ctx *c;
-	TSNode read;        /* the smp_processor_id() call */
-	const char *var;
-	uint32_t after;     /* uses start after this byte */
-	uint32_t stop;      /* first reassignment after `after`, or UINT32_MAX */
-	VEC(TSNode) uses;   /* owned vector; vec_release() it */
-};
-/* Fills VU->uses from BODY, dropping dead code and other #if arms. */
-void var_uses_find(struct var_uses *vu, TSNode body);
-/* True if NAME is a parameter or an automatic variable of F. */
-bool is_local(const struct ctx *c, const struct fn *f, const char *name);
-
-/* ---- per-CPU arrays (percpu_array.c) ---- */
-
-/* The array SUB (a subscript_expression) indexes, or NULL. */
-struct percpu_array *array_of_subscript(const struct ctx *c, TSNode sub);
-/* The node a conversion replaces for use SUB of PA: x[i], or x[i].v of a padding union. */
-TSNode percpu_slot(const struct percpu_array *pa, TSNode sub);
-/* Adds to FD the replacement REP of PA's slot at subscript SUB (x[i], x[i].v of a padding union, x.f[i]). */
-void percpu_slot_edit(const struct ctx *c, const struct percpu_array *pa, TSNode sub, const char *rep,
-		      struct finding *fd);
-/* What accessor ACC of PA's per-CPU variable gives at SUB: ACC, or ACC.f for a struct's field (owned). */
-char *percpu_slot_text(const struct ctx *c, const struct percpu_array *pa, TSNode sub, const char *acc);
-/* Edits for one this-CPU subscript SUB of an eligible array. */
-void plan_percpu_site(struct ctx *c, const struct fn *f, struct percpu_array *pa, TSNode sub,
-		      bool is_protected, struct finding *fd);
-/* Attaches the declaration edit and the edits of PA's other uses to FD, once per array. */
-void plan_define_per_cpu_rest(struct ctx *c, struct percpu_array *pa, struct finding *fd);
-/*
- * Modern kernels, a this-CPU slot: one this_cpu_* operation when the
- * statement is a single update; else (*this_cpu_ptr(&x)) where preemption is
- * already off. Returns true if planned; false leaves the get_cpu_var() path.
- */
-bool plan_this_cpu(struct ctx *c, TSNode slot, const char *name, bool is_protected, struct finding *fd);
-
-/* ---- a CPU number that cannot change (cpu_stable.c) ---- */
-
-/*
- * Why the CPU number read at READ in F stays valid with preemption on (CPU
- * bring-up code, a task pinned with set_cpus_allowed(current, ...)), owned;
- * NULL when it may change. *WHOLE: the CPU runs nothing else either
- * (bring-up), so its per-CPU data is safe too; else only the number is.
- */
-char *cpu_stable(struct ctx *c, const struct fn *f, TSNode read, bool *whole);
-/* Why F is not bound although only bring-up code calls it (it may sleep), or NULL. */
-const char *cpu_unbound(struct ctx *c, const struct fn *f);
-/* Frees what cpu_stable() keeps in C. */
-void cpu_stable_release(struct ctx *c);
-
-/* ---- CPU slots held across functions (slot_pairs.c) ---- */
-
-/* Records an unprotected this-CPU access AT of PA in F, with its finding FD (may be NULL). */
-void note_slot_use(struct ctx *c, struct percpu_array *pa, const struct fn *f, TSNode at,
-		   const struct finding *fd);
-/* Names that differ in one opposite word: br_read_lock / br_read_unlock. */
-bool names_paired(const char *a, const char *b);
 
 /* ---- this file's #defines (rules.c) ---- */
 

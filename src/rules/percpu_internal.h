@@ -2,12 +2,12 @@
  * What the three files of the per-CPU array rule share: percpu_array.c
  * (discovery), percpu_verdict.c (the decision and the P008 finding) and
  * percpu_plan.c (the edits). Not for other rules: theirs is the per-CPU
- * arrays section of rules/ctx.h.
+ * arrays section of rules/cpu_shared.h.
  */
 #ifndef PREEMPTIFY_RULES_PERCPU_INTERNAL_H
 #define PREEMPTIFY_RULES_PERCPU_INTERNAL_H
 
-#include "rules/ctx.h"
+#include "rules/cpu_shared.h"
 
 /* ---- discovery (percpu_array.c) ---- */
 

@@ -1,5 +1,5 @@
 /* Regions: where get/put pairs go, and the live ranges they must cover. */
-#include "rules/ctx.h"
+#include "rules/cpu_shared.h"
 
 #include <stdlib.h>
 #include <string.h>

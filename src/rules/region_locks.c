@@ -8,7 +8,7 @@
  * on it with preemption off: a hang. The region is extended to the
  * release, or refused.
  */
-#include "rules/ctx.h"
+#include "rules/cpu_shared.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -13,7 +13,7 @@
  * enter/exit, ...), both indexing the same NR_CPUS array by the current CPU
  * outside any protection.
  */
-#include "rules/ctx.h"
+#include "rules/cpu_shared.h"
 
 #include <stdlib.h>
 #include <string.h>
