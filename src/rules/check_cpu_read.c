@@ -588,7 +588,7 @@ done:
  * miscounts), a debug print, or a macro that disables interrupts or takes a
  * lock itself (a debugging lock wrapper reads the CPU under its own lock).
  */
-static bool macro_reads_cpu(const char *body)
+bool macro_reads_cpu(const char *body)
 {
 	static const char *const not_a_read[] = {"++", "--", "+=", "-=", "print", "lock", "_irq", "cli()",
 						 "save_flags", "preempt_disable", "get_cpu"};
@@ -603,12 +603,7 @@ static bool macro_reads_cpu(const char *body)
 	return false;
 }
 
-/*
- * The #define of this file that identifier N names when its body reads
- * smp_processor_id() (not a statistics update: those only count), or NULL.
- * A function-like macro counts only where it is called.
- */
-static const struct macro_def *cpu_macro_of(struct ctx *c, TSNode n)
+const struct macro_def *cpu_macro_of(struct ctx *c, TSNode n)
 {
 	if (!c->cpu_macros_done) {
 		c->cpu_macros_done = true;
@@ -688,7 +683,7 @@ static void check_cpu_macro(struct ctx *c, const struct fn *f, TSNode ident)
 	free(where);
 }
 
-static void check_cpu_read(struct ctx *c, const struct fn *f, TSNode call, const char *kind)
+void check_cpu_read(struct ctx *c, const struct fn *f, TSNode call, const char *kind)
 {
 	if (strcmp(kind, "cpu_macro") == 0) {
 		check_cpu_macro(c, f, call);

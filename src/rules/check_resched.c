@@ -6,6 +6,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+/*
+ * F writes current->need_resched (or takes its address, or compares it with
+ * a polling marker) at line c->fn_resched_write: its tests belong to that
+ * protocol, so its P004 rewrites are refused too (P004's end_function hook).
+ */
+static void resched_tests_stay(struct ctx *c, const struct fn *f);
+
 static const struct macro_def *resched_macro(const struct ctx *c, TSNode ident, bool function_like);
 
 static bool is_schedule_stmt(const struct ctx *c, TSNode s)
@@ -142,12 +149,7 @@ static const char *field_not_a_test(const struct ctx *c, TSNode child, TSNode p,
 	return NULL;
 }
 
-/*
- * F writes current->need_resched (or takes its address, or compares it with
- * a polling marker) at line c->fn_resched_write: its tests belong to that
- * protocol, so its P004 rewrites are refused too.
- */
-static void resched_tests_stay(struct ctx *c, const struct fn *f)
+void resched_tests_stay(struct ctx *c, const struct fn *f)
 {
 	for (size_t i = c->fn_first_finding; i < c->out->findings.len; i++) {
 		struct finding *fd = &c->out->findings.items[i];

@@ -10,6 +10,17 @@
 
 typedef VEC(TSNode) node_vec;
 
+/* P003's checker (rules/rules.def, its hooks: cpu_read_hooks). */
+void check_cpu_read(struct ctx *c, const struct fn *f, TSNode call, const char *kind);
+/*
+ * The #define of this file that identifier N names when its body reads
+ * smp_processor_id() (not a statistics update: those only count), or NULL.
+ * A function-like macro counts only where it is called.
+ */
+const struct macro_def *cpu_macro_of(struct ctx *c, TSNode n);
+/* Does a #define body read the CPU where the macro is used? */
+bool macro_reads_cpu(const char *body);
+
 /*
  * The finding of this function whose get_cpu()/put_cpu() region already
  * covers CALL and the uses USES[0..n) of the number it reads, or NULL.

@@ -223,7 +223,7 @@ static void macro_preds_collect(void)
 			macro_preds[n++] = h->macro_preds[k];
 }
 
-/* Starts round of checking FA: a zeroed C, and every rule's begin_file. */
+/* Starts a round of checking FA: a zeroed C, then every rule's begin_file. */
 static void file_begin(struct ctx *c, const struct file_analysis *fa, const struct scan_options *opts,
 		       struct scan_result *out, struct array_refusals *kept)
 {
