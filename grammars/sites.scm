@@ -9,9 +9,9 @@
 ;; hooks answer them (P004's and P003's: the file's own #defines).
 ;;
 ;; The query runs only over function bodies that may hold a site
-;; (body_may_hold_site() in src/rules/rules.c: a word of the list there,
-;; a lock, or an atomic context); a new pattern keyed on another word
-;; must add it to that list.
+;; (body_may_hold_site() in src/rules/rules.c: a word of a rule's
+;; site_words hook, a lock, or an atomic context); a new pattern keyed on
+;; another word must add it to its rule's site_words.
 
 ;; smp_processor_id(): an index of a per-CPU array (P001, P002) or a CPU
 ;; number whose value is used (P003).

@@ -778,6 +778,7 @@ static int cpu_read_header_macro(const struct ctx *c, const struct macro_def *d)
 
 const struct rule_hooks cpu_read_hooks = {
 	.check = check_cpu_read,
+	.site_words = {"smp_processor_id"},
 	.begin_file = cpu_read_begin_file,
 	.release = cpu_read_release,
 	.preds = {"cpu-macro?"},

@@ -65,4 +65,4 @@ static void check_cpu_var(struct ctx *c, const struct fn *f, TSNode site, const 
 	cpu_var_site(c, f, site, strcmp(kind, "per_cpu") == 0);
 }
 
-const struct rule_hooks cpu_var_hooks = {.check = check_cpu_var};
+const struct rule_hooks cpu_var_hooks = {.check = check_cpu_var, .site_words = {"__get_cpu_var", "per_cpu"}};

@@ -164,4 +164,7 @@ static void check_noresched(struct ctx *c, const struct fn *f, TSNode site, cons
 		noresched_site(c, f, site, strcmp(kind, "noresched_misspelt") == 0);
 }
 
-const struct rule_hooks noresched_hooks = {.check = check_noresched};
+const struct rule_hooks noresched_hooks = {
+	.check = check_noresched,
+	.site_words = {"preempt_enable_no", "preempt_check_resched"},
+};

@@ -590,6 +590,7 @@ static int resched_header_macro(const struct ctx *c, const struct macro_def *d)
 
 const struct rule_hooks resched_hooks = {
 	.check = check_resched,
+	.site_words = {"need_resched", "SCHED_YIELD"},
 	.begin_file = resched_begin_file,
 	.end_function = resched_end_function,
 	.end_file = resched_end_file,

@@ -66,8 +66,9 @@ struct ctx {
  */
 typedef void rule_checker(struct ctx *c, const struct fn *f, TSNode site, const char *kind);
 
-/* The most host predicates of grammars/sites.scm one rule answers. */
+/* The most host predicates of grammars/sites.scm one rule answers, and site words it has. */
 #define RULE_MAX_PREDS 3
+#define RULE_MAX_SITE_WORDS 3
 
 /*
  * What a rule plugs into the driver (rules_run()): its row of
@@ -82,6 +83,13 @@ typedef void rule_checker(struct ctx *c, const struct fn *f, TSNode site, const 
 struct rule_hooks {
 	/* Decides each site of a kind the row's SITES(...) lists. */
 	rule_checker *check;
+	/*
+	 * Words one of which every string its patterns of grammars/sites.scm
+	 * test holds (NULL-terminated): a body holding none of any rule's (nor
+	 * a lock, an atomic context or a macro) is not queried
+	 * (rules_site_words()).
+	 */
+	const char *site_words[RULE_MAX_SITE_WORDS + 1];
 	/* Before the file's functions: the rule's per-file state; sets may_* of C. */
 	void (*begin_file)(struct ctx *c);
 	/* After F's sites and the checks of the whole function. */

@@ -166,14 +166,24 @@ static void function_checks(struct ctx *c, const struct fn *f)
  * Can F's body hold a site of grammars/sites.scm that a checker acts on?
  * Every call is a site, but P006 decides only where preemption may be off:
  * a function entered preemptible that takes no lock has no such point.
- * The other sites need their words in the body, or a macro hiding them.
+ * The other sites need a word of their rule's site_words in the body, or a
+ * macro hiding them.
  */
-static const char *const site_words[] = {"smp_processor_id", "__get_cpu_var", "per_cpu", "preempt_enable_no",
-					  "preempt_check_resched", "need_resched", "SCHED_YIELD"};
+static const char *site_words[RULE_COUNT * RULE_MAX_SITE_WORDS];
+static size_t n_site_words;
+static pthread_once_t site_words_once = PTHREAD_ONCE_INIT;
+
+static void site_words_collect(void)
+{
+	FOR_EACH_HOOKS(h)
+		for (size_t k = 0; h->site_words[k]; k++)
+			site_words[n_site_words++] = h->site_words[k];
+}
 
 const char *const *rules_site_words(size_t *n)
 {
-	*n = ARRAY_SIZE(site_words);
+	pthread_once(&site_words_once, site_words_collect);
+	*n = n_site_words;
 	return site_words;
 }
 
@@ -205,8 +215,10 @@ static bool body_may_hold_site(const struct ctx *c, const struct fn *f)
 	if (c->may_macro_site || f->ctx != CTX_PROCESS || f->acqs.len)
 		return true;
 	uint32_t s = ts_node_start_byte(f->body), e = ts_node_end_byte(f->body);
-	for (size_t i = 0; i < ARRAY_SIZE(site_words); i++)
-		if (memmem(c->text + s, e - s, site_words[i], strlen(site_words[i])))
+	size_t n;
+	const char *const *words = rules_site_words(&n);
+	for (size_t i = 0; i < n; i++)
+		if (memmem(c->text + s, e - s, words[i], strlen(words[i])))
 			return true;
 	return false;
 }

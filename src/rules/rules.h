@@ -27,8 +27,9 @@ int rules_site_rule(const char *kind);
 /*
  * The words one of which a function body must contain for the site query
  * to run over it, when neither a lock, an atomic context nor a macro can
- * make a site there (N of them); every string a pattern of sites.scm tests
- * contains one.
+ * make a site there (N of them): the site_words of every rule's hooks, in
+ * row order; every string a pattern of sites.scm tests contains one.
+ * Static.
  */
 const char *const *rules_site_words(size_t *n);
 
