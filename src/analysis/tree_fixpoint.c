@@ -217,10 +217,49 @@ static char *roots_weigh(struct tree_context *t, uint32_t n, const struct tfile 
 	return fail;
 }
 
+/*
+ * A use of name N in the body of the macro R->macro (file F): the macro's
+ * uses decide, followed as a name of their own (TREE_MAX_DEPTH bounds the
+ * chain). Atomic: a protected use; preemptible: it fails N (returned, owned).
+ */
+static char *macro_weigh(struct tree_context *t, uint32_t n, const struct tfile *f, const struct tref *r,
+			 struct uses *u, bool *added)
+{
+	int have = tree_name_find(t, r->macro, strlen(r->macro), f->fam);
+	unsigned depth = t->names.items[n].depth;
+	if (have == (int)n || (have < 0 && depth + 1 > TREE_MAX_DEPTH))
+		return xasprintf("named in the body of the macro %s (%s:%u), whose users are not followed", r->macro,
+				 f->path, r->line);
+	if (have < 0) {
+		tree_name_add(t, r->macro, depth + 1, f->fam);
+		*added = true;
+		u->pending = true;
+		return NULL;
+	}
+	const struct tname *m = &t->names.items[have];
+	if (m->state == T_ATOMIC) {
+		if (u->shown++ < 3) {
+			char *s = xasprintf("%sthrough the macro %s (%s:%u): %s", u->ncalls ? "; " : "", r->macro,
+					    f->path, r->line, m->reason);
+			reason_add(&u->why, s);
+			free(s);
+		}
+		u->ncalls++;
+		return NULL;
+	}
+	if (m->state == T_FAILED || m->state == T_BOUND)
+		return xasprintf("named in the body of the macro %s (%s:%u), which is used with preemption on: %s",
+				 r->macro, f->path, r->line, m->reason);
+	u->pending = true;
+	return NULL;
+}
+
 /* Weighs the use R (of file F) of name N into U; a use that fails the name returns why (owned). */
 static char *use_weigh(struct tree_context *t, uint32_t n, const struct tfile *f, const struct tref *r,
 		       struct uses *u, bool *added)
 {
+	if (r->kind == USE_ADDRESS && r->macro)
+		return macro_weigh(t, n, f, r, u, added);
 	if (r->kind == USE_ADDRESS)
 		return address_failure(f, r);
 	if (r->kind == USE_REGISTERED)

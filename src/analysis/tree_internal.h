@@ -47,6 +47,7 @@ struct tref {
 	bool verbatim;        /* USE_ADDRESS: WHY says it all (a macro, assembly, unread) */
 	unsigned line;
 	char *caller;         /* the enclosing function, or NULL */
+	char *macro;          /* USE_ADDRESS: the macro whose body names it (followed in its stead), or NULL */
 	char *why;            /* registration reason, or the protection at the call */
 	char **roots;         /* the caller's roots (context_roots()) */
 	size_t nroots;

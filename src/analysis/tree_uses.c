@@ -20,6 +20,7 @@ const TSLanguage *tree_sitter_c(void);
 static void tref_release(struct tref *r)
 {
 	free(r->caller);
+	free(r->macro);
 	free(r->why);
 	for (size_t i = 0; i < r->nroots; i++)
 		free(r->roots[i]);
@@ -40,13 +41,31 @@ void tree_file_refs_clear(struct tfile *f)
 	f->refs.len = 0;
 }
 
-/* A use at OFF that the grammar did not read as an identifier. */
-static bool in_macro_body(TSNode n)
+/* The macro definition whose body holds N, or a null node. */
+static TSNode macro_def_of(TSNode n)
 {
 	for (; !ts_node_is_null(n); n = ts_parent(n))
 		if (ts_type_is(n, "preproc_def") || ts_type_is(n, "preproc_function_def"))
-			return true;
-	return false;
+			return n;
+	return ts_null();
+}
+
+/*
+ * A use in the body of the macro DEF (of file text S): the macro's own
+ * uses decide it, so the macro's name is followed in its stead
+ * (tree_fixpoint.c). False when the use does not count: the macro is
+ * compiled only without CONFIG_SMP, where the CPU number is always 0.
+ */
+static bool macro_use(TSNode def, const char *s, struct tref *r)
+{
+	if (ts_in_up_arm(s, def))
+		return false;
+	TSNode name = ts_field(def, "name");
+	r->kind = USE_ADDRESS;
+	r->verbatim = true;
+	r->macro = xstrndup(s + ts_node_start_byte(name), ts_node_end_byte(name) - ts_node_start_byte(name));
+	r->why = xasprintf("named in the body of the macro %s", r->macro);
+	return true;
 }
 
 /* Is the identifier at OFF of S a member name: after `.` or `->` (blanks between)? */
@@ -69,10 +88,16 @@ static void classify_at(const struct tree_context *t, const struct file_analysis
 	bool ident = ts_type_is(n, "identifier") && ts_node_start_byte(n) == off &&
 		     ts_node_end_byte(n) == off + x->len;
 	if (!ident) {
-		if (!in_macro_body(n) && !ts_type_is(n, "ERROR") && !ts_node_has_error(n))
+		TSNode def = macro_def_of(n);
+		if (ts_node_is_null(def) && !ts_type_is(n, "ERROR") && !ts_node_has_error(n))
 			return; /* a comment, a string, a field or type of that name */
 		if (member_name_at(fa->src->parse_text, off))
 			return; /* `ia64_mv.cpu_init` in a macro body: a field of that name */
+		if (!ts_node_is_null(def)) {
+			if (macro_use(def, fa->src->parse_text, &r))
+				vec_push(&out->refs, r);
+			return;
+		}
 		r.kind = USE_ADDRESS;
 		r.why = xstrdup("named in a macro body or in code the grammar could not read; the users "
 				"of that text are not followed");

@@ -336,3 +336,46 @@ bool ts_in_if0_arm(const char *text, TSNode n)
 	}
 	return false;
 }
+
+/* Does COND (the condition of an #if, in TEXT) test CONFIG_SMP: 1 as is, -1 negated, 0 not? */
+static int smp_test(const char *text, TSNode cond)
+{
+	cond = ts_strip_parens(cond, text);
+	int sign = 1;
+	if (ts_type_is(cond, "unary_expression") && ts_text_is(ts_field(cond, "operator"), text, "!")) {
+		sign = -1;
+		cond = ts_strip_parens(ts_field(cond, "argument"), text);
+	}
+	if (ts_type_is(cond, "preproc_defined") || ts_type_is(cond, "identifier")) {
+		TSNode id = ts_type_is(cond, "identifier") ? cond : ts_node_named_child(cond, 0);
+		return ts_text_is(id, text, "CONFIG_SMP") ? sign : 0;
+	}
+	return 0;
+}
+
+bool ts_in_up_arm(const char *text, TSNode n)
+{
+	TSNode child = n;
+	for (TSNode p = ts_parent(n); !ts_node_is_null(p); child = p, p = ts_parent(p)) {
+		int test;
+		if (ts_type_is(p, "preproc_ifdef")) {
+			TSNode name = ts_field(p, "name");
+			bool ifndef = ts_node_child_count(p) > 0 &&
+				      ts_text_is(ts_node_child(p, 0), text, "#ifndef");
+			test = ts_text_is(name, text, "CONFIG_SMP") ? (ifndef ? -1 : 1) : 0;
+		} else if (ts_type_is(p, "preproc_if")) {
+			test = smp_test(text, ts_field(p, "condition"));
+		} else {
+			continue;
+		}
+		if (test == 0 || ts_node_eq(child, ts_field(p, "condition")) || ts_node_eq(child, ts_field(p, "name")))
+			continue;
+		bool alt = ts_node_eq(child, ts_field(p, "alternative"));
+		if (alt && !ts_type_is(child, "preproc_else"))
+			continue; /* an #elif: its own condition decides */
+		if ((test < 0) != alt)
+			return true;
+	}
+	return false;
+}
+

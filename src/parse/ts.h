@@ -76,4 +76,11 @@ void ts_seek_release(struct ts_seek *k);
 /* True in an `#if 0` (or `#elif 0`) arm of a tree parsed from TEXT. */
 bool ts_in_if0_arm(const char *text, TSNode n);
 
+/*
+ * True in an arm compiled only without CONFIG_SMP (`#ifndef CONFIG_SMP`,
+ * the `#else` of `#ifdef CONFIG_SMP`, `#if !defined(CONFIG_SMP)`): code
+ * where the CPU number is always 0.
+ */
+bool ts_in_up_arm(const char *text, TSNode n);
+
 #endif

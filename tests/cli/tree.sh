@@ -91,7 +91,7 @@ run explain --context-root fastnet fastnet/drivers/net/fastnet_lib.c:21; expect_
 expect_out 'from core_poll_all\(\) at fastnet/net/core/fastcore.c:51' "chain: the core caller"
 expect_out 'demo_timer_tick\(\) runs in hard-IRQ context: interrupt handler \(.handler of a struct irqaction' "chain: the registration in arch code"
 run explain --context-root fastnet fastnet/net/core/fastcore.c:27; expect_rc 0 "a finding"; expect_out ": flagged \(" "a finding (flagged)"
-expect_out 'named in a macro body' "why the macro's caller leaves it preemptible"
+expect_out 'named in the body of the macro FASTQ_KICK \(fastnet/include/net/fastq\.h:41\), which is used with preemption on: called from fastnet_open\(\) at fastnet/drivers/net/fastnet\.c:28' "why the macro's caller leaves it preemptible"
 run explain --context-root fastnet fastnet/net/core/fastcore.c:57
 expect_out 'a cycle of calls' "a cycle stays preemptible (the pessimistic fixed point)"
 run explain fastnet/drivers/net/fastnet_lib.c:21; expect_rc 0 "explain finds the tree above the file: its callers protect it"
