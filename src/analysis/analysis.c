@@ -117,14 +117,37 @@ bool analysis_fn_is_shared(const struct file_analysis *fa, const struct fn *f)
 	return !f->is_static || (n >= 2 && strcmp(fa->src->path + n - 2, ".h") == 0);
 }
 
+/*
+ * A static function stored only in a field other files access: the tree
+ * follows the calls through that field (`.field`), and says whether they
+ * are all made with preemption off.
+ */
+static void tree_field_context(struct file_analysis *fa, struct fn *f)
+{
+	enum fn_context ctx;
+	const char *why;
+	f->via_root = xasprintf(".%s", f->via_field);
+	if (!fa->ext || !tree_context_lookup(fa->ext, f->via_root, strlen(f->via_root), fa->src->path, &ctx, &why))
+		return;
+	if (ctx == CTX_PROCESS)
+		f->tree_note = why;
+	else
+		f->via_tree = why;
+}
+
 /* The contexts the rest of the tree gives the functions other files call. */
 static void tree_contexts(struct file_analysis *fa)
 {
-	for (size_t i = 0; fa->ext && i < fa->fns.len; i++) {
+	for (size_t i = 0; i < fa->fns.len; i++) {
 		struct fn *f = &fa->fns.items[i];
 		enum fn_context ctx;
 		const char *why;
-		if (f->ctx != CTX_PROCESS || !analysis_fn_is_shared(fa, f) ||
+		if (f->ctx == CTX_PROCESS && f->addr_taken && f->via_field && !f->via_bad && !f->via_private &&
+		    !analysis_fn_is_shared(fa, f)) {
+			tree_field_context(fa, f); /* the first look, without a tree, names the field to follow */
+			continue;
+		}
+		if (!fa->ext || f->ctx != CTX_PROCESS || !analysis_fn_is_shared(fa, f) ||
 		    !tree_context_lookup(fa->ext, f->name, strlen(f->name), fa->src->path, &ctx, &why))
 			continue;
 		if (ctx == CTX_PROCESS) {
@@ -166,6 +189,7 @@ void analysis_release(struct file_analysis *fa)
 		struct fn *f = &fa->fns.items[i];
 		free(f->name);
 		free(f->via_field);
+		free(f->via_root);
 		free(f->ctx_reason);
 		free(f->sleep_reason);
 		for (size_t k = 0; k < f->dropped.len; k++)

@@ -341,8 +341,6 @@ void context_classify_use(const struct file_analysis *fa, TSNode ident, struct f
 	classify_use(NULL, fa, ident, out);
 }
 
-static char *stored_field(TSNode n, const char *src);
-
 /* Every use of a function's name other than a call: its address is taken, maybe registered. */
 static bool ident_visit(TSNode n, void *ctx)
 {
@@ -363,7 +361,7 @@ static bool ident_visit(TSNode n, void *ctx)
 	if (u.kind == USE_REGISTERED)
 		set_context_text(f, u.ctx, u.reason);
 	/* stored in a struct field only: its calls may be this file's calls through the field */
-	char *fld = u.kind == USE_ADDRESS ? stored_field(n, src) : NULL;
+	char *fld = u.kind == USE_ADDRESS ? context_stored_field(n, src) : NULL;
 	if (!fld || (f->via_field && strcmp(f->via_field, fld) != 0))
 		f->via_bad = true;
 	if (fld && !f->via_field)
@@ -373,11 +371,7 @@ static bool ident_visit(TSNode n, void *ctx)
 	return false;
 }
 
-/*
- * The field the function named N is stored in, when that is the whole use:
- * `x->f = N;`, `x.f = N;`, `{ .f = N }` (owned), else NULL.
- */
-static char *stored_field(TSNode n, const char *src)
+char *context_stored_field(TSNode n, const char *src)
 {
 	TSNode child, p = value_parent(n, &child), fld;
 	memset(&fld, 0, sizeof fld);

@@ -136,6 +136,21 @@ static bool every_call_protected(const struct file_analysis *fa, const struct ca
 	return true;
 }
 
+/* Why every caller of CALLEE holds it atomic: NCALLS calls in the file (WHY says how), and the tree's (owned). */
+static char *callers_reason(const struct fn *callee, const struct buf *why, size_t ncalls)
+{
+	if (callee->via_tree && !ncalls)
+		return xasprintf("it is stored in field %s; %s", callee->via_field, callee->via_tree);
+	char *via = callee->via_private ? xasprintf("it is stored only in field %s, which no other file of the tree "
+						    "accesses; ", callee->via_field)
+		    : callee->via_tree  ? xasprintf("it is stored in field %s; %s; ", callee->via_field, callee->via_tree)
+					: xstrdup("");
+	char *r = xasprintf("%severy call in this file is made with preemption off: %s%s", via, buf_cstr(why),
+			    ncalls > 3 ? "; ..." : "");
+	free(via);
+	return r;
+}
+
 void context_callers_fixpoint(struct file_analysis *fa)
 {
 	size_t nf = fa->fns.len;
@@ -154,21 +169,15 @@ void context_callers_fixpoint(struct file_analysis *fa)
 		callers_build(fa, cl);
 		for (size_t g = 0; g < nf; g++) {
 			struct fn *callee = &fa->fns.items[g];
-			if (callee->ctx != CTX_PROCESS || !callee->is_static || callee->addr_taken ||
+			if (callee->ctx != CTX_PROCESS || !callee->is_static || (callee->addr_taken && !callee->via_tree) ||
 			    analysis_fn_is_shared(fa, callee))
 				continue;
 			size_t ncalls;
 			struct buf why = BUF_INIT;
-			if (every_call_protected(fa, cl, g, &why, &ncalls) && ncalls > 0) {
+			if (every_call_protected(fa, cl, g, &why, &ncalls) && (ncalls > 0 || callee->via_tree)) {
 				callee->ctx = CTX_CALLERS;
 				free(callee->ctx_reason);
-				char *via = callee->via_private
-					? xasprintf("it is stored only in field %s, which no other file of the tree "
-						    "accesses; ", callee->via_field)
-					: xstrdup("");
-				callee->ctx_reason = xasprintf("%severy call in this file is made with preemption off: %s%s",
-							       via, buf_cstr(&why), ncalls > 3 ? "; ..." : "");
-				free(via);
+				callee->ctx_reason = callers_reason(callee, &why, ncalls);
 				dirty[g] = 1;
 				changed = true;
 			}
@@ -203,7 +212,8 @@ bool context_roots(const struct file_analysis *fa, const struct fn *f, name_vec 
 static bool roots_stop_at(const struct file_analysis *fa, const struct callers *cl, size_t g)
 {
 	const struct fn *fg = &fa->fns.items[g];
-	if (fg->addr_taken || (!analysis_fn_is_shared(fa, fg) && cl->first[g] == cl->first[g + 1]))
+	if ((fg->addr_taken && !fg->via_root) ||
+	    (!analysis_fn_is_shared(fa, fg) && !fg->via_root && cl->first[g] == cl->first[g + 1]))
 		return true;
 	for (size_t k = cl->first[g]; k < cl->first[g + 1]; k++) {
 		const struct fn *caller = &fa->fns.items[cl->refs[k].caller];
@@ -281,7 +291,7 @@ bool context_roots_sleep(const struct file_analysis *fa, const struct fn *f, nam
 	for (size_t q = 0; q < queue.len && ok; q++) {
 		size_t g = queue.items[q];
 		const struct fn *fg = &fa->fns.items[g];
-		if (fg->addr_taken) {
+		if (fg->addr_taken && !fg->via_root) {
 			ok = false;
 			break;
 		}
@@ -290,6 +300,8 @@ bool context_roots_sleep(const struct file_analysis *fa, const struct fn *f, nam
 		bool shared = analysis_fn_is_shared(fa, fg);
 		if (shared)
 			vec_push(out, fg->name);
+		else if (fg->via_root)
+			vec_push(out, fg->via_root); /* the calls through its field: the tree follows them */
 		else if (cl->first[g] == cl->first[g + 1]) {
 			ok = false;
 			break;

@@ -72,6 +72,14 @@ struct fn {
 	 */
 	char *via_field;
 	bool via_bad, via_private;
+	/*
+	 * Stored only in VIA_FIELD, which other files access too: `.field`, the
+	 * name the tree follows for it (context_roots()); VIA_TREE, why every
+	 * call through that field in the tree is made with preemption off (the
+	 * tree context's), when it is. Set only with a tree.
+	 */
+	char *via_root;
+	const char *via_tree;
 	struct srcpos pos;
 	enum fn_context ctx;
 	char *ctx_reason;  /* why atomic at entry; owned */
@@ -153,6 +161,12 @@ struct fn_use {
 
 /* Classifies the use of function name IDENT (an identifier of FA's tree). */
 void context_classify_use(const struct file_analysis *fa, TSNode ident, struct fn_use *out);
+
+/*
+ * The field the function named N (of text SRC) is stored in, when that is
+ * the whole use: `x->f = N;`, `x.f = N;`, `{ .f = N }` (owned), else NULL.
+ */
+char *context_stored_field(TSNode n, const char *src);
 
 /*
  * The functions whose context decides F's: following the calls made with

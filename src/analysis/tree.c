@@ -75,9 +75,11 @@ int tree_name_find(const struct tree_context *t, const char *s, size_t n, unsign
 {
 	if (!t->cap)
 		return -1;
+	bool member = n > 0 && s[0] == '.';
+	s += member, n -= member;
 	for (size_t k = fnv(s, n) & (t->cap - 1); t->table[k]; k = (k + 1) & (t->cap - 1)) {
 		const struct tname *x = &t->names.items[t->table[k] - 1];
-		if (x->len == n && x->fam == fam && memcmp(x->name, s, n) == 0)
+		if (x->len == n && x->fam == fam && x->member == member && memcmp(x->name, s, n) == 0)
 			return (int)t->table[k] - 1;
 	}
 	return -1;
@@ -105,8 +107,9 @@ uint32_t tree_name_add(struct tree_context *t, const char *name, unsigned depth,
 	int have = tree_name_find(t, name, strlen(name), fam);
 	if (have >= 0)
 		return (uint32_t)have;
-	struct tname x = {.name = xstrdup(name), .len = strlen(name), .state = T_NEW, .ctx = CTX_PROCESS,
-			  .depth = depth, .fam = fam, .files = VEC_INIT};
+	bool member = name[0] == '.';
+	struct tname x = {.name = xstrdup(name + member), .len = strlen(name + member), .state = T_NEW,
+			  .ctx = CTX_PROCESS, .depth = depth, .fam = fam, .files = VEC_INIT, .member = member};
 	x.hash = ident_hash(x.name, x.len);
 	if (x.len < TREE_MIN_NAME) {
 		x.state = T_FAILED;

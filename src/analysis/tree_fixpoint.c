@@ -21,13 +21,16 @@
 /*
  * Marks the files defining name N to be analysed again: the calls made
  * inside it, and inside the static functions only it calls, now read
- * protected. Its callers' files do not change.
+ * protected. Its callers' files do not change; for a field followed, every file naming it
+ * (the static functions stored there get its context).
  */
 static void touch_files(struct tree_context *t, uint32_t n)
 {
 	const struct tname *x = &t->names.items[n];
 	for (size_t i = 0; i < x->files.len; i++) {
 		struct tfile *f = &t->files[x->files.items[i]];
+		if (x->member)
+			f->dirty = true, f->from = 0; /* the static functions stored in the field */
 		for (size_t k = 0; k < f->defines.len; k++)
 			if (f->defines.items[k] == n)
 				f->dirty = true, f->from = 0;
@@ -177,29 +180,32 @@ static char *root_weigh(struct tree_context *t, uint32_t n, const struct tfile *
 	unsigned depth = t->names.items[n].depth;
 	if (have >= 0 && t->names.items[have].state == T_ATOMIC)
 		return NULL; /* analysed again: the call will read protected */
+	char *label = root[0] == '.' ? xasprintf("the calls through the field %s", root + 1) : xasprintf("%s()", root);
+	char *fail = NULL;
 	if (!r->roots_sleep && root_bound(t, entry, have)) {
 		if (!*bound && !u->nbound)
-			u->bound_how = xasprintf("from %s() at %s:%u; %s(): %s", r->caller, f->path, r->line, root,
+			u->bound_how = xasprintf("from %s() at %s:%u; %s: %s", r->caller, f->path, r->line, label,
 						 entry ? entry : t->names.items[have].reason);
 		*bound = true;
-		return NULL;
-	}
-	if (root_bound(t, entry, have))
-		return xasprintf("called from %s() at %s:%u with preemption on; %s() runs bound to its CPU, but a "
+	} else if (root_bound(t, entry, have)) {
+		fail = xasprintf("called from %s() at %s:%u with preemption on; %s runs bound to its CPU, but a "
 				 "function on the way may sleep, and other tasks may then run on the CPU",
-				 r->caller, f->path, r->line, root);
-	if (have >= 0 && t->names.items[have].state == T_FAILED)
-		return xasprintf("called from %s() at %s:%u with preemption on; %s() is preemptible: %s", r->caller,
-				 f->path, r->line, root, t->names.items[have].reason);
-	if (have < 0 && depth + 1 > TREE_MAX_DEPTH)
-		return xasprintf("called from %s() at %s:%u with preemption on; its callers are more than %d calls "
+				 r->caller, f->path, r->line, label);
+	} else if (have >= 0 && t->names.items[have].state == T_FAILED) {
+		fail = xasprintf("called from %s() at %s:%u with preemption on; %s %s preemptible: %s", r->caller,
+				 f->path, r->line, label, root[0] == '.' ? "are" : "is", t->names.items[have].reason);
+	} else if (have < 0 && depth + 1 > TREE_MAX_DEPTH) {
+		fail = xasprintf("called from %s() at %s:%u with preemption on; its callers are more than %d calls "
 				 "away from the site", r->caller, f->path, r->line, TREE_MAX_DEPTH);
-	if (have < 0) {
-		tree_name_add(t, root, depth + 1, f->fam);
-		*added = true;
+	} else {
+		if (have < 0) {
+			tree_name_add(t, root, depth + 1, f->fam);
+			*added = true;
+		}
+		u->pending = true;
 	}
-	u->pending = true;
-	return NULL;
+	free(label);
+	return fail;
 }
 
 /*
@@ -217,49 +223,55 @@ static char *roots_weigh(struct tree_context *t, uint32_t n, const struct tfile 
 	return fail;
 }
 
-/*
- * A use of name N in the body of the macro R->macro (file F): the macro's
- * uses decide, followed as a name of their own (TREE_MAX_DEPTH bounds the
- * chain). Atomic: a protected use; preemptible: it fails N (returned, owned).
- */
-static char *macro_weigh(struct tree_context *t, uint32_t n, const struct tfile *f, const struct tref *r,
-			 struct uses *u, bool *added)
+/* How a use followed through R->via (a macro, or `.field`) is named: "the body of the macro M" (owned). */
+static char *via_label(const struct tfile *f, const struct tref *r)
 {
-	int have = tree_name_find(t, r->macro, strlen(r->macro), f->fam);
+	if (r->via[0] == '.')
+		return xasprintf("stored in the field %s (%s:%u)", r->via + 1, f->path, r->line);
+	return xasprintf("named in the body of the macro %s (%s:%u)", r->via, f->path, r->line);
+}
+
+/*
+ * A use of name N followed through R->via (file F): the body of a macro,
+ * whose own uses decide, or a struct field, whose calls decide (`.field`);
+ * followed as a name of its own (TREE_MAX_DEPTH bounds the chain). Atomic:
+ * a protected use; preemptible: it fails N (returned, owned).
+ */
+static char *via_weigh(struct tree_context *t, uint32_t n, const struct tfile *f, const struct tref *r,
+		       struct uses *u, bool *added)
+{
+	int have = tree_name_find(t, r->via, strlen(r->via), f->fam);
 	unsigned depth = t->names.items[n].depth;
-	if (have == (int)n || (have < 0 && depth + 1 > TREE_MAX_DEPTH))
-		return xasprintf("named in the body of the macro %s (%s:%u), whose users are not followed", r->macro,
-				 f->path, r->line);
-	if (have < 0) {
-		tree_name_add(t, r->macro, depth + 1, f->fam);
+	char *label = via_label(f, r), *fail = NULL;
+	if (have == (int)n || (have < 0 && depth + 1 > TREE_MAX_DEPTH)) {
+		fail = xasprintf("%s, %s not followed", label, r->via[0] == '.' ? "whose calls are" : "whose users are");
+	} else if (have < 0) {
+		tree_name_add(t, r->via, depth + 1, f->fam);
 		*added = true;
 		u->pending = true;
-		return NULL;
-	}
-	const struct tname *m = &t->names.items[have];
-	if (m->state == T_ATOMIC) {
+	} else if (t->names.items[have].state == T_ATOMIC) {
 		if (u->shown++ < 3) {
-			char *s = xasprintf("%sthrough the macro %s (%s:%u): %s", u->ncalls ? "; " : "", r->macro,
-					    f->path, r->line, m->reason);
+			char *s = xasprintf("%s%s: %s", u->ncalls ? "; " : "", label, t->names.items[have].reason);
 			reason_add(&u->why, s);
 			free(s);
 		}
 		u->ncalls++;
-		return NULL;
+	} else if (t->names.items[have].state == T_FAILED || t->names.items[have].state == T_BOUND) {
+		fail = xasprintf("%s, which is %s with preemption on: %s", label,
+				 r->via[0] == '.' ? "called" : "used", t->names.items[have].reason);
+	} else {
+		u->pending = true;
 	}
-	if (m->state == T_FAILED || m->state == T_BOUND)
-		return xasprintf("named in the body of the macro %s (%s:%u), which is used with preemption on: %s",
-				 r->macro, f->path, r->line, m->reason);
-	u->pending = true;
-	return NULL;
+	free(label);
+	return fail;
 }
 
 /* Weighs the use R (of file F) of name N into U; a use that fails the name returns why (owned). */
 static char *use_weigh(struct tree_context *t, uint32_t n, const struct tfile *f, const struct tref *r,
 		       struct uses *u, bool *added)
 {
-	if (r->kind == USE_ADDRESS && r->macro)
-		return macro_weigh(t, n, f, r, u, added);
+	if (r->kind == USE_ADDRESS && r->via)
+		return via_weigh(t, n, f, r, u, added);
 	if (r->kind == USE_ADDRESS)
 		return address_failure(f, r);
 	if (r->kind == USE_REGISTERED)
@@ -330,7 +342,11 @@ static bool definitions_reread(struct tree_context *t, uint32_t n)
 static void verdict_settle(struct tree_context *t, uint32_t n, const struct uses *u)
 {
 	struct tname *x = &t->names.items[n];
-	if (u->nbound && name_sleeps(t, n)) {
+	if (u->nbound && x->member) {
+		tree_name_settle(x, T_FAILED, CTX_PROCESS,
+				 xasprintf("called %s, preemptible but bound to its CPU; the functions stored in the "
+					   "field are not followed for that", u->bound_how));
+	} else if (u->nbound && name_sleeps(t, n)) {
 		tree_name_settle(x, T_FAILED, CTX_PROCESS,
 				 xasprintf("called %s, but %s() may sleep, and other tasks may then run on its CPU",
 					   u->bound_how, x->name));
@@ -346,15 +362,17 @@ static void verdict_settle(struct tree_context *t, uint32_t n, const struct uses
 					   u->ncalls ? buf_cstr(&u->why) : ""));
 	} else if (u->ncalls) {
 		tree_name_settle(x, T_ATOMIC, CTX_CALLERS,
-				 xasprintf("every call in the tree is made with preemption off: %s%s",
-					   buf_cstr(&u->why), u->ncalls > 3 ? "; ..." : ""));
+				 xasprintf("every call%s in the tree is made with preemption off: %s%s",
+					   x->member ? " through the field" : "", buf_cstr(&u->why),
+					   u->ncalls > 3 ? "; ..." : ""));
 	} else {
-		char *stub = interrupt_stub(t, x);
+		char *stub = x->member ? NULL : interrupt_stub(t, x);
 		if (stub)
 			tree_name_settle(x, T_ATOMIC, CTX_HARDIRQ, stub);
 		else
 			tree_name_settle(x, T_FAILED, CTX_PROCESS,
-					 xstrdup("no caller and no registration in the tree: its callers are unknown"));
+					 xstrdup(x->member ? "no call through the field in the tree: its callers are unknown"
+							   : "no caller and no registration in the tree: its callers are unknown"));
 	}
 }
 

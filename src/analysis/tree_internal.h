@@ -32,6 +32,7 @@ struct tname {
 	VEC(uint32_t) files;  /* the files naming it */
 	bool sleep_asked;     /* bound candidate: its files parsed in full once more, for its definitions */
 	bool waiting;         /* a call with preemption on waits for its caller's roots (decide()) */
+	bool member;          /* a struct field called through (`ops->name(...)`), not a function */
 };
 
 /* One use of a followed name in one file. */
@@ -47,7 +48,8 @@ struct tref {
 	bool verbatim;        /* USE_ADDRESS: WHY says it all (a macro, assembly, unread) */
 	unsigned line;
 	char *caller;         /* the enclosing function, or NULL */
-	char *macro;          /* USE_ADDRESS: the macro whose body names it (followed in its stead), or NULL */
+	char *via;            /* USE_ADDRESS: what is followed in its stead, or NULL: the macro whose body
+			       * names it, or `.field` for the struct field it is stored in */
 	char *why;            /* registration reason, or the protection at the call */
 	char **roots;         /* the caller's roots (context_roots()) */
 	size_t nroots;
@@ -123,10 +125,15 @@ static inline uint32_t ident_hash(const char *s, size_t n)
 unsigned tree_arch_family(const char *path);
 bool tree_families_meet(unsigned a, unsigned b);
 
-/* The followed function NAME (N bytes) of family FAM: its index, or -1. */
+/*
+ * The followed function NAME (N bytes) of family FAM: its index, or -1. A
+ * NAME of the form `.field` is the struct field of that name (struct
+ * tname.member): the functions stored in it get the context of the calls
+ * through it.
+ */
 int tree_name_find(const struct tree_context *t, const char *s, size_t n, unsigned fam);
 
-/* Adds NAME of family FAM (unless known) to follow; returns its index. */
+/* Adds NAME of family FAM (unless known; `.field` as for tree_name_find()) to follow; returns its index. */
 uint32_t tree_name_add(struct tree_context *t, const char *name, unsigned depth, unsigned fam);
 
 /* Sets X's state, context and REASON (owned, replacing the one before). */

@@ -20,7 +20,7 @@ const TSLanguage *tree_sitter_c(void);
 static void tref_release(struct tref *r)
 {
 	free(r->caller);
-	free(r->macro);
+	free(r->via);
 	free(r->why);
 	for (size_t i = 0; i < r->nroots; i++)
 		free(r->roots[i]);
@@ -63,8 +63,8 @@ static bool macro_use(TSNode def, const char *s, struct tref *r)
 	TSNode name = ts_field(def, "name");
 	r->kind = USE_ADDRESS;
 	r->verbatim = true;
-	r->macro = xstrndup(s + ts_node_start_byte(name), ts_node_end_byte(name) - ts_node_start_byte(name));
-	r->why = xasprintf("named in the body of the macro %s", r->macro);
+	r->via = xstrndup(s + ts_node_start_byte(name), ts_node_end_byte(name) - ts_node_start_byte(name));
+	r->why = xasprintf("named in the body of the macro %s", r->via);
 	return true;
 }
 
@@ -76,6 +76,124 @@ static bool member_name_at(const char *s, uint32_t off)
 	return off > 0 && (s[off - 1] == '.' || (off > 1 && s[off - 1] == '>' && s[off - 2] == '-'));
 }
 
+/*
+ * R is the call CALL made in CALLER (of FA): with preemption off, or not,
+ * and then the roots of CALLER the tree must decide. NAME (N bytes) is the
+ * name called, or NULL for a call through a field.
+ */
+static void call_ref(const struct file_analysis *fa, const struct fn *caller, TSNode call, const char *name, size_t n,
+		     struct tref *r)
+{
+	r->self = name && strcmp(caller->name, name) == 0 && strlen(name) == n;
+	struct point_state ps = flow_state_at(caller, ts_node_start_byte(call));
+	r->protected_call = point_protected(&ps) && !point_bkl_only(caller, &ps, ts_node_start_byte(call));
+	struct buf why = BUF_INIT;
+	const char *via;
+	size_t vlen = ts_call_name(call, fa->src->parse_text, &via);
+	if (name && vlen && (vlen != n || memcmp(via, name, vlen) != 0))
+		buf_printf(&why, "as the okfn of %.*s(), run in its caller's context: ", (int)vlen, via);
+	point_explain(caller, &ps, &why);
+	free(r->why);
+	r->why = buf_detach(&why);
+	if (!r->protected_call) {
+		name_vec roots = VEC_INIT;
+		r->roots_ok = caller->ctx == CTX_PROCESS && context_roots_sleep(fa, caller, &roots, &r->roots_sleep);
+		r->roots = xcalloc(roots.len ? roots.len : 1, sizeof *r->roots);
+		for (size_t i = 0; i < roots.len; i++)
+			r->roots[r->nroots++] = xstrdup(roots.items[i]);
+		vec_release(&roots);
+	}
+}
+
+/*
+ * A use the grammar did not read as an identifier (or, for a followed
+ * field, as a field name): in a macro body, or unread text.
+ */
+static void classify_unread(const struct file_analysis *fa, TSNode n, uint32_t off, bool member, struct tref *r,
+			    struct tfile *out)
+{
+	TSNode def = macro_def_of(n);
+	if (ts_node_is_null(def) && !ts_type_is(n, "ERROR") && !ts_node_has_error(n)) {
+		tref_release(r);
+		return; /* a comment, a string, a field or type of that name */
+	}
+	if (!member && member_name_at(fa->src->parse_text, off)) {
+		tref_release(r);
+		return; /* `ia64_mv.cpu_init` in a macro body: a field of that name */
+	}
+	if (!ts_node_is_null(def)) {
+		if (macro_use(def, fa->src->parse_text, r))
+			vec_push(&out->refs, *r);
+		else
+			tref_release(r);
+		return;
+	}
+	r->kind = USE_ADDRESS;
+	r->why = xstrdup("named in a macro body or in code the grammar could not read; the users "
+			 "of that text are not followed");
+	r->verbatim = true;
+	vec_push(&out->refs, *r);
+}
+
+/* Is E (a field access, parentheses and `*` stripped) only tested: `if (ops->f)`, `ops->f && ...`, `!ops->f`? */
+static bool field_tested(TSNode e, TSNode up, const char *s)
+{
+	if (ts_type_is(up, "if_statement") || ts_type_is(up, "while_statement") || ts_type_is(up, "do_statement"))
+		return ts_node_eq(ts_field(up, "condition"), e);
+	if (ts_type_is(up, "conditional_expression"))
+		return ts_node_eq(ts_field(up, "condition"), e);
+	if (ts_type_is(up, "unary_expression"))
+		return ts_text_is(ts_field(up, "operator"), s, "!");
+	if (!ts_type_is(up, "binary_expression"))
+		return false;
+	TSNode op = ts_field(up, "operator");
+	return ts_text_is(op, s, "==") || ts_text_is(op, s, "!=") || ts_text_is(op, s, "&&") || ts_text_is(op, s, "||");
+}
+
+/*
+ * A use of the followed field at OFF (node N) of FA: a call through it
+ * (`ops->f(x)`, `(*ops->f)(x)`) is weighed like a call of a function; a
+ * store, a test, a declaration and another name of that spelling are no
+ * use; any other read lets the pointer go where its calls are not seen.
+ */
+static void member_classify(const struct file_analysis *fa, TSNode n, uint32_t off, struct tref *r,
+			    struct tfile *out)
+{
+	const char *s = fa->src->parse_text;
+	if (!ts_type_is(n, "field_identifier")) {
+		if (!ts_type_is(n, "identifier"))
+			classify_unread(fa, n, off, true, r, out); /* a macro body: its uses decide */
+		return;
+	}
+	TSNode fe = ts_parent(n);
+	if (!ts_type_is(fe, "field_expression") || !ts_node_eq(ts_field(fe, "field"), n))
+		return; /* `.f = fn` in an initialiser, the field's declaration */
+	TSNode e = fe, up = ts_parent(fe);
+	while (ts_type_is(up, "parenthesized_expression") ||
+	       (ts_type_is(up, "pointer_expression") && ts_text_is(ts_field(up, "operator"), s, "*")))
+		e = up, up = ts_parent(up);
+	r->kind = USE_CALL;
+	if (ts_type_is(up, "call_expression") && ts_node_eq(ts_field(up, "function"), e)) {
+		const struct fn *caller = analysis_fn_at(fa, off);
+		if (!caller) {
+			r->kind = USE_ADDRESS;
+			r->why = xstrdup("called outside a function");
+		} else {
+			r->caller = xstrdup(caller->name);
+			call_ref(fa, caller, up, NULL, 0, r);
+		}
+		vec_push(&out->refs, *r);
+		return;
+	}
+	if ((ts_type_is(up, "assignment_expression") && ts_node_eq(ts_field(up, "left"), e) &&
+	     ts_text_is(ts_field(up, "operator"), s, "=")) ||
+	    field_tested(e, up, s))
+		return;
+	r->kind = USE_ADDRESS;
+	r->why = xstrdup("read other than to call it or test it: the pointer may be called where it is not seen");
+	vec_push(&out->refs, *r);
+}
+
 static void classify_at(const struct tree_context *t, const struct file_analysis *fa, uint32_t name,
 			uint32_t off, struct tfile *out)
 {
@@ -85,24 +203,14 @@ static void classify_at(const struct tree_context *t, const struct file_analysis
 	struct tref r = {0};
 	r.name = name;
 	r.line = source_pos(fa->src, off).line;
+	if (x->member) {
+		member_classify(fa, n, off, &r, out);
+		return;
+	}
 	bool ident = ts_type_is(n, "identifier") && ts_node_start_byte(n) == off &&
 		     ts_node_end_byte(n) == off + x->len;
 	if (!ident) {
-		TSNode def = macro_def_of(n);
-		if (ts_node_is_null(def) && !ts_type_is(n, "ERROR") && !ts_node_has_error(n))
-			return; /* a comment, a string, a field or type of that name */
-		if (member_name_at(fa->src->parse_text, off))
-			return; /* `ia64_mv.cpu_init` in a macro body: a field of that name */
-		if (!ts_node_is_null(def)) {
-			if (macro_use(def, fa->src->parse_text, &r))
-				vec_push(&out->refs, r);
-			return;
-		}
-		r.kind = USE_ADDRESS;
-		r.why = xstrdup("named in a macro body or in code the grammar could not read; the users "
-				"of that text are not followed");
-		r.verbatim = true;
-		vec_push(&out->refs, r);
+		classify_unread(fa, n, off, false, &r, out);
 		return;
 	}
 	TSNode up = ts_parent(n);
@@ -123,35 +231,23 @@ static void classify_at(const struct tree_context *t, const struct file_analysis
 		r.why = xstrdup("named in a macro body or in code the grammar could not read; the users of "
 				"that text are not followed");
 		r.verbatim = true;
+	} else if (u.kind == USE_ADDRESS) {
+		char *fld = context_stored_field(n, fa->src->parse_text);
+		if (fld) { /* `.read = name`, `ops->read = name`: the calls through the field decide */
+			free(r.why);
+			r.why = xasprintf("stored in the field %s", fld);
+			r.via = xasprintf(".%s", fld);
+			r.verbatim = true;
+			free(fld);
+		}
 	}
 	const struct fn *caller = analysis_fn_at(fa, off);
 	if (caller)
 		r.caller = xstrdup(caller->name);
-	if (u.kind == USE_CALL) {
-		if (!caller) {
-			r.kind = USE_ADDRESS; /* a call outside a function: in an initialiser */
-			vec_push(&out->refs, r);
-			return;
-		}
-		r.self = strcmp(caller->name, x->name) == 0;
-		struct point_state ps = flow_state_at(caller, ts_node_start_byte(u.call));
-		r.protected_call = point_protected(&ps) && !point_bkl_only(caller, &ps, ts_node_start_byte(u.call));
-		struct buf why = BUF_INIT;
-		const char *via;
-		size_t vlen = ts_call_name(u.call, fa->src->parse_text, &via);
-		if (vlen && (vlen != x->len || memcmp(via, x->name, vlen) != 0))
-			buf_printf(&why, "as the okfn of %.*s(), run in its caller's context: ", (int)vlen, via);
-		point_explain(caller, &ps, &why);
-		r.why = buf_detach(&why);
-		if (!r.protected_call) {
-			name_vec roots = VEC_INIT;
-			r.roots_ok = caller->ctx == CTX_PROCESS && context_roots_sleep(fa, caller, &roots, &r.roots_sleep);
-			r.roots = xcalloc(roots.len ? roots.len : 1, sizeof *r.roots);
-			for (size_t i = 0; i < roots.len; i++)
-				r.roots[r.nroots++] = xstrdup(roots.items[i]);
-			vec_release(&roots);
-		}
-	}
+	if (u.kind == USE_CALL && !caller)
+		r.kind = USE_ADDRESS; /* a call outside a function: in an initialiser */
+	else if (u.kind == USE_CALL)
+		call_ref(fa, caller, u.call, x->name, x->len, &r);
 	vec_push(&out->refs, r);
 }
 

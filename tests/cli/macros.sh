@@ -99,7 +99,7 @@ run scan -v all/arch/demo/mm/tlb.c all/arch/demo/kernel/process.c
 expect_out '^all/arch/demo/mm/tlb\.c:5:12: warning: .*\[P003, fixable\]' "#if !defined(CONFIG_SMP) ... #else: the SMP arm counts"
 expect_out '^all/arch/demo/kernel/process\.c:5:12: note: protected: .*\[P00[13]' "a function used only through a chain of macros under a lock"
 run explain all/arch/demo/kernel/process.c:5
-expect_out 'through the macro __switch_to \(all/include/asm-demo/system\.h:2\): .*through the macro switch_to \(all/include/asm-demo/system\.h:3\): .*from schedule_demo\(\) at all/kernel/sched\.c:7' \
+expect_out 'named in the body of the macro __switch_to \(all/include/asm-demo/system\.h:2\): .*named in the body of the macro switch_to \(all/include/asm-demo/system\.h:3\): .*from schedule_demo\(\) at all/kernel/sched\.c:7' \
 	"the chain of macros is named in the reason"
 # the same chain used once with preemption on: flagged
 printf '#include <asm/system.h>\nvoid yield_demo(int a, int b)\n{\n\tswitch_to(a, b);\n}\n' > all/kernel/yield.c
