@@ -459,8 +459,9 @@ static void test_tree_fixed_point(void)
 	CHECK(tree_context_lookup(t, "lock_f", 6, "-", &ctx, &why) && ctx == CTX_CALLERS, "f: called from e() with m held");
 	CHECK(tree_context_lookup(t, "helper_h", 8, "-", &ctx, &why) && ctx == CTX_CALLERS && strstr(why, "hard-IRQ"),
 	      "h: its only caller is an interrupt handler in another file: %s", why ? why : "(none)");
-	CHECK(tree_context_lookup(t, "hooked_n", 8, "-", &ctx, &why) && ctx == CTX_PROCESS && strstr(why, "address is taken"),
-	      "n: a function pointer elsewhere keeps it preemptible: %s", why ? why : "(none)");
+	CHECK(tree_context_lookup(t, "hooked_n", 8, "-", &ctx, &why) && ctx == CTX_PROCESS &&
+		      strstr(why, "stored in the pointer hook") && strstr(why, "no caller"),
+	      "n: stored in a pointer nothing calls: preemptible: %s", why ? why : "(none)");
 	CHECK(!tree_context_lookup(t, "top_caller", 10, "-", &ctx, &why), "a name never asked about is not followed");
 	CHECK(tree_context_atomic(t, "lock_e", "-") && !tree_context_atomic(t, "ring_a", "-"), "tree_context_atomic()");
 	CHECK(tree_context_lookup(t, "f", 1, "-", &ctx, &why) && ctx == CTX_PROCESS && strstr(why, "fewer than"),

@@ -117,8 +117,19 @@ bool analysis_fn_is_shared(const struct file_analysis *fa, const struct fn *f)
 	return !f->is_static || (n >= 2 && strcmp(fa->src->path + n - 2, ".h") == 0);
 }
 
+const char *fn_store_kind(const struct fn *f)
+{
+	return f->via_field ? "field" : "pointer";
+}
+
+const char *fn_store_name(const struct fn *f)
+{
+	return f->via_field ? f->via_field : f->via_pointer;
+}
+
 /*
- * A static function stored only in a field other files access: the tree
+ * A static function stored only in a field other files access, or in one
+ * pointer: the tree
  * follows the calls through that field (`.field`), and says whether they
  * are all made with preemption off.
  */
@@ -126,7 +137,7 @@ static void tree_field_context(struct file_analysis *fa, struct fn *f)
 {
 	enum fn_context ctx;
 	const char *why;
-	f->via_root = xasprintf(".%s", f->via_field);
+	f->via_root = f->via_field ? xasprintf(".%s", f->via_field) : xstrdup(f->via_pointer);
 	if (!fa->ext || !tree_context_lookup(fa->ext, f->via_root, strlen(f->via_root), fa->src->path, &ctx, &why))
 		return;
 	if (ctx == CTX_PROCESS)
@@ -142,7 +153,8 @@ static void tree_contexts(struct file_analysis *fa)
 		struct fn *f = &fa->fns.items[i];
 		enum fn_context ctx;
 		const char *why;
-		if (f->ctx == CTX_PROCESS && f->addr_taken && f->via_field && !f->via_bad && !f->via_private &&
+		if (f->ctx == CTX_PROCESS && f->addr_taken && (f->via_field || f->via_pointer) && !f->via_bad &&
+		    !f->via_private &&
 		    !analysis_fn_is_shared(fa, f)) {
 			tree_field_context(fa, f); /* the first look, without a tree, names the field to follow */
 			continue;
@@ -190,6 +202,7 @@ void analysis_release(struct file_analysis *fa)
 		free(f->name);
 		free(f->via_field);
 		free(f->via_root);
+		free(f->via_pointer);
 		free(f->ctx_reason);
 		free(f->sleep_reason);
 		for (size_t k = 0; k < f->dropped.len; k++)

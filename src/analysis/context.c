@@ -360,14 +360,19 @@ static bool ident_visit(TSNode n, void *ctx)
 	f->addr_taken = true;
 	if (u.kind == USE_REGISTERED)
 		set_context_text(f, u.ctx, u.reason);
-	/* stored in a struct field only: its calls may be this file's calls through the field */
+	/* stored in one struct field or one pointer only: the calls through it decide */
 	char *fld = u.kind == USE_ADDRESS ? context_stored_field(n, src) : NULL;
-	if (!fld || (f->via_field && strcmp(f->via_field, fld) != 0))
+	char *ptr = u.kind == USE_ADDRESS && !fld ? context_stored_pointer(n, src) : NULL;
+	const char *have = fld ? f->via_field : f->via_pointer;
+	if ((!fld && !ptr) || (fld && f->via_pointer) || (ptr && f->via_field) ||
+	    (have && strcmp(have, fld ? fld : ptr) != 0))
 		f->via_bad = true;
 	if (fld && !f->via_field)
-		f->via_field = fld;
-	else
-		free(fld);
+		f->via_field = fld, fld = NULL;
+	if (ptr && !f->via_pointer)
+		f->via_pointer = ptr, ptr = NULL;
+	free(fld);
+	free(ptr);
 	return false;
 }
 
@@ -389,6 +394,33 @@ char *context_stored_field(TSNode n, const char *src)
 	if (ts_node_is_null(fld))
 		return NULL;
 	return xstrndup(src + ts_node_start_byte(fld), ts_node_end_byte(fld) - ts_node_start_byte(fld));
+}
+
+/* The identifier a declarator declares (through pointers, parentheses, a function's parameters), or null. */
+static TSNode declarator_name(TSNode d)
+{
+	while (!ts_node_is_null(d) && !ts_type_is(d, "identifier")) {
+		TSNode inner = ts_field(d, "declarator");
+		if (ts_node_is_null(inner) && ts_type_is(d, "parenthesized_declarator") && ts_node_named_child_count(d))
+			inner = ts_node_named_child(d, 0);
+		d = inner;
+	}
+	return d;
+}
+
+char *context_stored_pointer(TSNode n, const char *src)
+{
+	TSNode child, p = value_parent(n, &child), name;
+	memset(&name, 0, sizeof name);
+	if (ts_type_is(p, "assignment_expression") && ts_node_eq(ts_field(p, "right"), child) &&
+	    ts_text_is(ts_field(p, "operator"), src, "=") && ts_type_is(ts_field(p, "left"), "identifier") &&
+	    ts_type_is(ts_parent(p), "expression_statement"))
+		name = ts_field(p, "left");
+	else if (ts_type_is(p, "init_declarator") && ts_node_eq(ts_field(p, "value"), child))
+		name = declarator_name(ts_field(p, "declarator"));
+	if (ts_node_is_null(name))
+		return NULL;
+	return xstrndup(src + ts_node_start_byte(name), ts_node_end_byte(name) - ts_node_start_byte(name));
 }
 
 struct member_scan {

@@ -140,10 +140,12 @@ static bool every_call_protected(const struct file_analysis *fa, const struct ca
 static char *callers_reason(const struct fn *callee, const struct buf *why, size_t ncalls)
 {
 	if (callee->via_tree && !ncalls)
-		return xasprintf("it is stored in field %s; %s", callee->via_field, callee->via_tree);
+		return xasprintf("it is stored in %s %s; %s", fn_store_kind(callee), fn_store_name(callee),
+				 callee->via_tree);
 	char *via = callee->via_private ? xasprintf("it is stored only in field %s, which no other file of the tree "
 						    "accesses; ", callee->via_field)
-		    : callee->via_tree  ? xasprintf("it is stored in field %s; %s; ", callee->via_field, callee->via_tree)
+		    : callee->via_tree  ? xasprintf("it is stored in %s %s; %s; ", fn_store_kind(callee),
+						    fn_store_name(callee), callee->via_tree)
 					: xstrdup("");
 	char *r = xasprintf("%severy call in this file is made with preemption off: %s%s", via, buf_cstr(why),
 			    ncalls > 3 ? "; ..." : "");

@@ -588,8 +588,8 @@ void point_explain(const struct fn *f, const struct point_state *s, struct buf *
 		buf_puts(out, "no lock held, interrupts and preemption enabled on every path "
 			 "from entry");
 		if (f->tree_note && f->via_root)
-			buf_printf(out, "; it is stored in field %s, and the calls through that field decide: %s",
-				   f->via_field, f->tree_note);
+			buf_printf(out, "; it is stored in %s %s, and the calls through it decide: %s",
+				   fn_store_kind(f), fn_store_name(f), f->tree_note);
 		else if (f->tree_note)
 			buf_printf(out, "; %s", f->tree_note);
 		else if (f->is_static && !f->addr_taken)

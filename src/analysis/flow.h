@@ -80,6 +80,7 @@ struct fn {
 	 */
 	char *via_root;
 	const char *via_tree;
+	char *via_pointer; /* ...or stored only in this pointer (`flush_cache_mm = r4k_flush_cache_mm;`) */
 	struct srcpos pos;
 	enum fn_context ctx;
 	char *ctx_reason;  /* why atomic at entry; owned */
@@ -167,6 +168,16 @@ void context_classify_use(const struct file_analysis *fa, TSNode ident, struct f
  * the whole use: `x->f = N;`, `x.f = N;`, `{ .f = N }` (owned), else NULL.
  */
 char *context_stored_field(TSNode n, const char *src);
+
+/*
+ * The pointer the function named N is stored in, when that is the whole
+ * use: `p = N;`, `void (*p)(void) = N;` (owned), else NULL.
+ */
+char *context_stored_pointer(TSNode n, const char *src);
+
+/* How F's store is named in a reason: "field f" or "pointer p" (F->via_field or F->via_pointer set). */
+const char *fn_store_kind(const struct fn *f);
+const char *fn_store_name(const struct fn *f);
 
 /*
  * The functions whose context decides F's: following the calls made with

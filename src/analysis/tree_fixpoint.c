@@ -228,6 +228,8 @@ static char *via_label(const struct tfile *f, const struct tref *r)
 {
 	if (r->via[0] == '.')
 		return xasprintf("stored in the field %s (%s:%u)", r->via + 1, f->path, r->line);
+	if (r->via_pointer)
+		return xasprintf("stored in the pointer %s (%s:%u)", r->via, f->path, r->line);
 	return xasprintf("named in the body of the macro %s (%s:%u)", r->via, f->path, r->line);
 }
 
@@ -244,7 +246,8 @@ static char *via_weigh(struct tree_context *t, uint32_t n, const struct tfile *f
 	unsigned depth = t->names.items[n].depth;
 	char *label = via_label(f, r), *fail = NULL;
 	if (have == (int)n || (have < 0 && depth + 1 > TREE_MAX_DEPTH)) {
-		fail = xasprintf("%s, %s not followed", label, r->via[0] == '.' ? "whose calls are" : "whose users are");
+		fail = xasprintf("%s, %s not followed", label,
+				 r->via[0] == '.' || r->via_pointer ? "whose calls are" : "whose users are");
 	} else if (have < 0) {
 		tree_name_add(t, r->via, depth + 1, f->fam);
 		*added = true;
@@ -258,7 +261,7 @@ static char *via_weigh(struct tree_context *t, uint32_t n, const struct tfile *f
 		u->ncalls++;
 	} else if (t->names.items[have].state == T_FAILED || t->names.items[have].state == T_BOUND) {
 		fail = xasprintf("%s, which is %s with preemption on: %s", label,
-				 r->via[0] == '.' ? "called" : "used", t->names.items[have].reason);
+				 r->via[0] == '.' || r->via_pointer ? "called" : "used", t->names.items[have].reason);
 	} else {
 		u->pending = true;
 	}

@@ -49,7 +49,8 @@ struct tref {
 	unsigned line;
 	char *caller;         /* the enclosing function, or NULL */
 	char *via;            /* USE_ADDRESS: what is followed in its stead, or NULL: the macro whose body
-			       * names it, or `.field` for the struct field it is stored in */
+			       * names it, `.field` for the struct field it is stored in, or the pointer */
+	bool via_pointer;     /* ...VIA is the pointer it is stored in (`p = name;`) */
 	char *why;            /* registration reason, or the protection at the call */
 	char **roots;         /* the caller's roots (context_roots()) */
 	size_t nroots;

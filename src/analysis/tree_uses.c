@@ -194,6 +194,37 @@ static void member_classify(const struct file_analysis *fa, TSNode n, uint32_t o
 	vec_push(&out->refs, *r);
 }
 
+/* Is the identifier N (of text S) the left side of `=`, or only tested? */
+static bool ident_stored_or_tested(TSNode n, const char *s)
+{
+	TSNode e = n, up = ts_parent(n);
+	while (ts_type_is(up, "parenthesized_expression"))
+		e = up, up = ts_parent(up);
+	return (ts_type_is(up, "assignment_expression") && ts_node_eq(ts_field(up, "left"), e) &&
+		ts_text_is(ts_field(up, "operator"), s, "=")) ||
+	       field_tested(e, up, s);
+}
+
+/*
+ * The address of the name N (of text S) stored in a struct field (`.read =
+ * name`, `ops->read = name`) or a pointer (`p = name;`): the calls through
+ * that field or pointer decide, followed in its stead (R->via).
+ */
+static void via_store(TSNode n, const char *s, struct tref *r)
+{
+	char *fld = context_stored_field(n, s);
+	char *ptr = fld ? NULL : context_stored_pointer(n, s);
+	if (!fld && !ptr)
+		return;
+	free(r->why);
+	r->why = fld ? xasprintf("stored in the field %s", fld) : xasprintf("stored in the pointer %s", ptr);
+	r->via = fld ? xasprintf(".%s", fld) : xstrdup(ptr);
+	r->via_pointer = ptr != NULL;
+	r->verbatim = true;
+	free(fld);
+	free(ptr);
+}
+
 static void classify_at(const struct tree_context *t, const struct file_analysis *fa, uint32_t name,
 			uint32_t off, struct tfile *out)
 {
@@ -232,14 +263,11 @@ static void classify_at(const struct tree_context *t, const struct file_analysis
 				"that text are not followed");
 		r.verbatim = true;
 	} else if (u.kind == USE_ADDRESS) {
-		char *fld = context_stored_field(n, fa->src->parse_text);
-		if (fld) { /* `.read = name`, `ops->read = name`: the calls through the field decide */
-			free(r.why);
-			r.why = xasprintf("stored in the field %s", fld);
-			r.via = xasprintf(".%s", fld);
-			r.verbatim = true;
-			free(fld);
+		if (ident_stored_or_tested(n, fa->src->parse_text)) {
+			tref_release(&r);
+			return; /* `name = fn;`, `if (name)`: a followed pointer is stored or tested, not called */
 		}
+		via_store(n, fa->src->parse_text, &r);
 	}
 	const struct fn *caller = analysis_fn_at(fa, off);
 	if (caller)
