@@ -43,6 +43,25 @@ position p : script:python () { site(p, "R", "get_cpu") };
 - smp_processor_id@p()
 + get_cpu()
 
+// Sidecar: a read hoisted into a local before its statement; TEXT is the
+// local's name (R sites whose TEXT is not get_cpu()).
+@rn depends on !context && !op_A && !op_B@
+position p : script:python () { site(p, "R") and not site(p, "R", "get_cpu") };
+@@
+  smp_processor_id@p()
+
+@script:python rn_text@
+p << rn.p;
+t;
+@@
+coccinelle.t = cocci.make_ident(site_text(p, "R"))
+
+@depends on rn && !context@
+position rn.p; identifier rn_text.t;
+@@
+- smp_processor_id@p()
++ t
+
 // Sidecar: insert the sites TEXT after the anchor statement (expression
 // statement, if, while, for, declaration). switch and do-while are refused
 // by preemptify before they reach here.
@@ -99,11 +118,12 @@ expression E; statement S1, S2; type T; identifier x;
 + t;
 )
 
-// Sidecar: insert the sites TEXT before a return/goto/break/continue
-// (or, for check-resched, an expression statement).
+// Sidecar: insert the sites TEXT before a return/goto/break/continue,
+// an expression statement, or (a hoisted read's get_cpu() or local) an
+// if, while or for.
 @ib depends on !op_R && !op_A@
 position p : script:python () { site(p, "B") };
-expression E; identifier l;
+expression E; identifier l; statement S1, S2;
 @@
 (
   return@p E;
@@ -117,6 +137,14 @@ expression E; identifier l;
   continue@p;
 |
   E@p;
+|
+  if@p (E) S1 else S2
+|
+  if@p (E) S1
+|
+  while@p (E) S1
+|
+  for@p (...;...;...) S1
 )
 
 @script:python ib_text@
@@ -126,7 +154,7 @@ t;
 coccinelle.t = cocci.make_ident(site_text(p, "B"))
 
 @depends on ib && !context@
-position ib.p; identifier ib_text.t; expression E; identifier l;
+position ib.p; identifier ib_text.t; expression E; identifier l; statement S1, S2;
 @@
 (
 + t;
@@ -146,6 +174,18 @@ position ib.p; identifier ib_text.t; expression E; identifier l;
 |
 + t;
   E@p;
+|
++ t;
+  if@p (E) S1 else S2
+|
++ t;
+  if@p (E) S1
+|
++ t;
+  while@p (E) S1
+|
++ t;
+  for@p (...;...;...) S1
 )
 
 // Standalone: patch mode.

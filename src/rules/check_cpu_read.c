@@ -313,7 +313,13 @@ static void read_into_global(struct ctx *c, const struct fn *f, struct cpu_read 
 	struct finding *fd = add_finding(c, RULE_P003, r->call, f, SEV_WARNING, CONF_MEDIUM, FIX_GET_CPU,
 		xasprintf("CPU number from smp_processor_id() stored in %s, which is not local, "
 			  "in preemptible code", name), take_why(r));
-	char *no = plan_site_region(c, f, r->call, "put_cpu()", fd);
+	char *no = NULL;
+	if (covered_read(c, r->call, fd, &no)) { /* a read hoisted before its statement */
+		if (no)
+			unfixable(fd, no);
+		return;
+	}
+	no = plan_site_region(c, f, r->call, "put_cpu()", fd);
 	if (no) {
 		unfixable(fd, no);
 	} else if (fd) {

@@ -32,10 +32,27 @@ const struct finding *covering_region(const struct ctx *c, const struct fn *f, T
 void share_region(struct finding *fd, const struct finding *owner);
 
 /*
+ * CALL inside the region an earlier read of the block opened (c->covered):
+ * true, with FD (may be NULL) given that region's edits, and *NO why not
+ * (owned) when that read is not fixed, else NULL.
+ */
+bool covered_read(struct ctx *c, TSNode call, struct finding *fd, char **no);
+
+/*
  * get_cpu() at CALL and put_cpu() after its statement (and the plain reads
  * of the statements after it), or the edits of a region that covers it
  * already. FD may be NULL. Returns NULL or why not (owned).
  */
 char *plan_direct_get_cpu(struct ctx *c, const struct fn *f, TSNode call, struct finding *fd);
+
+/*
+ * cpu_read_hoist.c: one get_cpu() into a new local before statement ST
+ * (before LOOP's statement when LOOP is not null), CALL and every other
+ * read from there to ST, or to GUARD_END (a guard's region, when not
+ * null), replaced by the local, put_cpu() after it: for the reads
+ * read_hoist_reason() names. FD may be NULL. NULL or why not (owned).
+ */
+char *plan_hoisted_read(struct ctx *c, const struct fn *f, TSNode call, TSNode st, TSNode guard_end,
+			TSNode loop, struct finding *fd);
 
 #endif

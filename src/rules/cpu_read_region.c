@@ -123,12 +123,19 @@ static bool read_list_visit(TSNode n, void *ctx)
 	return true;
 }
 
-/*
- * CALL already inside a region: one an earlier read of the block opened
- * (c->covered), or an earlier finding's that covers it. True if so, with
- * FD given that region's edits and *NO why not (owned) or NULL.
- */
-static bool in_earlier_region(struct ctx *c, const struct fn *f, TSNode call, struct finding *fd, char **no)
+/* The local OWNER's edits replace CALL with (a hoisted read), or NULL. */
+static const char *hoisted_local(const struct finding *owner, TSNode call)
+{
+	for (size_t k = 0; k < owner->edits.len; k++) {
+		const struct edit *e = &owner->edits.items[k];
+		if (e->op == EDIT_REPLACE && e->start.offset == ts_node_start_byte(call) &&
+		    strcmp(e->text, "get_cpu()") != 0)
+			return e->text;
+	}
+	return NULL;
+}
+
+bool covered_read(struct ctx *c, TSNode call, struct finding *fd, char **no)
 {
 	*no = NULL;
 	for (size_t i = 0; i < c->covered.len; i++) {
@@ -142,8 +149,24 @@ static bool in_earlier_region(struct ctx *c, const struct fn *f, TSNode call, st
 		}
 		if (fd)
 			share_region(fd, owner);
+		const char *local = hoisted_local(owner, call);
+		if (fd && local)
+			set_note(fd, xasprintf("reads %s, which get_cpu() set for the region opened at line %u",
+					       local, owner->pos.line));
 		return true;
 	}
+	return false;
+}
+
+/*
+ * CALL already inside a region: one an earlier read of the block opened
+ * (c->covered), or an earlier finding's that covers it. True if so, with
+ * FD given that region's edits and *NO why not (owned) or NULL.
+ */
+static bool in_earlier_region(struct ctx *c, const struct fn *f, TSNode call, struct finding *fd, char **no)
+{
+	if (covered_read(c, call, fd, no))
+		return true;
 	const struct finding *owner = covering_region(c, f, call, NULL, 0);
 	if (owner && fd)
 		share_region(fd, owner);
@@ -216,6 +239,12 @@ char *plan_direct_get_cpu(struct ctx *c, const struct fn *f, TSNode call, struct
 		return no;
 	TSNode st = block_stmt(call);
 	TSNode guard_end = ts_node_is_null(st) ? ts_null() : guard_region_end(call, st);
+	TSNode loop;
+	char *hoist = ts_node_is_null(st) ? NULL : read_hoist_reason(c, call, st, &loop);
+	if (hoist) {
+		free(hoist);
+		return plan_hoisted_read(c, f, call, st, ts_node_is_null(loop) ? guard_end : ts_null(), loop, fd);
+	}
 	if (!ts_node_is_null(guard_end))
 		return plan_guard_region(c, call, st, guard_end, fd);
 	node_vec extra = VEC_INIT;

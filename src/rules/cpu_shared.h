@@ -110,6 +110,12 @@ char *plan_site_region(struct ctx *c, const struct fn *f, TSNode site, const cha
  * reads, a comparison in a loop. NULL or why (owned).
  */
 char *read_refusal(const struct ctx *c, TSNode site);
+/*
+ * Of those, the ones one get_cpu() into a local before ST serves (several
+ * reads, a read on some paths only, a comparison in a loop: *LOOP gets the
+ * loop, else a null node). NULL or why (owned).
+ */
+char *read_hoist_reason(const struct ctx *c, TSNode site, TSNode st, TSNode *loop);
 
 /* The uses of a variable after its definition, up to its next reassignment. */
 struct var_uses {

@@ -286,7 +286,7 @@ char *plan_region(const struct ctx *c, TSNode first, TSNode last, const char *va
  * a get/put around each pass lets the task change CPU between passes, so the
  * loop may skip two CPUs or none. NULL, or why (owned).
  */
-static char *loop_compare_refusal(const struct ctx *c, TSNode site, TSNode st)
+static char *loop_compare_refusal(const struct ctx *c, TSNode site, TSNode st, TSNode *loop)
 {
 	TSNode p = ts_parent(site);
 	while (ts_type_is(p, "parenthesized_expression"))
@@ -300,10 +300,12 @@ static char *loop_compare_refusal(const struct ctx *c, TSNode site, TSNode st)
 		return NULL;
 	for (TSNode a = ts_parent(st); !ts_node_is_null(a) && !ts_type_is(a, "function_definition"); a = ts_parent(a))
 		if (ts_type_is(a, "for_statement") || ts_type_is(a, "while_statement") ||
-		    ts_type_is(a, "do_statement"))
+		    ts_type_is(a, "do_statement")) {
+			*loop = a;
 			return xasprintf("the CPU number is compared inside the loop at line %u; a get/put per "
 					 "pass lets the task change CPU between passes; read it once before "
 					 "the loop with get_cpu() by hand", line_of(c, a));
+		}
 	return NULL;
 }
 
@@ -546,14 +548,16 @@ static bool copies_slot_value(const struct ctx *c, const struct fn *f, TSNode si
 }
 
 /*
- * Why statement ST cannot hold a get/put pair for SITE as it is, or NULL:
- * the site is an argument of a macro that may expand to nothing (dprintk
- * when debugging is off), leaving the release unbalanced; or the statement
- * reads the CPU number twice, and each read would get its own pair, in an
- * unspecified order.
+ * Why SITE cannot take a get/put pair of its own in statement ST, though
+ * one get_cpu() into a local before ST can serve it (cpu_read_hoist.c), or
+ * NULL: the site is evaluated on some paths only (the right operand of
+ * &&/||, an arm of ?:), ST reads the CPU number more than once (each read
+ * would get its own pair, in an unspecified order), or the number is
+ * compared inside a loop. *LOOP gets that loop, or a null node.
  */
-static char *site_stmt_refusal(const struct ctx *c, TSNode site, TSNode st)
+char *read_hoist_reason(const struct ctx *c, TSNode site, TSNode st, TSNode *loop)
 {
+	*loop = ts_null();
 	for (TSNode a = ts_parent(site); !ts_node_is_null(a) && !ts_node_eq(a, st); a = ts_parent(a)) {
 		/* evaluated on some paths only: the release after the statement runs on all
 		 * (the control flow graph does not split expressions, so the re-analysis
@@ -568,6 +572,25 @@ static char *site_stmt_refusal(const struct ctx *c, TSNode site, TSNode st)
 			return xasprintf("the site is in one branch of ?: at line %u, evaluated on some paths "
 					 "only; a release after the statement would run on all of them",
 					 line_of(c, a));
+	}
+	char *in_loop = loop_compare_refusal(c, site, st, loop); /* *LOOP set either way */
+	unsigned reads = count_cpu_reads(c, st);
+	if (reads < 2)
+		return in_loop;
+	free(in_loop);
+	return xasprintf("the statement reads the CPU number %u times; read it once into a local "
+			 "with get_cpu() by hand", reads);
+}
+
+/*
+ * Why statement ST cannot hold a get/put pair for SITE as it is, or NULL:
+ * the site is an argument of a macro that may expand to nothing (dprintk
+ * when debugging is off), leaving the release unbalanced; or one of
+ * read_hoist_reason()'s.
+ */
+static char *site_stmt_refusal(const struct ctx *c, TSNode site, TSNode st)
+{
+	for (TSNode a = ts_parent(site); !ts_node_is_null(a) && !ts_node_eq(a, st); a = ts_parent(a)) {
 		if (!ts_type_is(a, "call_expression") || node_within(site, ts_field(a, "function")))
 			continue;
 		const char *mn;
@@ -576,11 +599,8 @@ static char *site_stmt_refusal(const struct ctx *c, TSNode site, TSNode st)
 			return xasprintf("the site is an argument of %.*s(), a macro that may expand to nothing; "
 					 "a release after it would then be unbalanced", (int)ml, mn);
 	}
-	unsigned reads = count_cpu_reads(c, st);
-	if (reads > 1)
-		return xasprintf("the statement reads the CPU number %u times; read it once into a local "
-				 "with get_cpu() by hand", reads);
-	return loop_compare_refusal(c, site, st);
+	TSNode loop;
+	return read_hoist_reason(c, site, st, &loop);
 }
 
 TSNode guard_region_end(TSNode site, TSNode st)

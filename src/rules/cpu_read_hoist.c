@@ -1,0 +1,223 @@
+/*
+ * One read of the CPU number hoisted before its statement (cpu_read_region.c
+ * asks): `int cpu = get_cpu();` (or `cpu = get_cpu();` with `int cpu;` among
+ * the block's declarations) before statement H, every smp_processor_id()
+ * of H replaced by that local, put_cpu() after H and before each jump out
+ * of it. It serves the reads a pair of their own cannot: several in one
+ * statement, one on some paths only (an && / || right operand, a ?: arm),
+ * a comparison inside a loop (H is then the loop). Reading the number
+ * earlier than the code did is sound because smp_processor_id() has no
+ * side effect and nothing in H may sleep (plan_region() refuses a region
+ * holding a call that may).
+ */
+#include "rules/cpu_read_internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+struct ident_find {
+	const struct ctx *c;
+	const char *name;
+	bool found;
+};
+
+static bool ident_visit(TSNode n, void *ctx)
+{
+	struct ident_find *in = ctx;
+	if (!in->found && (ts_type_is(n, "identifier") || ts_type_is(n, "type_identifier")) &&
+	    ts_text_is(n, in->c->text, in->name))
+		in->found = true;
+	return !in->found;
+}
+
+/* Does the whole word NAME occur in S? */
+static bool has_word(const char *s, const char *name)
+{
+	size_t n = strlen(name);
+	for (const char *p = strstr(s, name); p; p = strstr(p + 1, name)) {
+		bool left = p == s || !is_ident_char(p[-1]);
+		if (left && !is_ident_char(p[n]))
+			return true;
+	}
+	return false;
+}
+
+/*
+ * A name for the new local that nothing of F names, and no #define of the
+ * file mentions (a macro naming `cpu` would be captured), or NULL.
+ */
+static const char *fresh_name(const struct ctx *c, const struct fn *f)
+{
+	static const char *const names[] = {"cpu", "this_cpu", "cur_cpu"};
+	for (size_t i = 0; i < ARRAY_SIZE(names); i++) {
+		struct ident_find in = {c, names[i], false};
+		ts_walk(f->def, ident_visit, &in);
+		for (size_t k = 0; k < c->src->defs.len && !in.found; k++)
+			in.found = has_word(c->src->defs.items[k].name, names[i]) ||
+				   (c->src->defs.items[k].body && has_word(c->src->defs.items[k].body, names[i]));
+		if (!in.found)
+			return names[i];
+	}
+	return NULL;
+}
+
+struct read_scan {
+	struct ctx *c;
+	const struct fn *f;
+	node_vec calls;
+	char *refuse;
+};
+
+/*
+ * Is the read (CHILD of P) stored in a local, whose live range its own
+ * region covers? A store into a global or through a pointer only keeps
+ * a value, which the hoisted local gives it as well.
+ */
+static bool stored_in_local(const struct ctx *c, const struct fn *f, TSNode p, TSNode child)
+{
+	TSNode var = ts_null();
+	if (ts_type_is(p, "init_declarator") && ts_node_eq(ts_field(p, "value"), child))
+		return true;
+	if (ts_type_is(p, "assignment_expression") && ts_node_eq(ts_field(p, "right"), child))
+		var = ts_field(p, "left");
+	if (!ts_type_is(var, "identifier"))
+		return false;
+	char *name = node_text(c, var);
+	bool local = is_local(c, f, name);
+	free(name);
+	return local;
+}
+
+static bool hoist_read_visit(TSNode n, void *ctx)
+{
+	struct read_scan *rs = ctx;
+	if (rs->refuse || !call_is(rs->c, n, "smp_processor_id"))
+		return !rs->refuse;
+	TSNode child;
+	TSNode p = up(n, &child);
+	struct percpu_array *pa = ts_type_is(p, "subscript_expression") ? array_of_subscript(rs->c, p) : NULL;
+	if (pa && pa->eligible)
+		rs->refuse = xasprintf("the read at line %u indexes %s, which becomes a per-CPU variable; "
+				       "one local cannot serve both, fix by hand", line_of(rs->c, n), pa->name);
+	else if (stored_in_local(rs->c, rs->f, p, child))
+		rs->refuse = xasprintf("the read at line %u is stored in a variable with a live range of its "
+				       "own; fix by hand", line_of(rs->c, n));
+	else if (source_in_directive(rs->c->src, ts_node_start_byte(n)))
+		rs->refuse = xstrdup("a read is inside a #define body");
+	else
+		vec_push(&rs->calls, n);
+	return false;
+}
+
+/*
+ * Can get-cpu.cocci insert after declaration D? Its `T x;` and `T x = E;`
+ * match one declarator with no storage class or qualifier before the type
+ * (on `T x, y;` the pattern matches one declarator and the insertion is
+ * not made).
+ */
+static bool simple_decl(TSNode d)
+{
+	if (!ts_type_is(d, "declaration"))
+		return false;
+	unsigned declarators = 0;
+	for (uint32_t i = 0; i < ts_node_named_child_count(d); i++) {
+		TSNode k = ts_node_named_child(d, i);
+		if (ts_type_is(k, "storage_class_specifier") || ts_type_is(k, "type_qualifier") ||
+		    ts_type_is(k, "attribute_specifier") || ts_type_is(k, "comment"))
+			return false;
+		if (!ts_node_eq(k, ts_field(d, "type")))
+			declarators++;
+	}
+	TSNode t = ts_field(d, "type");
+	return declarators == 1 && ts_node_is_null(ts_field(t, "body"));
+}
+
+/*
+ * Where the local goes: `int NAME = get_cpu();` right before H when only
+ * declarations precede it in its block, else `int NAME;` after the block's
+ * declarations and `NAME = get_cpu();` before H. A declaration the
+ * semantic patch cannot insert after (simple_decl()) gets the local's
+ * declaration before the block's first statement instead, still among
+ * the declarations. Returns why not, or NULL.
+ */
+static char *declare_local(struct ctx *c, TSNode h, const char *name, struct finding *fd)
+{
+	TSNode block = ts_parent(h);
+	if (!ts_type_is(block, "compound_statement"))
+		return xasprintf("the statement at line %u is not directly in a { } block (an #if arm, "
+				 "a case or a label holds it), where the local would go; fix by hand",
+				 line_of(c, h));
+	TSNode last_decl = ts_null(), first_stmt = ts_null();
+	for (uint32_t i = 0; i < ts_node_named_child_count(block); i++) {
+		TSNode s = ts_node_named_child(block, i);
+		if (ts_type_is(s, "comment"))
+			continue;
+		if (!ts_type_is(s, "declaration") || ts_node_eq(s, h)) {
+			first_stmt = s;
+			break;
+		}
+		last_decl = s;
+	}
+	bool first = ts_node_eq(first_stmt, h);
+	if (ts_type_is(h, "declaration") && !simple_decl(last_decl))
+		return xstrdup("the declaration reading it follows no declaration the semantic patch can "
+			       "insert after; fix by hand");
+	char *decl = xasprintf(first ? "int %s = get_cpu();" : "int %s;", name);
+	if (simple_decl(last_decl))
+		add_edit(c, fd, EDIT_INSERT_AFTER, last_decl, decl);
+	else
+		add_edit(c, fd, EDIT_INSERT_BEFORE, first_stmt, decl);
+	free(decl);
+	if (!first) {
+		char *get = xasprintf("%s = get_cpu();", name);
+		add_edit(c, fd, EDIT_INSERT_BEFORE, h, get);
+		free(get);
+	}
+	return NULL;
+}
+
+/* The reads of H other than CALL share FD's region: they read the local. */
+static void cover_reads(struct ctx *c, const node_vec *calls, TSNode call, struct finding *fd)
+{
+	if (!fd)
+		return;
+	for (size_t k = 0; k < calls->len; k++) {
+		if (ts_node_eq(calls->items[k], call))
+			continue;
+		struct covered cv = {ts_node_start_byte(calls->items[k]), (size_t)(fd - c->out->findings.items)};
+		vec_push(&c->covered, cv);
+	}
+}
+
+char *plan_hoisted_read(struct ctx *c, const struct fn *f, TSNode call, TSNode st, TSNode guard_end,
+			TSNode loop, struct finding *fd)
+{
+	TSNode h = ts_node_is_null(loop) ? st : block_stmt(loop);
+	if (ts_node_is_null(h))
+		return xstrdup("the loop is not in a statement of a block");
+	if (ts_type_is(h, "return_statement"))
+		return xstrdup("the value is returned; the release cannot follow it");
+	TSNode last = ts_node_is_null(guard_end) ? h : guard_end;
+	struct read_scan rs = {c, f, VEC_INIT, NULL};
+	for (TSNode s = h; !ts_node_is_null(s); s = ts_node_eq(s, last) ? ts_null() : next_stmt(s))
+		ts_walk(s, hoist_read_visit, &rs);
+	char *no = rs.refuse;
+	const char *name = no ? NULL : fresh_name(c, f);
+	if (!no && !name)
+		no = xstrdup("every name for the local (cpu, this_cpu, cur_cpu) is taken in the function");
+	if (!no)
+		no = declare_local(c, h, name, fd);
+	for (size_t k = 0; !no && k < rs.calls.len; k++)
+		add_edit(c, fd, EDIT_REPLACE, rs.calls.items[k], name);
+	if (!no)
+		no = plan_region(c, h, last, NULL, "put_cpu()", fd);
+	if (!no) {
+		cover_reads(c, &rs.calls, call, fd);
+		if (fd)
+			set_note(fd, xasprintf("the CPU number is read once into %s with get_cpu() before line %u; "
+						 "the %s reads it there", name, line_of(c, h),
+						 ts_node_is_null(loop) ? "statement" : "loop"));
+	}
+	vec_release(&rs.calls);
+	return no;
+}
