@@ -122,7 +122,7 @@ expression E; statement S1, S2; type T; identifier x;
 // an expression statement, or (a hoisted read's get_cpu() or local) an
 // if, while or for.
 @ib depends on !op_R && !op_A@
-position p : script:python () { site(p, "B") };
+position p : script:python () { site(p, "B") and not site(p, "B", "int ") };
 expression E; identifier l; statement S1, S2;
 @@
 (
@@ -185,6 +185,57 @@ position ib.p; identifier ib_text.t; expression E; identifier l; statement S1, S
   while@p (E) S1
 |
 + t;
+  for@p (...;...;...) S1
+)
+
+// Sidecar: the declaration of a hoisted read's local (TEXT "int ...")
+// before the block's first statement, a blank line after it as kernel
+// style wants after declarations (plus code after a declaration must be
+// a declaration: `int t;`, t the rest of TEXT).
+@ibd depends on !op_R && !op_A@
+position p : script:python () { site(p, "B", "int ") };
+expression E; statement S1, S2;
+@@
+(
+  E@p;
+|
+  if@p (E) S1 else S2
+|
+  if@p (E) S1
+|
+  while@p (E) S1
+|
+  for@p (...;...;...) S1
+)
+
+@script:python ibd_text@
+p << ibd.p;
+t;
+@@
+coccinelle.t = cocci.make_ident(site_text(p, "B")[len("int "):])
+
+@depends on ibd && !context@
+position ibd.p; identifier ibd_text.t; expression E; statement S1, S2;
+@@
+(
++ int t;
++
+  E@p;
+|
++ int t;
++
+  if@p (E) S1 else S2
+|
++ int t;
++
+  if@p (E) S1
+|
++ int t;
++
+  while@p (E) S1
+|
++ int t;
++
   for@p (...;...;...) S1
 )
 

@@ -64,6 +64,7 @@ static const char *fresh_name(const struct ctx *c, const struct fn *f)
 struct read_scan {
 	struct ctx *c;
 	const struct fn *f;
+	TSNode h;
 	node_vec calls;
 	char *refuse;
 };
@@ -99,6 +100,10 @@ static bool hoist_read_visit(TSNode n, void *ctx)
 	if (pa && pa->eligible)
 		rs->refuse = xasprintf("the read at line %u indexes %s, which becomes a per-CPU variable; "
 				       "one local cannot serve both, fix by hand", line_of(rs->c, n), pa->name);
+	else if (pa && !ts_node_is_null(pa->unfixable_use) && node_within(pa->unfixable_use, rs->h))
+		/* hoisted, the statement would let the array convert on a second run */
+		rs->refuse = xasprintf("%s would become DEFINE_PER_CPU once this statement is "
+				       "fixed (a second run would convert it); convert it by hand", pa->name);
 	else if (stored_in_local(rs->c, rs->f, p, child))
 		rs->refuse = xasprintf("the read at line %u is stored in a variable with a live range of its "
 				       "own; fix by hand", line_of(rs->c, n));
@@ -132,17 +137,31 @@ static bool simple_decl(TSNode d)
 	return declarators == 1 && ts_node_is_null(ts_field(t, "body"));
 }
 
+/* The statement before S in its block (skipping comments), or a null node. */
+static TSNode prev_stmt(TSNode s)
+{
+	TSNode p = ts_node_prev_named_sibling(s);
+	while (ts_type_is(p, "comment"))
+		p = ts_node_prev_named_sibling(p);
+	return p;
+}
+
 /*
- * Where the local goes: `int NAME = get_cpu();` right before H when only
- * declarations precede it in its block, else `int NAME;` after the block's
- * declarations and `NAME = get_cpu();` before H. A declaration the
- * semantic patch cannot insert after (simple_decl()) gets the local's
- * declaration before the block's first statement instead, still among
- * the declarations. Returns why not, or NULL.
+ * Where the local goes. After the block's last declaration when the
+ * semantic patch can insert there (simple_decl()): `int NAME = get_cpu();`
+ * when H follows it, else `int NAME;` there and `NAME = get_cpu();` before
+ * H. Otherwise before the block's first statement, with a blank line
+ * after it: `int NAME = get_cpu();` when that is H, else `int NAME;` there
+ * and `NAME = get_cpu();` after the statement before H. *ALONE is set in
+ * that case: the declaration is then get-cpu.cocci's one insertion before
+ * a statement of the function (two rules inserting before statements of
+ * one function do not both apply), so the region must have no exit.
+ * Returns why not, or NULL.
  */
-static char *declare_local(struct ctx *c, TSNode h, const char *name, struct finding *fd)
+static char *declare_local(struct ctx *c, TSNode h, const char *name, struct finding *fd, bool *alone)
 {
 	TSNode block = ts_parent(h);
+	*alone = false;
 	if (!ts_type_is(block, "compound_statement"))
 		return xasprintf("the statement at line %u is not directly in a { } block (an #if arm, "
 				 "a case or a label holds it), where the local would go; fix by hand",
@@ -160,20 +179,47 @@ static char *declare_local(struct ctx *c, TSNode h, const char *name, struct fin
 	}
 	bool first = ts_node_eq(first_stmt, h);
 	if (ts_type_is(h, "declaration") && !simple_decl(last_decl))
-		return xstrdup("the declaration reading it follows no declaration the semantic patch can "
-			       "insert after; fix by hand");
+		return xasprintf("the read is in the declaration at line %u, and no declaration before it "
+				 "can take the local (none, or one the semantic patch cannot insert after); "
+				 "fix by hand", line_of(c, h));
 	char *decl = xasprintf(first ? "int %s = get_cpu();" : "int %s;", name);
-	if (simple_decl(last_decl))
+	char *get = xasprintf("%s = get_cpu();", name);
+	if (simple_decl(last_decl)) {
 		add_edit(c, fd, EDIT_INSERT_AFTER, last_decl, decl);
-	else
+		if (!first)
+			add_edit(c, fd, EDIT_INSERT_BEFORE, h, get);
+	} else {
+		*alone = true;
 		add_edit(c, fd, EDIT_INSERT_BEFORE, first_stmt, decl);
-	free(decl);
-	if (!first) {
-		char *get = xasprintf("%s = get_cpu();", name);
-		add_edit(c, fd, EDIT_INSERT_BEFORE, h, get);
-		free(get);
+		if (!first)
+			add_edit(c, fd, EDIT_INSERT_AFTER, prev_stmt(h), get);
 	}
+	free(decl);
+	free(get);
 	return NULL;
+}
+
+/*
+ * The put_cpu() edits of the region H..LAST into FD; with ALONE, NULL only
+ * when the region has no exit (a put_cpu() before a jump).
+ */
+static char *plan_puts(struct ctx *c, TSNode h, TSNode last, bool alone, struct finding *fd)
+{
+	struct finding tmp;
+	memset(&tmp, 0, sizeof tmp);
+	char *no = plan_region(c, h, last, NULL, "put_cpu()", &tmp);
+	for (size_t k = 0; !no && alone && k < tmp.edits.len; k++)
+		if (tmp.edits.items[k].op == EDIT_INSERT_BEFORE)
+			no = xasprintf("the local's declaration goes before the block's first statement, and "
+				       "the region also needs put_cpu() before the jump at line %u; the "
+				       "semantic patch cannot make both, fix by hand",
+				       tmp.edits.items[k].start.line);
+	for (size_t k = 0; !no && fd && k < tmp.edits.len; k++) {
+		vec_push(&fd->edits, tmp.edits.items[k]);
+		tmp.edits.items[k].text = NULL; /* now FD's */
+	}
+	finding_release(&tmp);
+	return no;
 }
 
 /* The reads of H other than CALL share FD's region: they read the local. */
@@ -198,19 +244,22 @@ char *plan_hoisted_read(struct ctx *c, const struct fn *f, TSNode call, TSNode s
 	if (ts_type_is(h, "return_statement"))
 		return xstrdup("the value is returned; the release cannot follow it");
 	TSNode last = ts_node_is_null(guard_end) ? h : guard_end;
-	struct read_scan rs = {c, f, VEC_INIT, NULL};
-	for (TSNode s = h; !ts_node_is_null(s); s = ts_node_eq(s, last) ? ts_null() : next_stmt(s))
+	struct read_scan rs = {c, f, h, VEC_INIT, NULL};
+	for (TSNode s = h; !ts_node_is_null(s); s = ts_node_eq(s, last) ? ts_null() : next_stmt(s)) {
+		rs.h = s;
 		ts_walk(s, hoist_read_visit, &rs);
+	}
 	char *no = rs.refuse;
 	const char *name = no ? NULL : fresh_name(c, f);
 	if (!no && !name)
 		no = xstrdup("every name for the local (cpu, this_cpu, cur_cpu) is taken in the function");
+	bool alone = false;
 	if (!no)
-		no = declare_local(c, h, name, fd);
+		no = declare_local(c, h, name, fd, &alone);
 	for (size_t k = 0; !no && k < rs.calls.len; k++)
 		add_edit(c, fd, EDIT_REPLACE, rs.calls.items[k], name);
 	if (!no)
-		no = plan_region(c, h, last, NULL, "put_cpu()", fd);
+		no = plan_puts(c, h, last, alone, fd);
 	if (!no) {
 		cover_reads(c, &rs.calls, call, fd);
 		if (fd)

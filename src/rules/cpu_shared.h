@@ -46,6 +46,7 @@ struct percpu_array {
 	TSNode decl;
 	bool is_static, eligible;
 	char *why_not;   /* why define-per-cpu does not apply */
+	TSNode unfixable_use; /* when that is a this-CPU use no region can serve, that use */
 	char *type;      /* element type text for DEFINE_PER_CPU */
 	char *dropped;   /* attributes (and an all-zero initialiser) dropped, or NULL */
 	char *member;    /* a cache-line padding union: its one real member, or NULL */

@@ -172,6 +172,7 @@ void percpu_check_sites_fixable(struct ctx *c, struct percpu_array *pa)
 		if (no) {
 			pa->eligible = false;
 			pa->why_not = xasprintf("the use at line %u cannot be fixed (%s)", line_of(c, sub), no);
+			pa->unfixable_use = sub;
 			free(no);
 		}
 	}
