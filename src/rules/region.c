@@ -558,7 +558,9 @@ static bool copies_slot_value(const struct ctx *c, const struct fn *f, TSNode si
 char *read_hoist_reason(const struct ctx *c, TSNode site, TSNode st, TSNode *loop)
 {
 	*loop = ts_null();
-	for (TSNode a = ts_parent(site); !ts_node_is_null(a) && !ts_node_eq(a, st); a = ts_parent(a)) {
+	/* *LOOP first: whatever the reason given, a comparison in a loop needs the whole loop */
+	char *in_loop = loop_compare_refusal(c, site, st, loop);
+	for (TSNode a = ts_parent(site); !ts_node_is_null(a) && !ts_node_eq(a, st) && !in_loop; a = ts_parent(a)) {
 		/* evaluated on some paths only: the release after the statement runs on all
 		 * (the control flow graph does not split expressions, so the re-analysis
 		 * would not see it) */
@@ -573,7 +575,6 @@ char *read_hoist_reason(const struct ctx *c, TSNode site, TSNode st, TSNode *loo
 					 "only; a release after the statement would run on all of them",
 					 line_of(c, a));
 	}
-	char *in_loop = loop_compare_refusal(c, site, st, loop); /* *LOOP set either way */
 	unsigned reads = count_cpu_reads(c, st);
 	if (reads < 2)
 		return in_loop;
