@@ -62,6 +62,26 @@ position rn.p; identifier rn_text.t;
 - smp_processor_id@p()
 + t
 
+// Sidecar: a return inside a region made an assignment to the value's
+// local (TEXT "ret = E;"); the region then ends in one return after it.
+@rr depends on !context && !op_A && !op_B@
+position p : script:python () { site(p, "R") };
+expression E;
+@@
+  return@p E;
+
+@script:python rr_text@
+p << rr.p;
+t;
+@@
+coccinelle.t = cocci.make_ident(site_text(p, "R"))
+
+@depends on rr && !context@
+position rr.p; identifier rr_text.t; expression E;
+@@
+- return@p E;
++ t;
+
 // Sidecar: insert the sites TEXT after the anchor statement (expression
 // statement, if, while, for, declaration). switch and do-while are refused
 // by preemptify before they reach here.
@@ -89,7 +109,8 @@ expression E; statement S1, S2; type T; identifier x;
 p << ia.p;
 t;
 @@
-coccinelle.t = cocci.make_ident(site_text(p, "A"))
+# "put_cpu(); return ret" (a region's one exit): two lines
+coccinelle.t = cocci.make_ident(site_text(p, "A").replace("; return ", ";\nreturn "))
 
 @depends on ia && !context@
 position ia.p; identifier ia_text.t;

@@ -356,8 +356,13 @@ char *lines_indent_added(const char *old_text, size_t old_len, const char *new_t
 		}
 		/* a line preemptify adds: the kernel's indentation (tabs, as checkpatch
 		 * asks, also among space-indented neighbours) and no trailing blanks */
+		size_t pn = 0;
+		const char *prev = line > 1 && added[line - 1] ? lines_get(&newl, line - 1, &pn) : NULL;
 		if (ind == n)
 			; /* a blank line stays empty */
+		else if (!ind && prev && memmem(prev, pn, "put_cpu", 7))
+			/* `return ret;`, the second line of a region's one exit (region_exit.c) */
+			add_tab_indent(&b, prev, indent_len(prev, pn));
 		else if (r && memchr(r, '\t', rind))
 			add_tab_indent(&b, r, rind);
 		else

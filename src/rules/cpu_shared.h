@@ -90,6 +90,14 @@ char *plan_region(const struct ctx *c, TSNode first, TSNode last, const char *va
  */
 char *region_cover_locks(const struct ctx *c, TSNode first, TSNode *last);
 /*
+ * region_exit.c: the returns EXITS[0..n) of a region ending with LAST,
+ * which ends the function, made one: `ret = value;` each, `PUT; return
+ * ret;` after LAST, a `ret` local of the function's type. NULL (edits
+ * into FD, which may be NULL) or why not (owned).
+ */
+char *plan_single_exit(const struct ctx *c, TSNode last, TSNode *exits, size_t n, const char *put,
+		       struct finding *fd);
+/*
  * SITE in the condition of ST, an if statement of a block with no else
  * whose body never completes (`if (cpuid == smp_processor_id()) return
  * -EBUSY;`): the rest of the block runs on what the test decided, so a

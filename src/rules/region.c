@@ -262,11 +262,19 @@ char *plan_region(const struct ctx *c, TSNode first, TSNode last, const char *va
 		TSNode call = first_call(rs.exits.items[i]);
 		if (ts_node_is_null(call))
 			continue;
+		/* `return f(x);`: one exit after the region, as 2.6.9 msr.c has it */
+		char *one = plan_single_exit(c, last, rs.exits.items, rs.exits.len, put, NULL);
+		if (!one) {
+			plan_single_exit(c, last, rs.exits.items, rs.exits.len, put, fd);
+			vec_release(&rs.exits);
+			return NULL;
+		}
 		char *name = node_text(c, ts_field(call, "function"));
 		char *why = xasprintf("the return at line %u calls %s() after %s would end the region, "
 				      "and the call may depend on this CPU; keep it inside by hand "
-				      "(save its result in a local first)",
-				      line_of(c, rs.exits.items[i]), name, put);
+				      "(save its result in a local first; not done here: %s)",
+				      line_of(c, rs.exits.items[i]), name, put, one);
+		free(one);
 		free(name);
 		vec_release(&rs.exits);
 		return why;

@@ -1,0 +1,170 @@
+/*
+ * One exit for a region whose returns compute their value inside it
+ * (region.c asks): `return f(x);` becomes `ret = f(x);`, and the region
+ * ends in `put_cpu(); return ret;` after its last statement, with a `ret`
+ * local of the function's return type. The 2.6.9 shape of
+ * arch/i386/kernel/msr.c do_wrmsr(): one ret local, preemption off before
+ * the test, back on before the single return. Only where that keeps the
+ * meaning as it is: every path through the region's last statement ends
+ * in one of those returns, and that statement ends the function.
+ */
+#include "rules/cpu_shared.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* Is the return R the last thing statement S does on its path (S itself, a block's last, an arm's)? */
+static bool in_tail(TSNode s, TSNode r)
+{
+	if (ts_node_eq(s, r))
+		return true;
+	if (ts_type_is(s, "compound_statement")) {
+		for (uint32_t n = ts_node_named_child_count(s); n-- > 0;) {
+			TSNode k = ts_node_named_child(s, n);
+			if (!ts_type_is(k, "comment"))
+				return in_tail(k, r);
+		}
+		return false;
+	}
+	if (ts_type_is(s, "if_statement")) {
+		TSNode alt = ts_field(s, "alternative");
+		if (ts_type_is(alt, "else_clause"))
+			alt = ts_node_named_child(alt, 0);
+		return in_tail(ts_field(s, "consequence"), r) || (!ts_node_is_null(alt) && in_tail(alt, r));
+	}
+	return false;
+}
+
+/* The last statement of F's body (skipping comments), or a null node. */
+static TSNode body_last(const struct fn *f)
+{
+	for (uint32_t n = ts_node_named_child_count(f->body); n-- > 0;) {
+		TSNode k = ts_node_named_child(f->body, n);
+		if (!ts_type_is(k, "comment"))
+			return k;
+	}
+	return ts_null();
+}
+
+/* F's return type as a declaration prefix ("int ", "struct x *"), or NULL when not a plain one. */
+static char *return_type(const struct ctx *c, const struct fn *f)
+{
+	TSNode t = ts_field(f->def, "type");
+	if (ts_node_is_null(t) || ts_text_is(t, c->text, "void"))
+		return NULL;
+	for (uint32_t i = 0; i < ts_node_named_child_count(f->def); i++)
+		if (ts_type_is(ts_node_named_child(f->def, i), "type_qualifier"))
+			return NULL;
+	unsigned stars = 0;
+	TSNode d = ts_field(f->def, "declarator");
+	for (; ts_type_is(d, "pointer_declarator"); d = ts_field(d, "declarator"))
+		stars++;
+	if (!ts_type_is(d, "function_declarator") || stars > 2)
+		return NULL;
+	char *name = orig_text(c, t);
+	char *r = xasprintf("%s %s", name, stars == 2 ? "**" : stars ? "*" : "");
+	free(name);
+	return r;
+}
+
+struct word_find {
+	const struct ctx *c;
+	const char *name;
+	bool found;
+};
+
+static bool word_visit(TSNode n, void *ctx)
+{
+	struct word_find *w = ctx;
+	if (!w->found && ts_type_is(n, "identifier") && ts_text_is(n, w->c->text, w->name))
+		w->found = true;
+	return !w->found;
+}
+
+/* A name for the value local that F and the file's #defines do not use, or NULL. */
+static const char *value_name(const struct ctx *c, const struct fn *f)
+{
+	static const char *const names[] = {"ret", "rc", "retval"};
+	for (size_t i = 0; i < ARRAY_SIZE(names); i++) {
+		struct word_find w = {c, names[i], false};
+		ts_walk(f->def, word_visit, &w);
+		for (size_t k = 0; k < c->src->defs.len && !w.found; k++)
+			w.found = c->src->defs.items[k].body && text_has_word(c->src->defs.items[k].body, strlen(c->src->defs.items[k].body), names[i]);
+		if (!w.found)
+			return names[i];
+	}
+	return NULL;
+}
+
+/* The last declaration of F's body that get-cpu.cocci can insert after, or a null node. */
+static TSNode last_decl(TSNode body)
+{
+	TSNode last = ts_null();
+	for (uint32_t i = 0; i < ts_node_named_child_count(body); i++) {
+		TSNode s = ts_node_named_child(body, i);
+		if (ts_type_is(s, "comment"))
+			continue;
+		if (!ts_type_is(s, "declaration"))
+			break;
+		last = s;
+	}
+	return last;
+}
+
+/* Why the region's exits cannot become one, or NULL (the returns in EXITS checked one by one). */
+static char *exits_refusal(const struct ctx *c, TSNode last, TSNode *exits, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		TSNode r = exits[i];
+		if (!ts_type_is(r, "return_statement") || !ts_node_named_child_count(r))
+			return xasprintf("the %s at line %u leaves the region without a value to keep",
+					 ts_node_type(r), line_of(c, r));
+		if (!in_tail(last, r))
+			return xasprintf("the return at line %u is not the last thing its path does in the "
+					 "region, so it cannot become an assignment", line_of(c, r));
+		TSNode v = ts_node_named_child(r, 0);
+		if (line_of(c, v) != source_pos(c->src, ts_node_end_byte(v)).line || count_cpu_reads(c, v))
+			return xasprintf("the value returned at line %u spans lines or reads the CPU number",
+					 line_of(c, r));
+	}
+	return NULL;
+}
+
+char *plan_single_exit(const struct ctx *c, TSNode last, TSNode *exits, size_t n, const char *put,
+		       struct finding *fd)
+{
+	const struct fn *f = analysis_fn_at(c->fa, ts_node_start_byte(last));
+	if (!f || !ts_node_eq(ts_parent(last), f->body) || !ts_node_eq(body_last(f), last))
+		return xstrdup("the region does not end the function, so its returns cannot become one "
+			       "after it");
+	char *no = exits_refusal(c, last, exits, n);
+	if (no)
+		return no;
+	TSNode decl = last_decl(f->body);
+	if (!ts_type_is(decl, "declaration") || ts_node_named_child_count(decl) != 2)
+		return xstrdup("the function has no plain declaration to put the value's local after");
+	char *type = return_type(c, f);
+	const char *name = value_name(c, f);
+	if (!type || !name) {
+		free(type);
+		return xstrdup(!type ? "the function's return type is not one a local can be declared with "
+				       "as it is written"
+				     : "every name for the value's local (ret, rc, retval) is taken");
+	}
+	char *text = xasprintf("%s%s;", type, name);
+	add_edit(c, fd, EDIT_INSERT_AFTER, decl, text);
+	free(text);
+	for (size_t i = 0; i < n; i++) {
+		char *v = orig_text(c, ts_node_named_child(exits[i], 0));
+		text = xasprintf("%s = %s;", name, v);
+		add_edit(c, fd, EDIT_REPLACE, exits[i], text);
+		free(text);
+		free(v);
+	}
+	/* one line in the plan (the checks keep every line's number); get-cpu.cocci breaks it in two */
+	text = xasprintf("%s; return %s;", put, name);
+	add_edit(c, fd, EDIT_INSERT_AFTER, last, text);
+	free(text);
+	free(type);
+	return NULL;
+}
