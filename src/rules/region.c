@@ -263,7 +263,8 @@ char *plan_region(const struct ctx *c, TSNode first, TSNode last, const char *va
 		if (ts_node_is_null(call))
 			continue;
 		/* `return f(x);`: one exit after the region, as 2.6.9 msr.c has it */
-		char *one = plan_single_exit(c, last, rs.exits.items, rs.exits.len, put, NULL);
+		char *one = strcmp(put, "put_cpu()") != 0 ? xasprintf("only a put_cpu() region is made one exit") :
+			    plan_single_exit(c, last, rs.exits.items, rs.exits.len, put, NULL);
 		if (!one) {
 			plan_single_exit(c, last, rs.exits.items, rs.exits.len, put, fd);
 			vec_release(&rs.exits);
