@@ -46,6 +46,14 @@
   (#eq? @_cur "current")
   (#eq? @_fld "need_resched"))
 
+;; A write of another task's flag: p->need_resched = 1; (P004, fix resched-flag).
+((assignment_expression
+    left: (field_expression
+      argument: (_) @_tsk
+      field: (field_identifier) @_fld) @site.resched_field)
+  (#not-eq? @_tsk "current")
+  (#eq? @_fld "need_resched"))
+
 ;; need_resched() or a function-like macro of this file that tests it (P004).
 ((call_expression function: (identifier) @_f) @site.resched_call
   (#resched-test? @_f))

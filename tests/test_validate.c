@@ -11,6 +11,7 @@
 #include "check.h"
 #include "fix/lines.h"
 #include "fix/validate.h"
+#include "pipeline/verify.h"
 
 static struct edit mk(enum edit_op op, const char *old, const char *anchor, const char *text)
 {
@@ -422,6 +423,43 @@ static void test_directive_lines(void)
 		       "end of the directive");
 }
 
+/* verify knows the resched-flag equivalence: T->need_resched = K is set_tsk_need_resched(T) (K
+ * not 0) or clear_tsk_need_resched(T) (K 0), T unchanged; anything else is refused. */
+static void expect_flag(const char *old, const char *anchor, const char *text, bool ok)
+{
+	struct finding f;
+	memset(&f, 0, sizeof f);
+	f.fix = FIX_RESCHED_FLAG;
+	struct edit e = mk(EDIT_REPLACE, old, anchor, text);
+	e.node = "assignment_expression";
+	e.text = xstrdup(text);
+	vec_push(&f.edits, e);
+	char *why = verify_edits(&f, old, strlen(old));
+	CHECK(ok ? why == NULL : why != NULL, "%s -> %s: %s", anchor, text, why ? why : "accepted");
+	free(why);
+	free(e.text);
+	vec_release(&f.edits);
+}
+
+static void test_flag_write(void)
+{
+	const char *old = "void f(struct task_struct *p)\n{\n\tp->need_resched = 1;\n"
+			  "\tcurrent -> need_resched = 0UL;\n\tp->need_resched = 2;\n}\n";
+	expect_flag(old, "p->need_resched = 1", "set_tsk_need_resched(p)", true);
+	expect_flag(old, "current -> need_resched = 0UL", "clear_tsk_need_resched(current)", true);
+	expect_flag(old, "p->need_resched = 2", "set_tsk_need_resched(p)", true);
+	expect_flag(old, "p->need_resched = 1", "clear_tsk_need_resched(p)", false);
+	expect_flag(old, "current -> need_resched = 0UL", "set_tsk_need_resched(current)", false);
+	expect_flag(old, "p->need_resched = 1", "set_tsk_need_resched(current)", false);
+	expect_flag(old, "p->need_resched = 1", "set_need_resched()", false);
+	const char *other = "void g(void)\n{\n\tcurrent->need_resched = -1;\n\tcurrent->need_resched = old;\n"
+			    "\tcurrent->need_resched |= 1;\n\tcurrent->need_resched = /* on */ 1;\n}\n";
+	expect_flag(other, "current->need_resched = -1", "set_tsk_need_resched(current)", false);
+	expect_flag(other, "current->need_resched = old", "set_tsk_need_resched(current)", false);
+	expect_flag(other, "current->need_resched |= 1", "set_tsk_need_resched(current)", false);
+	expect_flag(other, "current->need_resched = /* on */ 1", "set_tsk_need_resched(current)", false);
+}
+
 int main(void)
 {
 	test_tokens();
@@ -433,5 +471,6 @@ int main(void)
 	test_added_line_indent();
 	test_emptied_conditionals();
 	test_aligned_continuation();
+	test_flag_write();
 	return check_summary();
 }

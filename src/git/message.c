@@ -200,6 +200,9 @@ static const char *const paragraphs[FIX_COUNT] = {
 	[FIX_CHECK_RESCHED] = "preempt_enable_no_resched() turns preemption back on without acting on a "
 		"reschedule that became due while it was off. Follow it with preempt_check_resched() in "
 		"%s%s, so that a pending reschedule is not held off until the next preemption point.",
+	[FIX_RESCHED_FLAG] = "The need_resched field of struct task_struct is gone in 2.6, where the "
+		"flag is a thread flag. Set it with set_tsk_need_resched() and clear it with "
+		"clear_tsk_need_resched() in %s%s. This is an API rename; the behaviour is unchanged.",
 };
 
 /* define-per-cpu and get-cpu-var read the same in a message: one paragraph. */

@@ -4,6 +4,7 @@
  * an anchor the semantic patch cannot match) and the text a plan makes
  * (the edits applied in place, overlaps refused).
  */
+#define _GNU_SOURCE /* memmem */
 #include "pipeline/verify.h"
 #include "pipeline/verify_internal.h"
 
@@ -160,11 +161,55 @@ char *verify_edit_refusal(const struct edit *e, const struct lines *l)
 	return NULL;
 }
 
+static const char *skip_blanks(const char *p, const char *end)
+{
+	while (p < end && (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r'))
+		p++;
+	return p;
+}
+
+/*
+ * The equivalence a resched-flag edit rests on, checked on the text itself:
+ * it replaces `T->need_resched = K` (K an integer constant, no comment
+ * inside) by set_tsk_need_resched(T) when K is not 0, clear_tsk_need_resched(T)
+ * when it is, with T's text unchanged. Why edit E is not that, or NULL.
+ */
+static char *flag_write_refusal(const struct edit *e, const char *text)
+{
+	const char *s = text + e->start.offset, *end = text + e->end.offset, *arrow = NULL;
+	for (const char *q = s; q + 1 < end; q++)
+		if (q[0] == '-' && q[1] == '>')
+			arrow = q;
+	const char *q = arrow ? skip_blanks(arrow + 2, end) : end;
+	bool ok = e->op == EDIT_REPLACE && e->text && arrow && arrow > s && end - q > 12 &&
+		  memcmp(q, "need_resched", 12) == 0 && !memmem(s, (size_t)(end - s), "/*", 2) &&
+		  !memmem(s, (size_t)(end - s), "//", 2);
+	q = ok ? skip_blanks(q + 12, end) : end;
+	ok = ok && q < end && *q == '=';
+	q = ok ? skip_blanks(q + 1, end) : end;
+	char *lit = ok && q < end && *q >= '0' && *q <= '9' ? xstrndup(q, (size_t)(end - q)) : NULL, *rest = NULL;
+	unsigned long long k = lit ? strtoull(lit, &rest, 0) : 0;
+	ok = lit && rest != lit && strspn(rest, "uUlL") == strlen(rest);
+	free(lit);
+	const char *te = arrow;
+	while (ok && te > s && (te[-1] == ' ' || te[-1] == '\t' || te[-1] == '\n' || te[-1] == '\r'))
+		te--;
+	char *want = ok ? xasprintf("%s_tsk_need_resched(%.*s)", k ? "set" : "clear", (int)(te - s), s) : NULL;
+	bool same = want && strcmp(want, e->text) == 0;
+	free(want);
+	if (same)
+		return NULL;
+	return xstrdup("the resched-flag edit is not `T->need_resched = K` made set_tsk_need_resched(T) "
+		       "(K a constant not 0) or clear_tsk_need_resched(T) (K 0); fix it by hand");
+}
+
 char *verify_edits(const struct finding *f, const char *text, size_t len)
 {
 	struct lines l;
 	char *why = NULL;
 	lines_init(&l, text, len);
+	for (size_t k = 0; k < f->edits.len && !why && f->fix == FIX_RESCHED_FLAG; k++)
+		why = flag_write_refusal(&f->edits.items[k], text);
 	for (size_t k = 0; k < f->edits.len && !why; k++)
 		why = verify_edit_refusal(&f->edits.items[k], &l);
 	lines_release(&l);

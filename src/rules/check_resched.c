@@ -120,23 +120,23 @@ static const char *resched_shape(const struct ctx *c, TSNode child, TSNode p, TS
 
 /*
  * How the field use CHILD (under parent P) is not a plain read: a sentence
- * ("writes current->need_resched") with the kind of use in *NOUN; NULL when
- * it is a test.
+ * with %s for the field ("writes %s"), with the kind of use in *NOUN; NULL
+ * when it is a test.
  */
 static const char *field_not_a_test(const struct ctx *c, TSNode child, TSNode p, const char **noun)
 {
 	*noun = "a write";
 	if (ts_type_is(p, "assignment_expression") && ts_node_eq(ts_field(p, "left"), child))
-		return "writes current->need_resched";
+		return "writes %s";
 	if (ts_type_is(p, "update_expression"))
-		return "writes current->need_resched";
+		return "writes %s";
 	*noun = "an address";
 	if (ts_type_is(p, "pointer_expression") && ts_text_is(ts_field(p, "operator"), c->text, "&"))
-		return "takes the address of current->need_resched";
+		return "takes the address of %s";
 	*noun = "an asm operand";
 	for (TSNode a = p; !ts_node_is_null(a); a = ts_parent(a))
 		if (ts_type_is(a, "gnu_asm_expression"))
-			return "uses current->need_resched as an inline asm operand";
+			return "uses %s as an inline asm operand";
 	*noun = "a comparison with a value need_resched() does not return";
 	if (ts_type_is(p, "binary_expression")) {
 		TSNode other = ts_node_eq(ts_field(p, "left"), child) ? ts_field(p, "right") : ts_field(p, "left");
@@ -144,21 +144,179 @@ static const char *field_not_a_test(const struct ctx *c, TSNode child, TSNode p,
 		bool cmp = strchr("=!<>", op[0]) != NULL;
 		free(op);
 		if (cmp && !(ts_type_is(other, "number_literal") && ts_text_is(other, c->text, "0")))
-			return "compares current->need_resched with a value (a 2.4 polling marker such as -1)";
+			return "compares %s with a value (a 2.4 polling marker such as -1)";
 	}
 	return NULL;
 }
 
+/* ---- writes of the flag: set_tsk_need_resched() / clear_tsk_need_resched() ---- */
+
+/*
+ * The 2.6 call that is the write P of FIELD (`T->need_resched = K;`, K a
+ * constant: clear_tsk_need_resched(T) when it is 0, else
+ * set_tsk_need_resched(T)), owned by the caller; NULL with *WHY saying why
+ * the write has none (*WHY NULL: P is not an assignment of FIELD).
+ */
+static char *flag_write_call(const struct ctx *c, TSNode field, TSNode p, const char **why)
+{
+	*why = NULL;
+	if (!ts_type_is(p, "assignment_expression") || !ts_node_eq(ts_field(p, "left"), field) ||
+	    !ts_type_is(field, "field_expression"))
+		return NULL;
+	*why = "a compound assignment, which also reads the flag";
+	if (!ts_text_is(ts_field(p, "operator"), c->text, "="))
+		return NULL;
+	*why = "its value is used";
+	if (!ts_type_is(ts_parent(p), "expression_statement"))
+		return NULL;
+	*why = "a structure, not a task pointer, holds the field";
+	if (!ts_text_is(ts_field(field, "operator"), c->text, "->"))
+		return NULL;
+	*why = "the value written is not a constant 0 or positive number (a 2.4 polling marker, or a "
+	       "saved value)";
+	TSNode v = ts_field(p, "right");
+	if (!ts_type_is(v, "number_literal"))
+		return NULL;
+	char *vt = orig_text(c, v), *end;
+	unsigned long long k = strtoull(vt, &end, 0);
+	bool integer = vt[0] >= '0' && vt[0] <= '9' && end != vt && strspn(end, "uUlL") == strlen(end);
+	free(vt);
+	if (!integer)
+		return NULL;
+	*why = "a comment inside it";
+	char *all = orig_text(c, p);
+	bool comment = strstr(all, "/*") || strstr(all, "//");
+	free(all);
+	if (comment)
+		return NULL;
+	*why = NULL;
+	char *task = orig_text(c, ts_field(field, "argument"));
+	char *call = xasprintf("%s_tsk_need_resched(%s)", k ? "set" : "clear", task);
+	free(task);
+	return call;
+}
+
+/* The first use of a need_resched field in a function that has no 2.6 call form. */
+struct flag_use {
+	const struct ctx *c;
+	bool only_current;   /* uses of current->need_resched only */
+	TSNode use;          /* the field expression, or null */
+	char *what;          /* "takes the address of current->need_resched" */
+};
+
+static bool flag_use_visit(TSNode n, void *ctx)
+{
+	struct flag_use *u = ctx;
+	if (!ts_node_is_null(u->use))
+		return false;
+	if (!ts_type_is(n, "field_expression") || !ts_text_is(ts_field(n, "field"), u->c->text, "need_resched"))
+		return true;
+	bool cur = ts_text_is(ts_field(n, "argument"), u->c->text, "current");
+	if (u->only_current && !cur)
+		return true;
+	TSNode child;
+	TSNode p = up(n, &child);
+	const char *why, *noun;
+	char *call = flag_write_call(u->c, child, p, &why);
+	const char *use = call ? NULL : field_not_a_test(u->c, child, p, &noun);
+	free(call);
+	if (!call && !use && !cur)
+		use = "reads %s";
+	if (use) {
+		char *field = orig_text(u->c, n);
+		u->use = n;
+		u->what = xasprintf(use, field);
+		free(field);
+	}
+	return true;
+}
+
+/* The first use of a need_resched field in F without a 2.6 call form; U->what owned by the caller. */
+static void first_flag_use(const struct ctx *c, const struct fn *f, bool only_current, struct flag_use *u)
+{
+	*u = (struct flag_use){c, only_current, ts_null(), NULL};
+	ts_walk(f->body, flag_use_visit, u);
+}
+
+/* Is U `xchg(&T->need_resched, -K)`: the 2.4 idle loop's polling marker? */
+static bool polling_marker(const struct flag_use *u)
+{
+	TSNode child;
+	TSNode addr = up(u->use, &child);
+	if (!ts_type_is(addr, "pointer_expression"))
+		return false;
+	TSNode args = ts_parent(addr);
+	if (!ts_type_is(args, "argument_list") || !call_is(u->c, ts_parent(args), "xchg") ||
+	    ts_node_named_child_count(args) != 2)
+		return false;
+	TSNode v = ts_node_named_child(args, 1); /* -1 is one number_literal to the grammar */
+	return (ts_type_is(v, "number_literal") && u->c->text[ts_node_start_byte(v)] == '-') ||
+	       (ts_type_is(v, "unary_expression") && ts_text_is(ts_field(v, "operator"), u->c->text, "-"));
+}
+
+/* Why F's P004 rewrites stay, given its first use U without a call form (owned by the caller). */
+static char *flag_use_refusal(const struct fn *f, const struct flag_use *u)
+{
+	unsigned line = line_of(u->c, u->use);
+	if (polling_marker(u))
+		return xasprintf("not rewritten: %s() also %s at line %u to store the 2.4 idle-polling "
+				 "marker -1, which reads as a pending reschedule in this flag; need_resched() "
+				 "and set_tsk_need_resched() know no marker, and 2.6 polls with "
+				 "TIF_POLLING_NRFLAG instead: port the idle loop by hand", f->name, u->what, line);
+	return xasprintf("not rewritten: %s() also %s at line %u, which has no 2.6 call form; the "
+			 "tests and writes of the flag in it work with that use, so port them together by hand",
+			 f->name, u->what, line);
+}
+
 void resched_tests_stay(struct ctx *c, const struct fn *f)
 {
-	for (size_t i = c->fn_first_finding; i < c->out->findings.len; i++) {
+	struct flag_use u;
+	first_flag_use(c, f, true, &u);
+	for (size_t i = c->fn_first_finding; i < c->out->findings.len && !ts_node_is_null(u.use); i++) {
 		struct finding *fd = &c->out->findings.items[i];
 		if (fd->rule != RULE_P004 || fd->fix == FIX_NONE)
 			continue;
-		unfixable(fd, xasprintf("not rewritten: %s() also uses current->need_resched other than as "
-					"a test at line %u (a 2.4 polling protocol); the tests belong to it, so "
-					"port the loop by hand", f->name, c->fn_resched_write));
+		unfixable(fd, flag_use_refusal(f, &u));
 	}
+	free(u.what);
+}
+
+/*
+ * A write of the flag, FIELD (`T->need_resched`, under P): the 2.6 call
+ * when it has one and nothing else in F uses the flag in a way that has none.
+ */
+static void flag_write(struct ctx *c, const struct fn *f, TSNode field, TSNode p, const char *use)
+{
+	const char *why;
+	char *call = flag_write_call(c, field, p, &why);
+	char *lhs = orig_text(c, field);
+	char *what = xasprintf(use, lhs);
+	if (!call && ts_text_is(ts_field(field, "argument"), c->text, "current") && !c->fn_resched_write)
+		c->fn_resched_write = line_of(c, field);
+	struct finding *fd = add_finding(c, RULE_P004, field, f, SEV_WARNING, CONF_HIGH,
+		call ? FIX_RESCHED_FLAG : FIX_NONE, xasprintf("%s, which 2.6 does not have", what),
+		call ? xasprintf("the 2.4 task field is gone; 2.6 keeps the flag in the thread flags, "
+				 "and `%s` is the same write", call)
+		     : xstrdup("the 2.4 task field is gone, and a write is not a test: need_resched() "
+			       "is a call, with no address, that cannot be written"));
+	if (!call) {
+		set_note(fd, xasprintf("not rewritten: %s, so there is no set_tsk_need_resched()/"
+				       "clear_tsk_need_resched() call that is the same; port it by hand",
+				       why ? why : "it is not a plain assignment"));
+	} else if (fd && source_in_directive(c->src, ts_node_start_byte(field))) {
+		unfixable(fd, xstrdup("inside a #define body: rewrite the macro by hand"));
+	} else if (fd) {
+		struct flag_use u;
+		first_flag_use(c, f, false, &u);
+		if (!ts_node_is_null(u.use))
+			unfixable(fd, flag_use_refusal(f, &u));
+		else
+			add_edit(c, fd, EDIT_REPLACE, p, call);
+		free(u.what);
+	}
+	free(what);
+	free(lhs);
+	free(call);
 }
 
 /* `if (need_resched()) schedule();` is already correct under 2.6: a note, unless --modernize. */
@@ -194,17 +352,28 @@ static void resched_test(struct ctx *c, const struct fn *f, TSNode test, bool is
 	TSNode p = up(test, &child);
 	const char *noun = NULL;
 	const char *use = is_field ? field_not_a_test(c, child, p, &noun) : NULL;
+	if (use && ts_type_is(p, "assignment_expression")) {
+		flag_write(c, f, child, p, use);
+		return;
+	}
 	if (use && !c->fn_resched_write)
 		c->fn_resched_write = line_of(c, test);
 	if (use) {
+		char *what = xasprintf(use, "current->need_resched");
 		struct finding *fd = add_finding(c, RULE_P004, test, f, SEV_WARNING, CONF_HIGH, FIX_NONE,
-			xasprintf("%s, which 2.6 does not have", use),
+			xasprintf("%s, which 2.6 does not have", what),
 			xasprintf("the 2.4 task field is gone, and %s is not a test: need_resched() "
 				  "is a call, with no address, that cannot be written", noun));
-		if (fd)
-			set_note(fd, xstrdup("not rewritten: port by hand (2.6 sets the flag with "
-					     "set_tsk_need_resched(current) and clears it with "
-					     "clear_tsk_need_resched(current))"));
+		free(what);
+		bool cmp = strncmp(use, "compares", 8) == 0;
+		set_note(fd, xasprintf("not rewritten: %s; port by hand (2.6 sets the flag with "
+				       "set_tsk_need_resched(current), clears it with "
+				       "clear_tsk_need_resched(current), and an idle loop that polls it "
+				       "sets TIF_POLLING_NRFLAG)",
+				       cmp ? "the 2.6 flag is only set or clear, so a comparison with another "
+					     "value has no 2.6 form"
+					   : "the 2.6 flag is one bit of the thread flags, with no address of its "
+					     "own for xchg() or asm"));
 		return;
 	}
 	TSNode ifs;
@@ -545,6 +714,11 @@ static void check_resched(struct ctx *c, const struct fn *f, TSNode site, const 
 {
 	if (strcmp(kind, "yield") == 0) {
 		check_yield(c, f, site);
+	} else if (strcmp(kind, "resched_field") == 0 &&
+		   !ts_text_is(ts_field(site, "argument"), c->text, "current")) {
+		/* another task's flag: only its writes are sites (sites.scm) */
+		if (!version_guarded(c, site))
+			flag_write(c, f, site, ts_parent(site), "writes %s");
 	} else if (strcmp(kind, "resched_call") == 0) {
 		const struct macro_def *d = resched_macro(c, ts_field(site, "function"), true);
 		if (!d || !check_macro_stmt(c, f, site, d))

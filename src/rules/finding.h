@@ -36,7 +36,7 @@ enum fix_kind {
 };
 
 /* A rule lists at most RULE_MAX_FIXES - 1 fix kinds; the list ends with FIX_NONE. */
-#define RULE_MAX_FIXES 4
+#define RULE_MAX_FIXES 5
 /* A rule lists at most RULE_MAX_WORDS words (rules/rules.def). */
 #define RULE_MAX_WORDS 32
 

@@ -5,7 +5,7 @@
 run rules; expect_rc 0 "rules"
 for n in 1 2 3 4 5 6 7; do expect_out "^P00$n [a-z-]+$" "rules lists P00$n"; done
 expect_out '^    fixes: define-per-cpu, get-cpu$' "P001 fix kinds"
-expect_out '^    fixes: cond-resched, need-resched-call, yield$' "P004 fix kinds"
+expect_out '^    fixes: cond-resched, need-resched-call, yield, resched-flag$' "P004 fix kinds"
 expect_out '^    fixes: none \(report only\)$' "report-only rules say so"
 run rules cpu-id P005; expect_rc 0 "rules by name and code"
 expect_out '^P003 cpu-id$' "rules P003 by name"; expect_out '^P005 noresched$' "rules P005 by code"
