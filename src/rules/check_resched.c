@@ -319,6 +319,33 @@ static void flag_write(struct ctx *c, const struct fn *f, TSNode field, TSNode p
 	free(call);
 }
 
+/* TEST, current->need_resched under P, used other than as a test: USE says how, NOUN what it is. */
+static void flag_use_report(struct ctx *c, const struct fn *f, TSNode test, TSNode p, const char *use,
+			    const char *noun)
+{
+	if (ts_type_is(p, "assignment_expression")) {
+		flag_write(c, f, test, p, use);
+		return;
+	}
+	if (!c->fn_resched_write)
+		c->fn_resched_write = line_of(c, test);
+	char *what = xasprintf(use, "current->need_resched");
+	struct finding *fd = add_finding(c, RULE_P004, test, f, SEV_WARNING, CONF_HIGH, FIX_NONE,
+		xasprintf("%s, which 2.6 does not have", what),
+		xasprintf("the 2.4 task field is gone, and %s is not a test: need_resched() "
+			  "is a call, with no address, that cannot be written", noun));
+	free(what);
+	bool cmp = strncmp(use, "compares", 8) == 0;
+	set_note(fd, xasprintf("not rewritten: %s; port by hand (2.6 sets the flag with "
+			       "set_tsk_need_resched(current), clears it with "
+			       "clear_tsk_need_resched(current), and an idle loop that polls it "
+			       "sets TIF_POLLING_NRFLAG)",
+			       cmp ? "the 2.6 flag is only set or clear, so a comparison with another "
+				     "value has no 2.6 form"
+				   : "the 2.6 flag is one bit of the thread flags, with no address of its "
+				     "own for xchg() or asm"));
+}
+
 /* `if (need_resched()) schedule();` is already correct under 2.6: a note, unless --modernize. */
 static bool already_26(struct ctx *c, const struct fn *f, TSNode test, const char *testtext)
 {
@@ -352,28 +379,8 @@ static void resched_test(struct ctx *c, const struct fn *f, TSNode test, bool is
 	TSNode p = up(test, &child);
 	const char *noun = NULL;
 	const char *use = is_field ? field_not_a_test(c, child, p, &noun) : NULL;
-	if (use && ts_type_is(p, "assignment_expression")) {
-		flag_write(c, f, child, p, use);
-		return;
-	}
-	if (use && !c->fn_resched_write)
-		c->fn_resched_write = line_of(c, test);
 	if (use) {
-		char *what = xasprintf(use, "current->need_resched");
-		struct finding *fd = add_finding(c, RULE_P004, test, f, SEV_WARNING, CONF_HIGH, FIX_NONE,
-			xasprintf("%s, which 2.6 does not have", what),
-			xasprintf("the 2.4 task field is gone, and %s is not a test: need_resched() "
-				  "is a call, with no address, that cannot be written", noun));
-		free(what);
-		bool cmp = strncmp(use, "compares", 8) == 0;
-		set_note(fd, xasprintf("not rewritten: %s; port by hand (2.6 sets the flag with "
-				       "set_tsk_need_resched(current), clears it with "
-				       "clear_tsk_need_resched(current), and an idle loop that polls it "
-				       "sets TIF_POLLING_NRFLAG)",
-				       cmp ? "the 2.6 flag is only set or clear, so a comparison with another "
-					     "value has no 2.6 form"
-					   : "the 2.6 flag is one bit of the thread flags, with no address of its "
-					     "own for xchg() or asm"));
+		flag_use_report(c, f, test, p, use, noun);
 		return;
 	}
 	TSNode ifs;
