@@ -1,7 +1,7 @@
 /*
- * Shared by check_cpu_read.c (P001-P003 at smp_processor_id()) and
- * cpu_read_region.c (the get_cpu()/put_cpu() region of a read); not for
- * other files.
+ * Shared by check_cpu_read.c (P001-P003 at smp_processor_id()),
+ * cpu_read_region.c (the get_cpu()/put_cpu() region of a read) and
+ * cpu_macro.c (CPU reads inside macros); not for other files.
  */
 #ifndef PREEMPTIFY_RULES_CPU_READ_INTERNAL_H
 #define PREEMPTIFY_RULES_CPU_READ_INTERNAL_H
@@ -54,5 +54,11 @@ char *plan_direct_get_cpu(struct ctx *c, const struct fn *f, TSNode call, struct
  */
 char *plan_hoisted_read(struct ctx *c, const struct fn *f, TSNode call, TSNode st, TSNode guard_end,
 			TSNode loop, struct finding *fd);
+
+/* True if N (a use of the CPU number) is an argument of a print-like call, maybe through a lookup. */
+bool only_printed(const struct ctx *c, TSNode n);
+
+/* P003 for IDENT, the use of a macro that reads the CPU number (cpu_macro.c). */
+void check_cpu_macro(struct ctx *c, const struct fn *f, TSNode ident);
 
 #endif
