@@ -24,7 +24,7 @@ while IFS= read -r -d '' c; do
 			n = 0
 			while ((getline l < src) > 0) { n++; len[n] = length(l) }
 			close(src)
-			fixes = "none get-cpu define-per-cpu get-cpu-var move-inside cond-resched need-resched-call yield check-resched resched-flag"
+			fixes = "none get-cpu define-per-cpu get-cpu-var move-inside cond-resched need-resched-call yield check-resched resched-flag preempt-region"
 			split(fixes, fl, " ")
 			for (i in fl) okfix[fl[i]] = 1
 			pl = 0; pc = 0; rc = 0

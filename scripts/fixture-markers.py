@@ -14,7 +14,7 @@ import sys
 
 MARK = re.compile(rb'@\[(P00[1-8]) ([a-z-]+)\]')
 FIXES = {b'none', b'get-cpu', b'define-per-cpu', b'get-cpu-var', b'move-inside',
-         b'cond-resched', b'need-resched-call', b'yield', b'check-resched', b'resched-flag'}
+         b'cond-resched', b'need-resched-call', b'yield', b'check-resched', b'resched-flag', b'preempt-region'}
 
 
 def convert(data):

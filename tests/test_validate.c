@@ -460,6 +460,44 @@ static void test_flag_write(void)
 	expect_flag(other, "current->need_resched = /* on */ 1", "set_tsk_need_resched(current)", false);
 }
 
+/* verify knows what a preempt-region plan may do: add one preempt_disable(); and its preempt_enable();s. */
+static void expect_region(const char *const *texts, const enum edit_op *ops, size_t n, bool ok)
+{
+	const char *old = "void f(void)\n{\n\tSET_OWNER(0);\n\tx = 1;\n}\n";
+	struct finding f;
+	memset(&f, 0, sizeof f);
+	f.fix = FIX_PREEMPT_REGION;
+	for (size_t i = 0; i < n; i++) {
+		struct edit e = mk(ops[i], old, i ? "x = 1;" : "SET_OWNER(0);", texts[i]);
+		e.text = xstrdup(texts[i]);
+		vec_push(&f.edits, e);
+	}
+	char *why = verify_edits(&f, old, strlen(old));
+	CHECK(ok ? why == NULL : why != NULL, "region %s/%s: %s", texts[0], n > 1 ? texts[1] : "-",
+	      why ? why : "accepted");
+	free(why);
+	for (size_t i = 0; i < n; i++)
+		free(f.edits.items[i].text);
+	vec_release(&f.edits);
+}
+
+static void test_region_edits(void)
+{
+	const char *good[] = {"preempt_disable();", "preempt_enable();"};
+	const char *swapped[] = {"preempt_enable();", "preempt_disable();"};
+	const char *other[] = {"preempt_disable();", "put_cpu();"};
+	const char *twice[] = {"preempt_disable();", "preempt_disable();"};
+	const enum edit_op ops[] = {EDIT_INSERT_BEFORE, EDIT_INSERT_AFTER};
+	const enum edit_op before2[] = {EDIT_INSERT_BEFORE, EDIT_INSERT_BEFORE};
+	const enum edit_op replace[] = {EDIT_INSERT_BEFORE, EDIT_REPLACE};
+	expect_region(good, ops, 2, true);
+	expect_region(good, ops, 1, false);
+	expect_region(swapped, ops, 2, false);
+	expect_region(other, ops, 2, false);
+	expect_region(twice, before2, 2, false);
+	expect_region(good, replace, 2, false);
+}
+
 int main(void)
 {
 	test_tokens();
@@ -472,5 +510,6 @@ int main(void)
 	test_emptied_conditionals();
 	test_aligned_continuation();
 	test_flag_write();
+	test_region_edits();
 	return check_summary();
 }

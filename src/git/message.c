@@ -203,6 +203,11 @@ static const char *const paragraphs[FIX_COUNT] = {
 	[FIX_RESCHED_FLAG] = "The need_resched field of struct task_struct is gone in 2.6, where the "
 		"flag is a thread flag. Set it with set_tsk_need_resched() and clear it with "
 		"clear_tsk_need_resched() in %s%s. This is an API rename; the behaviour is unchanged.",
+	[FIX_PREEMPT_REGION] = "A macro used in %s%s reads the CPU number with smp_processor_id(). Under "
+		"the 2.6 preemptible kernel the task can be moved to another CPU between that read and "
+		"the work done with it. Hold preemption off with preempt_disable() and "
+		"preempt_enable() around the statement that expands the macro, and the uses of what it "
+		"returns.",
 };
 
 /* define-per-cpu and get-cpu-var read the same in a message: one paragraph. */

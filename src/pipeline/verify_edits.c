@@ -203,6 +203,29 @@ static char *flag_write_refusal(const struct edit *e, const char *text)
 		       "(K a constant not 0) or clear_tsk_need_resched(T) (K 0); fix it by hand");
 }
 
+/*
+ * A preempt-region plan only adds statements around code it leaves as it
+ * is: one preempt_disable(); before the region, preempt_enable(); after it
+ * and before its exits. Why F's edits are not that, or NULL.
+ */
+static char *region_edits_refusal(const struct finding *f)
+{
+	size_t disables = 0, enables = 0;
+	for (size_t k = 0; k < f->edits.len; k++) {
+		const struct edit *e = &f->edits.items[k];
+		bool dis = e->op == EDIT_INSERT_BEFORE && e->text && strcmp(e->text, "preempt_disable();") == 0;
+		bool en = e->op != EDIT_REPLACE && e->text && strcmp(e->text, "preempt_enable();") == 0;
+		disables += dis;
+		enables += en;
+		if (!dis && !en)
+			return xstrdup("the preempt-region edits do more than add preempt_disable(); and "
+				       "preempt_enable(); around the code; fix it by hand");
+	}
+	if (disables != 1 || !enables)
+		return xstrdup("the preempt-region edits do not open one region and close it; fix it by hand");
+	return NULL;
+}
+
 char *verify_edits(const struct finding *f, const char *text, size_t len)
 {
 	struct lines l;
@@ -210,6 +233,8 @@ char *verify_edits(const struct finding *f, const char *text, size_t len)
 	lines_init(&l, text, len);
 	for (size_t k = 0; k < f->edits.len && !why && f->fix == FIX_RESCHED_FLAG; k++)
 		why = flag_write_refusal(&f->edits.items[k], text);
+	if (!why && f->fix == FIX_PREEMPT_REGION)
+		why = region_edits_refusal(f);
 	for (size_t k = 0; k < f->edits.len && !why; k++)
 		why = verify_edit_refusal(&f->edits.items[k], &l);
 	lines_release(&l);
