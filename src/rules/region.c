@@ -283,8 +283,12 @@ char *plan_region(const struct ctx *c, TSNode first, TSNode last, const char *va
 	char *stmt = xasprintf("%s;", put);
 	for (size_t i = 0; i < rs.exits.len; i++)
 		add_edit(c, fd, EDIT_INSERT_BEFORE, rs.exits.items[i], stmt);
+	/* after `L: S` is after S, which the semantic patch anchors on (it cannot on the label) */
+	TSNode after = last;
+	while (ts_type_is(after, "labeled_statement") && ts_node_named_child_count(after) > 1)
+		after = ts_node_named_child(after, ts_node_named_child_count(after) - 1);
 	if (!never_completes(last))
-		add_edit(c, fd, EDIT_INSERT_AFTER, last, stmt);
+		add_edit(c, fd, EDIT_INSERT_AFTER, after, stmt);
 	free(stmt);
 	vec_release(&rs.exits);
 	return NULL;
