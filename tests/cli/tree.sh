@@ -82,7 +82,8 @@ run explain --context-root fastnet fastnet/drivers/net/fastnet.c:44
 expect_out 'fastq_should_yield\(\) is defined at fastnet/include/net/fastq.h:48 as `\(\(tsk\)->need_resched\)`' "a test macro of a header: where it is defined"
 run explain --context-root fastnet fastnet/drivers/net/fastnet.c:60
 expect_out 'FASTNET_THIS_CPU\(\) is defined at fastnet/drivers/net/fastnet_hw.h:9' "a CPU read behind a header macro"
-expect_out 'fix: none' "a CPU read inside an expression macro is not rewritten at the use"
+expect_out 'fix: preempt-region' "a CPU read inside a header's expression macro: preemption held off around the use"
+expect_out '^    \+	preempt_disable\(\);$' "preempt_disable() before the statement that expands it"
 # ...except the whole check as one statement, rewritten in the header, its uses left as they are
 if sites | grep -q '^drivers/net/fastnet.c:5[0-4]:'; then bad "FASTQ_RELAX() use reported: the macro body is the site"; else ok; fi
 
@@ -115,8 +116,8 @@ if sites | grep -q 'time.c:18'; then bad "without entry.S, the locked C caller m
 # diff plans exactly the remaining sites, verified with the same contexts
 cp -r "$SRC/fixtures/trees/fastnet" again
 run diff -v again; expect_rc 1 "diff of the tree: changes to show (exit 1, as diff(1))"
-expect_err '^preemptify: 13 sites to fix in [0-9]+ files(;|$)' "one fix per remaining site"
-expect_err '^preemptify: fixes: get-cpu: 6, define-per-cpu: 5, cond-resched: 2$' "one fix per remaining site: the kinds"
+expect_err '^preemptify: 14 sites to fix in [0-9]+ files(;|$)' "one fix per remaining site"
+expect_err '^preemptify: fixes: get-cpu: 6, define-per-cpu: 5, cond-resched: 2, preempt-region: 1$' "one fix per remaining site: the kinds"
 expect_no_out '; not fixed: ' "none refused"
 printf '%s\n' "$err" | grep -q '; not fixed: ' && bad "none refused (stderr)" || ok
 if [ "$(printf '%s\n' "$out" | grep -c '^+.*put_cpu();')" -eq 6 ]; then ok; else bad "six put_cpu() inserted"; fi
