@@ -268,7 +268,7 @@ static char *flag_use_refusal(const struct fn *f, const struct flag_use *u)
 			 f->name, u->what, line);
 }
 
-void resched_tests_stay(struct ctx *c, const struct fn *f)
+static void resched_tests_stay(struct ctx *c, const struct fn *f)
 {
 	struct flag_use u;
 	first_flag_use(c, f, true, &u);
