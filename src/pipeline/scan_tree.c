@@ -689,11 +689,19 @@ void scan_with_tree(char *const *index, size_t n, char *const *scanned, size_t n
 	if (out->macros.len)
 		macro_users(out, scanned, nscanned, ids && n >= nscanned && index == scanned ? ids : NULL, &again);
 	tree_context_build(&out->tree, index, n, &out->want, ids, opts->jobs);
-	/* the files defining a function the tree found atomic or bound: their verdicts change */
-	for (size_t i = 0; i < out->want.len; i++)
-		if (tree_context_atomic(out->tree, out->want.items[i].name, out->want.items[i].file) ||
-		    tree_context_bound(out->tree, out->want.items[i].name, out->want.items[i].file))
+	/*
+	 * The files defining a function the tree decided: atomic or bound, their
+	 * verdicts change; preemptible, their findings say why the callers leave
+	 * it so (the same reason whatever else the file holds).
+	 */
+	for (size_t i = 0; i < out->want.len; i++) {
+		enum fn_context ctx;
+		const char *why;
+		const char *name = out->want.items[i].name, *file = out->want.items[i].file;
+		if (tree_context_lookup(out->tree, name, strlen(name), file, &ctx, &why) ||
+		    tree_context_bound(out->tree, name, file))
 			vec_push(&again, out->want.items[i].file);
+	}
 	convert_tree_arrays(opts, out, users, &again);
 	vec_release(&again);
 	if (opts->arrays_over_index)
