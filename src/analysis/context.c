@@ -376,14 +376,21 @@ static bool ident_visit(TSNode n, void *ctx)
 	return false;
 }
 
+/* P, CHILD's parent, is the statement `left = CHILD;` (of SRC): its left side, else a null node. */
+static TSNode stored_by_statement(TSNode p, TSNode child, const char *src)
+{
+	if (ts_type_is(p, "assignment_expression") && ts_node_eq(ts_field(p, "right"), child) &&
+	    ts_text_is(ts_field(p, "operator"), src, "=") && ts_type_is(ts_parent(p), "expression_statement"))
+		return ts_field(p, "left");
+	return ts_null();
+}
+
 char *context_stored_field(TSNode n, const char *src)
 {
-	TSNode child, p = value_parent(n, &child), fld;
-	memset(&fld, 0, sizeof fld);
-	if (ts_type_is(p, "assignment_expression") && ts_node_eq(ts_field(p, "right"), child) &&
-	    ts_text_is(ts_field(p, "operator"), src, "=") && ts_type_is(ts_field(p, "left"), "field_expression") &&
-	    ts_type_is(ts_parent(p), "expression_statement"))
-		fld = ts_field(ts_field(p, "left"), "field");
+	TSNode child, p = value_parent(n, &child), fld = ts_null();
+	TSNode left = stored_by_statement(p, child, src);
+	if (ts_type_is(left, "field_expression"))
+		fld = ts_field(left, "field");
 	else if (ts_type_is(p, "initializer_pair")) {
 		TSNode des = ts_field(p, "designator");
 		if (ts_type_is(des, "field_designator") && ts_node_named_child_count(des) > 0)
@@ -410,12 +417,10 @@ static TSNode declarator_name(TSNode d)
 
 char *context_stored_pointer(TSNode n, const char *src)
 {
-	TSNode child, p = value_parent(n, &child), name;
-	memset(&name, 0, sizeof name);
-	if (ts_type_is(p, "assignment_expression") && ts_node_eq(ts_field(p, "right"), child) &&
-	    ts_text_is(ts_field(p, "operator"), src, "=") && ts_type_is(ts_field(p, "left"), "identifier") &&
-	    ts_type_is(ts_parent(p), "expression_statement"))
-		name = ts_field(p, "left");
+	TSNode child, p = value_parent(n, &child), name = ts_null();
+	TSNode left = stored_by_statement(p, child, src);
+	if (ts_type_is(left, "identifier"))
+		name = left;
 	else if (ts_type_is(p, "init_declarator") && ts_node_eq(ts_field(p, "value"), child))
 		name = declarator_name(ts_field(p, "declarator"));
 	if (ts_node_is_null(name))
