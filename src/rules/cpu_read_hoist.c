@@ -15,33 +15,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-struct ident_find {
-	const struct ctx *c;
-	const char *name;
-	bool found;
-};
-
-static bool ident_visit(TSNode n, void *ctx)
-{
-	struct ident_find *in = ctx;
-	if (!in->found && (ts_type_is(n, "identifier") || ts_type_is(n, "type_identifier")) &&
-	    ts_text_is(n, in->c->text, in->name))
-		in->found = true;
-	return !in->found;
-}
-
-/* Does the whole word NAME occur in S? */
-static bool has_word(const char *s, const char *name)
-{
-	size_t n = strlen(name);
-	for (const char *p = strstr(s, name); p; p = strstr(p + 1, name)) {
-		bool left = p == s || !is_ident_char(p[-1]);
-		if (left && !is_ident_char(p[n]))
-			return true;
-	}
-	return false;
-}
-
 /*
  * A name for the new local that nothing of F names, and no #define of the
  * file mentions (a macro naming `cpu` would be captured), or NULL.
@@ -49,16 +22,7 @@ static bool has_word(const char *s, const char *name)
 static const char *fresh_name(const struct ctx *c, const struct fn *f)
 {
 	static const char *const names[] = {"cpu", "this_cpu", "cur_cpu"};
-	for (size_t i = 0; i < ARRAY_SIZE(names); i++) {
-		struct ident_find in = {c, names[i], false};
-		ts_walk(f->def, ident_visit, &in);
-		for (size_t k = 0; k < c->src->defs.len && !in.found; k++)
-			in.found = has_word(c->src->defs.items[k].name, names[i]) ||
-				   (c->src->defs.items[k].body && has_word(c->src->defs.items[k].body, names[i]));
-		if (!in.found)
-			return names[i];
-	}
-	return NULL;
+	return fresh_local_name(c, f, names, ARRAY_SIZE(names));
 }
 
 struct read_scan {

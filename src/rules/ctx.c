@@ -419,3 +419,34 @@ TSNode next_stmt(TSNode s)
 		n = ts_node_next_named_sibling(n);
 	return n;
 }
+
+struct name_find {
+	const struct ctx *c;
+	const char *name;
+	bool found;
+};
+
+static bool name_visit(TSNode n, void *ctx)
+{
+	struct name_find *in = ctx;
+	if (!in->found && (ts_type_is(n, "identifier") || ts_type_is(n, "type_identifier")) &&
+	    ts_text_is(n, in->c->text, in->name))
+		in->found = true;
+	return !in->found;
+}
+
+const char *fresh_local_name(const struct ctx *c, const struct fn *f, const char *const *names, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		struct name_find in = {c, names[i], false};
+		ts_walk(f->def, name_visit, &in);
+		for (size_t k = 0; k < c->src->defs.len && !in.found; k++) {
+			const char *dn = c->src->defs.items[k].name, *body = c->src->defs.items[k].body;
+			in.found = text_has_word(dn, strlen(dn), names[i]) ||
+				   (body && text_has_word(body, strlen(body), names[i]));
+		}
+		if (!in.found)
+			return names[i];
+	}
+	return NULL;
+}

@@ -128,6 +128,12 @@ unsigned line_of(const struct ctx *c, TSNode n);
 bool name_eq(const char *s, size_t len, const char *want);
 /* True if CALL is a call_expression of the function NAME. */
 bool call_is(const struct ctx *c, TSNode call, const char *name);
+/*
+ * The first of NAMES[0..N) that F's definition never names (as a variable
+ * or a type) and no #define of the file names or mentions: the name of a
+ * new local, or NULL when all are taken.
+ */
+const char *fresh_local_name(const struct ctx *c, const struct fn *f, const char *const *names, size_t n);
 /* Number of smp_processor_id() calls in N. */
 unsigned count_cpu_reads(const struct ctx *c, TSNode n);
 /* True in an `#if 0` arm. */

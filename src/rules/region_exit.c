@@ -67,33 +67,11 @@ static char *return_type(const struct ctx *c, const struct fn *f)
 	return r;
 }
 
-struct word_find {
-	const struct ctx *c;
-	const char *name;
-	bool found;
-};
-
-static bool word_visit(TSNode n, void *ctx)
-{
-	struct word_find *w = ctx;
-	if (!w->found && ts_type_is(n, "identifier") && ts_text_is(n, w->c->text, w->name))
-		w->found = true;
-	return !w->found;
-}
-
 /* A name for the value local that F and the file's #defines do not use, or NULL. */
 static const char *value_name(const struct ctx *c, const struct fn *f)
 {
 	static const char *const names[] = {"ret", "rc", "retval"};
-	for (size_t i = 0; i < ARRAY_SIZE(names); i++) {
-		struct word_find w = {c, names[i], false};
-		ts_walk(f->def, word_visit, &w);
-		for (size_t k = 0; k < c->src->defs.len && !w.found; k++)
-			w.found = c->src->defs.items[k].body && text_has_word(c->src->defs.items[k].body, strlen(c->src->defs.items[k].body), names[i]);
-		if (!w.found)
-			return names[i];
-	}
-	return NULL;
+	return fresh_local_name(c, f, names, ARRAY_SIZE(names));
 }
 
 /* The last declaration of F's body that get-cpu.cocci can insert after, or a null node. */
