@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "cli/cache.h"
 #include "cli/account.h"
 #include "cli/commands.h"
 #include "fix/rewrite.h"
@@ -16,7 +17,7 @@ static bool want_color(const char *mode)
 {
 	if (!mode || strcmp(mode, "auto") == 0) {
 		const char *nc = getenv("NO_COLOR");
-		return !(nc && *nc) && isatty(STDOUT_FILENO);
+		return !(nc && *nc) && cache_terminal_fd(STDOUT_FILENO) >= 0;
 	}
 	return strcmp(mode, "always") == 0;
 }

@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "cli/cache.h"
 #include "cli/commands.h"
 #include "analysis/kernel_api.h"
 #include "cli/baseline.h"
@@ -345,7 +346,8 @@ static void since_filter(struct since *s, struct scan_result *out)
 
 struct progress *cli_progress(bool quiet)
 {
-	return !quiet && isatty(STDERR_FILENO) ? progress_new(STDERR_FILENO) : NULL;
+	int fd = cache_terminal_fd(STDERR_FILENO);
+	return !quiet && fd >= 0 ? progress_new(fd) : NULL;
 }
 
 /*

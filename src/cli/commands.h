@@ -21,6 +21,7 @@ int cmd_apply(int argc, char **argv);
 int cmd_commit(int argc, char **argv);
 int cmd_series(int argc, char **argv);
 int cmd_completion(int argc, char **argv); /* cmd_completion.c */
+int cmd_cache(int argc, char **argv);      /* cmd_cache.c */
 
 /*
  * main() registers its table here so that a command finds its own row
@@ -68,9 +69,11 @@ struct scan_cli {
 	bool modernize;             /* also rewrite code already correct under 2.6 */
 	size_t hidden_baseline;     /* not an option: findings scan_cli_run() dropped as recorded in the baseline */
 	size_t hidden_config;       /* not an option: ... as ignored by the config's [ignore-paths] */
+	const char *cache_dir;      /* --cache-dir DIR; read by cache_run() before the command runs */
+	bool no_cache;              /* --no-cache; likewise */
 };
 #define SCAN_CLI_INIT {0, false, false, {NULL, 0, 0}, {NULL, 0, 0}, TARGET_UNSET, {NULL, 0, 0}, false, false, NULL, \
-		       false, false, NULL, NULL, NULL, NULL, false, NULL, NULL, false, 0, 0}
+		       false, false, NULL, NULL, NULL, NULL, false, NULL, NULL, false, 0, 0, NULL, false}
 #define SCAN_CLI_OPTIONS(a) \
 	{"jobs", 'j', OPT_INT, &(a)->jobs, "N", "files analysed in parallel (default: online CPUs)"}, \
 	{"exclude", 0, OPT_LIST, &(a)->exclude, "GLOB", "skip paths matching GLOB"}, \
@@ -91,6 +94,9 @@ struct scan_cli {
 	{"config", 0, OPT_STRING, &(a)->config, "FILE", \
 	 "read options from FILE (default: the nearest .preemptify.toml above the first PATH)"}, \
 	{"no-config", 0, OPT_FLAG, &(a)->no_config, NULL, "read no .preemptify.toml"}, \
+	{"cache-dir", 0, OPT_STRING, &(a)->cache_dir, "DIR", \
+	 "keep the result cache in DIR (default: $XDG_CACHE_HOME/preemptify, else ~/.cache/preemptify)"}, \
+	{"no-cache", 0, OPT_FLAG, &(a)->no_cache, NULL, "neither read nor write the result cache"}, \
 	{"verbose", 'v', OPT_FLAG, &(a)->verbose, NULL, "also report protected sites, with the reasoning"}, \
 	CLI_QUIET_OPTION(&(a)->quiet), \
 	{"no-prefilter", 0, OPT_FLAG, &(a)->no_prefilter, NULL, \

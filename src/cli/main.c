@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "cli/cache.h"
 #include "cli/cli.h"
 #include "cli/commands.h"
 #include "fix/textdiff.h"
@@ -20,6 +21,7 @@ static const struct cli_command commands[] = {
 	 "Write the fixes and commit each file (or directory) on its own, kernel style.", cmd_commit},
 	{"series", "[options] [RANGE]",
 	 "Export the commits of the last commit run (or RANGE) as a numbered mbox series.", cmd_series},
+	{"cache", "[clean]", "Show the result cache (entries, bytes, where), or empty it.", cmd_cache},
 	{"completion", "bash|zsh", "Print a shell completion script (source it, or install it).", cmd_completion},
 };
 
@@ -97,7 +99,7 @@ int main(int argc, char **argv)
 		return unknown_command(name);
 	interrupt_install();
 	textdiff_begin();
-	int rc = cmd->run(argc - 1, argv + 1);
+	int rc = cache_run(cmd, argc - 1, argv + 1);
 	textdiff_end();
 	/* a report that could not be written (a full disk, a closed pipe) is a failure */
 	if (fflush(stdout) != 0 || ferror(stdout)) {

@@ -1,0 +1,119 @@
+#!/usr/bin/env bash
+# The result cache: a second run on unchanged inputs replays the first run's
+# output byte for byte; any changed byte (even in another file, whose callers
+# decide a verdict here) recomputes; a damaged or foreign entry is rebuilt;
+# --no-cache writes nothing; an unwritable cache costs one warning only;
+# two runs sharing a cache at once are both right.
+. "$(dirname "$0")/lib.sh"
+
+C="$WORK/c"
+cp -r "$SRC/fixtures/trees" trees
+# reused: the stderr of the last run says the output came from the cache
+reused() { printf '%s\n' "$err" | grep -q '^preemptify: cache: .* output reused from an earlier run$'; }
+entries() { find "$C" -maxdepth 1 -type f -regex '.*/[0-9a-f]*' | wc -l; }
+
+# every fixture tree, every text output: cached cold, cached warm and uncached are the same bytes
+for t in bringup cpustat fastnet fastring half26 walk; do
+	for args in "scan" "scan -v" "scan -f json" "scan --no-tree -v"; do
+		"$BIN" $args --no-cache "trees/$t" >ref.out 2>/dev/null; want=$?
+		run $args --cache-dir "$C" "trees/$t"; cp .out cold.out
+		if reused; then bad "$t $args: a first run is not served from the cache"; else ok; fi
+		run $args --cache-dir "$C" "trees/$t"
+		[ "$rc" -eq "$want" ] && ok || bad "$t $args: the warm run's exit code is the uncached one ($want)"
+		cmp -s ref.out cold.out && cmp -s ref.out .out && ok || bad "$t $args: cold, warm and --no-cache outputs differ"
+		reused && ok || bad "$t $args: the second run reuses the first"
+	done
+done
+if command -v spatch >/dev/null; then
+	"$BIN" diff --no-cache --color never trees/fastnet >ref.out 2>/dev/null
+	run diff --cache-dir "$C" --color never trees/fastnet
+	run diff --cache-dir "$C" --color never trees/fastnet
+	reused && cmp -s ref.out .out && ok || bad "diff: the warm run replays the uncached diff"
+	expect_err '^preemptify: [0-9]+ sites? to fix' "diff: the warm run repeats the summary"
+fi
+
+# -v: the tree index's time is not replayed as if measured now
+run scan -v --cache-dir "$C" trees/fastnet
+expect_err 'tree index: .*, not measured: served from the cache$' "a replayed run measured nothing"
+if printf '%s\n' "$err" | grep -Eq 'tree index: .*[0-9]\.[0-9][0-9] s$'; then bad "no stale timing"; else ok; fi
+
+# a caller's lock changed in one file: the callee's verdict in another file changes on the warm run
+run scan --cache-dir "$C" trees/fastnet
+if printf '%s\n' "$out" | grep -q 'include/net/fastq.h:21:12'; then bad "fastq_note_cpu's caller holds a lock"; else ok; fi
+sed -i 's/^\tspin_lock(&fastnet_q.lock);$/\t\/\* no lock \*\//; s/^\tspin_unlock(&fastnet_q.lock);$/\t\/\* no lock \*\//' \
+	trees/fastnet/drivers/net/fastnet.c
+run scan --cache-dir "$C" trees/fastnet
+if reused; then bad "a changed file is recomputed"; else ok; fi
+expect_out 'trees/fastnet/include/net/fastq.h:21:12: .*\[P003' "the callee in another file is recomputed with the caller's change"
+"$BIN" scan --no-cache trees/fastnet >ref.out 2>/dev/null
+cmp -s ref.out .out && ok || bad "the recomputed answer is the uncached one"
+# a touched file with the same bytes (mtime only) is still the same input
+touch trees/fastnet/drivers/net/fastnet.c
+run scan --cache-dir "$C" trees/fastnet
+reused && ok || bad "a file whose bytes did not change is not an input change"
+
+# a damaged entry (one byte flipped, or cut short) is detected and rebuilt, never trusted
+for damage in flip truncate foreign; do
+	rm -rf "$C"
+	run scan --cache-dir "$C" trees/cpustat; cp .out ref.out
+	e=$(find "$C" -maxdepth 1 -type f -regex '.*/[0-9a-f]*' | head -1)
+	case $damage in
+	flip) printf 'X' | dd of="$e" bs=1 seek=200 conv=notrunc status=none ;;
+	truncate) truncate -s 150 "$e" ;;
+	foreign) sed -i '2s/^version .*/version 0.0.0-other/' "$e" ;;
+	esac
+	run scan --cache-dir "$C" trees/cpustat
+	if reused; then bad "$damage: a damaged entry is not used"; else ok; fi
+	cmp -s ref.out .out && ok || bad "$damage: the output is recomputed, right"
+	run scan --cache-dir "$C" trees/cpustat
+	reused && cmp -s ref.out .out && ok || bad "$damage: the entry was rebuilt"
+done
+
+# --no-cache reads and writes nothing
+rm -rf "$C"
+run scan --no-cache --cache-dir "$C" trees/fastnet
+[ ! -e "$C" ] && ok || bad "--no-cache writes nothing"
+# the default place is $XDG_CACHE_HOME/preemptify
+XDG_CACHE_HOME="$WORK/xdg" "$BIN" scan trees/walk >/dev/null 2>&1
+[ -n "$(ls "$WORK/xdg/preemptify" 2>/dev/null)" ] && ok || bad "the cache lives in \$XDG_CACHE_HOME/preemptify"
+
+# an unwritable cache: one warning, the run itself unchanged
+touch afile
+"$BIN" scan --no-cache trees/fastnet >ref.out 2>ref.err; want=$?
+run scan --cache-dir "$WORK/afile/sub" trees/fastnet
+[ "$rc" -eq "$want" ] && cmp -s ref.out .out && ok || bad "an unwritable cache does not change the run"
+n=$(printf '%s\n' "$err" | grep -c 'cache')
+[ "$n" -eq 1 ] && ok || bad "one warning for an unwritable cache (got $n)"
+expect_err 'warning: cache: .*afile.*this run was not cached' "the warning says why"
+
+# two runs at once on one cache: both right, and the entry then reused
+rm -rf "$C"
+"$BIN" scan -v --no-cache trees/fastnet >ref.out 2>/dev/null
+"$BIN" scan -v --cache-dir "$C" trees/fastnet >p1.out 2>/dev/null &
+"$BIN" scan -v --cache-dir "$C" trees/fastnet >p2.out 2>/dev/null &
+wait
+cmp -s ref.out p1.out && cmp -s ref.out p2.out && ok || bad "two concurrent runs are both right"
+run scan -v --cache-dir "$C" trees/fastnet
+reused && cmp -s ref.out .out && ok || bad "after concurrent runs the entry is whole"
+[ -z "$(find "$C" -name '.tmp-*')" ] && ok || bad "no temporary file is left"
+
+# runs with effects or other inputs are never cached
+rm -rf "$C"
+run scan --cache-dir "$C" -o report.txt trees/fastnet
+run scan --cache-dir "$C" -f sarif trees/fastnet
+[ "$(entries)" -eq 0 ] && ok || bad "-o and SARIF runs are not cached"
+
+# preemptify cache: where, how many, how big; clean empties it
+run scan --cache-dir "$C" trees/fastnet
+run cache --cache-dir "$C"
+expect_rc 0 "cache shows"
+expect_out "^location  $C\$" "cache: the location"
+expect_out '^entries   1$' "cache: the entries"
+expect_out '^bytes     [1-9][0-9]* ' "cache: the bytes"
+run cache --cache-dir "$C" clean
+expect_out '^removed 1 entry from ' "cache clean: says what it removed"
+[ "$(entries)" -eq 0 ] && ok || bad "cache clean empties it"
+run cache --cache-dir "$C" wipe
+expect_rc 2 "cache: an unknown action is a usage error"
+
+finish
