@@ -25,6 +25,8 @@ perr=$(realpath "${PARSE_ERRORS:-$here/build/tests/parse_errors}")
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/preemptify-audit.XXXXXX")
 trap 'rm -rf "$work"' EXIT
+# every pass analyses the tree, never replays the result cache (nor touches the user's)
+export XDG_CACHE_HOME=$work/cache
 mkdir "$work/orig" "$work/new"
 # one binary for every pass, whatever happens to the build meanwhile
 cp "$bin" "$work/preemptify" && bin=$work/preemptify

@@ -16,6 +16,8 @@ sizes=("$@")
 budget=${BUDGET_S_PER_MB:-}
 work=$(mktemp -d "${TMPDIR:-/tmp}/preemptify-scale.XXXXXX")
 trap 'rm -rf "$work"' EXIT
+# timed runs measure the work, never a replay of the result cache (nor touch the user's)
+export XDG_CACHE_HOME=$work/cache
 
 # gen MB FILE: functions until the file reaches MB megabytes
 gen() {
