@@ -84,4 +84,11 @@ int cache_run(const struct cli_command *cmd, int argc, char **argv);
  */
 int cache_terminal_fd(int fd);
 
+/*
+ * The errno of the first write to standard output that failed while
+ * cache_run() passed the command's output on (0: none); the output
+ * then counts as not written, as a failed fflush(stdout) would.
+ */
+int cache_write_error(void);
+
 #endif

@@ -7,7 +7,8 @@
  * and every file under every path the command line names and under the
  * kernel tree found above them, by content: a caller's lock in one file
  * decides a verdict in another, so one changed byte anywhere is a new key.
- * Configs (.preemptify.toml) above those paths are hashed too.
+ * Configs (.preemptify.toml) above those paths, --config FILE and the
+ * baseline files they name are hashed too.
  */
 #define _GNU_SOURCE
 #include "cli/cache.h"
@@ -21,6 +22,7 @@
 
 #include "cli/cache_key.h"
 #include "cli/commands.h"
+#include "cli/config.h"
 #include "util/parallel.h"
 #include "util/spawn.h"
 
@@ -131,6 +133,18 @@ static void key_file(struct buf *km, const char *label, const char *file)
 		   (unsigned long long)h.b);
 }
 
+/* The config file PATH and the baseline it names (which may lie anywhere), into KM. */
+static void key_config(struct buf *km, const char *path)
+{
+	struct config cfg = CONFIG_INIT;
+	key_file(km, "config", path);
+	if (config_load(&cfg, path) < 0)
+		error_clear();
+	if (cfg.baseline)
+		key_file(km, "config-baseline", cfg.baseline);
+	config_release(&cfg);
+}
+
 /* Each .preemptify.toml from the directory of PATH up to /, into KM. */
 static void key_configs(struct buf *km, const char *path)
 {
@@ -138,7 +152,7 @@ static void key_configs(struct buf *km, const char *path)
 	for (;;) {
 		char *cfg = xasprintf("%s/.preemptify.toml", *dir ? dir : "");
 		if (access(cfg, F_OK) == 0)
-			key_file(km, "config", cfg);
+			key_config(km, cfg);
 		free(cfg);
 		char *slash = strrchr(dir, '/');
 		if (!slash)
@@ -252,6 +266,12 @@ int cache_key(int argc, char **argv, const char *dir, char keyhex[33], size_t *f
 		key_program(&km, "python3");
 	}
 	key_configs(&km, cwd);
+	for (int i = 1; i + 1 < argc; i++)
+		if (strcmp(argv[i], "--config") == 0)
+			key_config(&km, argv[i + 1]);
+	for (int i = 1; i < argc; i++)
+		if (strncmp(argv[i], "--config=", 9) == 0)
+			key_config(&km, argv[i] + 9);
 	find_roots(argc, argv, &roots);
 	char *cache = realpath(dir, NULL);
 	*files = key_roots(&km, &roots, cache);

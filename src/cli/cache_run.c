@@ -22,6 +22,13 @@
 
 /* fds 1 and 2 as they were before the capture (-1: not capturing). */
 static int saved_fd[3] = {-1, -1, -1};
+/* The errno of the first write to the real stdout that failed while capturing (a full disk, a closed pipe). */
+static int out_errno;
+
+int cache_write_error(void)
+{
+	return out_errno;
+}
 
 int cache_terminal_fd(int fd)
 {
@@ -35,17 +42,19 @@ struct tee {
 	pthread_t thread;
 };
 
-static void write_all(int fd, const char *p, size_t n)
+/* P (N bytes) to FD; the errno of a failure (0: written). */
+static int write_all(int fd, const char *p, size_t n)
 {
 	while (n) {
 		ssize_t w = write(fd, p, n);
 		if (w < 0 && errno == EINTR)
 			continue;
 		if (w <= 0)
-			return;
+			return w < 0 ? errno : EIO;
 		p += w;
 		n -= (size_t)w;
 	}
+	return 0;
 }
 
 static void *tee_main(void *arg)
@@ -72,7 +81,9 @@ static void *tee_main(void *arg)
 				open_n--;
 				continue;
 			}
-			write_all(saved_fd[s + 1], chunk, (size_t)n);
+			int werr = write_all(saved_fd[s + 1], chunk, (size_t)n);
+			if (werr && s == 0 && !out_errno)
+				out_errno = werr; /* read on: the command must not block on a full pipe */
 			buf_add(&t->got[s], chunk, (size_t)n);
 		}
 	}
@@ -177,7 +188,7 @@ static int run_and_store(const struct cli_command *cmd, int argc, char **argv, c
 	e.err = t.got[1];
 	/* only an answer is kept: not a usage error, a failed file or tool, an interrupted run */
 	bool answer = e.rc == EXIT_OK || e.rc == EXIT_FOUND || e.rc == EXIT_LEFT;
-	if (answer && !interrupted() && !ferror(stdout) && cache_store(dir, keyhex, &e) < 0) {
+	if (answer && !interrupted() && !out_errno && cache_store(dir, keyhex, &e) < 0) {
 		fprintf(stderr, "preemptify %s: warning: cache: %s; this run was not cached\n", argv[0], error_last());
 		error_clear();
 	}

@@ -102,8 +102,9 @@ int main(int argc, char **argv)
 	int rc = cache_run(cmd, argc - 1, argv + 1);
 	textdiff_end();
 	/* a report that could not be written (a full disk, a closed pipe) is a failure */
-	if (fflush(stdout) != 0 || ferror(stdout)) {
-		fprintf(stderr, "preemptify %s: cannot write the output: %s\n", name, strerror(errno));
+	int werr = cache_write_error();
+	if (fflush(stdout) != 0 || ferror(stdout) || werr) {
+		fprintf(stderr, "preemptify %s: cannot write the output: %s\n", name, strerror(werr ? werr : errno));
 		if (rc != EXIT_USAGE)
 			rc = EXIT_FAILED;
 	}

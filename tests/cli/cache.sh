@@ -10,7 +10,7 @@ C="$WORK/c"
 cp -r "$SRC/fixtures/trees" trees
 # reused: the stderr of the last run says the output came from the cache
 reused() { printf '%s\n' "$err" | grep -q '^preemptify: cache: .* output reused from an earlier run$'; }
-entries() { find "$C" -maxdepth 1 -type f -regex '.*/[0-9a-f]*' | wc -l; }
+entries() { find "$C" 2>/dev/null -maxdepth 1 -type f -regex '.*/[0-9a-f]*' | wc -l; }
 
 # every fixture tree, every text output: cached cold, cached warm and uncached are the same bytes
 for t in bringup cpustat fastnet fastring half26 walk; do
@@ -51,6 +51,18 @@ cmp -s ref.out .out && ok || bad "the recomputed answer is the uncached one"
 touch trees/fastnet/drivers/net/fastnet.c
 run scan --cache-dir "$C" trees/fastnet
 reused && ok || bad "a file whose bytes did not change is not an input change"
+
+# a baseline named by the config, outside every path scanned, is an input too
+mkdir bl
+"$BIN" scan --no-cache --write-baseline bl/base.txt trees/fastring >/dev/null 2>&1
+printf 'baseline = "../../bl/base.txt"\n' >trees/fastring/.preemptify.toml
+run scan --cache-dir "$C" trees/fastring
+run scan --cache-dir "$C" trees/fastring
+reused && [ -z "$out" ] && ok || bad "the config's baseline hides every finding, replayed"
+"$BIN" scan --no-cache --write-baseline bl/base.txt trees/walk >/dev/null 2>&1
+run scan --cache-dir "$C" trees/fastring
+if reused || [ -z "$out" ]; then bad "a changed baseline file is an input change"; else ok; fi
+rm trees/fastring/.preemptify.toml
 
 # a damaged entry (one byte flipped, or cut short) is detected and rebuilt, never trusted
 for damage in flip truncate foreign; do
@@ -102,6 +114,17 @@ rm -rf "$C"
 run scan --cache-dir "$C" -o report.txt trees/fastnet
 run scan --cache-dir "$C" -f sarif trees/fastnet
 [ "$(entries)" -eq 0 ] && ok || bad "-o and SARIF runs are not cached"
+
+# a replay that cannot be written fails as the run would, and so does a run passed on
+if [ -w /dev/full ]; then
+	run scan --cache-dir "$C" trees/fastnet
+	for pass in replayed computed; do
+		"$BIN" scan --cache-dir "$C" trees/fastnet >/dev/full 2>full.err; rc=$?
+		[ "$rc" -eq 3 ] && grep -q 'cannot write the output: No space left on device' full.err && ok ||
+			bad "$pass output to a full disk: exit 3 and says so (rc $rc: $(cat full.err))"
+		rm -rf "$C"
+	done
+fi
 
 # preemptify cache: where, how many, how big; clean empties it
 run scan --cache-dir "$C" trees/fastnet
