@@ -16,7 +16,7 @@ if [ -n "${PREEMPTIFY_CHECKPATCH:-}" ]; then
 	cp=$PREEMPTIFY_CHECKPATCH
 	[ -f "$cp" ] || skip_all "PREEMPTIFY_CHECKPATCH=$cp does not exist"
 else
-	cache=${XDG_CACHE_HOME:-$HOME/.cache}/preemptify
+	cache=$TOOLS_CACHE_HOME/preemptify
 	bash "$SRC/scripts/fetch-checkpatch.sh" "$cache" 2>fetch.err ||
 		skip_all "no checkpatch.pl: $(cat fetch.err) (or set PREEMPTIFY_CHECKPATCH to a kernel's scripts/checkpatch.pl)"
 	cp=$cache/checkpatch.pl

@@ -7,6 +7,8 @@ SRC=$2
 SCHEMA=${3:-}
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/preemptify-cli-XXXXXX")
 trap 'rm -rf "$WORK"' EXIT
+# where third-party tools fetched once live (checkpatch.pl): the user's cache directory
+TOOLS_CACHE_HOME=${PREEMPTIFY_TOOLS_CACHE_HOME:-${XDG_CACHE_HOME:-$HOME/.cache}}
 # never the user's result cache, when run by hand
 export XDG_CACHE_HOME=${XDG_CACHE_HOME:-$WORK/.cache}
 cd "$WORK" || exit 1
