@@ -213,6 +213,35 @@ static bool has_call(TSNode n)
 	return !ts_node_is_null(first_call(n));
 }
 
+/*
+ * May the region cover the #if/#ifdef group G among its statements? Its
+ * arms are scanned as the region's other statements; a jump leaving the
+ * region from inside an arm would need a put_cpu() inside that arm, which
+ * is not done. NULL, or why not (owned).
+ */
+static char *region_across_group(struct region_scan *rs, TSNode g)
+{
+	const struct ctx *c = rs->c;
+	if (ts_node_eq(g, rs->first) || ts_node_eq(g, rs->last))
+		return xasprintf("the region would %s inside an arm of the #if/#ifdef at line %u; a get or put "
+				 "is not placed in an arm", ts_node_eq(g, rs->first) ? "start" : "end",
+				 line_of(c, g));
+	if (ts_node_has_error(g))
+		return xasprintf("the #if/#ifdef at line %u does not parse as a whole group (an arm opens or "
+				 "closes a brace of its own)", line_of(c, g));
+	size_t before = rs->exits.len;
+	ts_walk(g, region_visit, rs);
+	if (rs->refuse)
+		return rs->refuse;
+	if (rs->exits.len == before)
+		return NULL;
+	TSNode j = rs->exits.items[before];
+	const char *type = ts_node_type(j);
+	return xasprintf("the %.*s at line %u leaves the region from inside an arm of the #if/#ifdef at "
+			 "line %u, and a put is not placed in an arm", (int)strcspn(type, "_"), type,
+			 line_of(c, j), line_of(c, g));
+}
+
 char *plan_region(const struct ctx *c, TSNode first, TSNode last, const char *var, const char *put,
 		  struct finding *fd)
 {
@@ -239,9 +268,8 @@ char *plan_region(const struct ctx *c, TSNode first, TSNode last, const char *va
 		if (ts_node_start_byte(s) < ts_node_start_byte(first) || ts_node_start_byte(s) > ts_node_start_byte(last))
 			continue;
 		if (ts_type_is(s, "preproc_if") || ts_type_is(s, "preproc_ifdef")) {
-			rs.refuse = xasprintf("an #if/#ifdef at line %u lies among the region's statements, and a "
-					      "region is not planned across one (its arms may hold exits)", line_of(c, s));
-			break;
+			rs.refuse = region_across_group(&rs, s);
+			continue;
 		}
 		ts_walk(s, region_visit, &rs);
 	}
