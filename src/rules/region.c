@@ -182,6 +182,23 @@ static char *cpu_local_outside(const struct ctx *c, TSNode first, TSNode last)
 }
 
 /*
+ * Is the region inside the definition of a call that 2.6 makes the start of
+ * a preemption-off section (kmap_atomic(): inc_preempt_count() until
+ * kunmap_atomic())? Its result is only good on this CPU after it returns,
+ * so no region inside it is long enough. NULL, or why (owned).
+ */
+static char *region_in_acquire(const struct ctx *c, TSNode first)
+{
+	const struct fn *f = analysis_fn_at(c->fa, ts_node_start_byte(first));
+	const struct api *a = f ? api_lookup(f->name, strlen(f->name)) : NULL;
+	if (!a || a->op != API_ACQUIRE || !(a->keys & KEY_PREEMPT))
+		return NULL;
+	return xasprintf("%s() disables preemption in 2.6 until its release, and what it returns is "
+			 "only good on this CPU: a region ending inside it is too short; port it by hand "
+			 "as 2.6 did (inc_preempt_count() at its top)", f->name);
+}
+
+/*
  * Does statement S never run to its end (a jump, a block ending in one, an
  * if whose both arms do)? A put_cpu() after it would be dead code.
  */
@@ -227,8 +244,8 @@ static char *region_across_group(struct region_scan *rs, TSNode g)
 				 "is not placed in an arm", ts_node_eq(g, rs->first) ? "start" : "end",
 				 line_of(c, g));
 	if (ts_node_has_error(g))
-		return xasprintf("the #if/#ifdef at line %u does not parse as a whole group (an arm opens or "
-				 "closes a brace of its own)", line_of(c, g));
+		return xasprintf("an arm of the #if/#ifdef at line %u does not parse as C, so the group is "
+				 "not read as a whole", line_of(c, g));
 	size_t before = rs->exits.len;
 	ts_walk(g, region_visit, rs);
 	if (rs->refuse)
@@ -267,11 +284,10 @@ char *plan_region(const struct ctx *c, TSNode first, TSNode last, const char *va
 		TSNode s = ts_node_named_child(parent, i);
 		if (ts_node_start_byte(s) < ts_node_start_byte(first) || ts_node_start_byte(s) > ts_node_start_byte(last))
 			continue;
-		if (ts_type_is(s, "preproc_if") || ts_type_is(s, "preproc_ifdef")) {
+		if (ts_type_is(s, "preproc_if") || ts_type_is(s, "preproc_ifdef"))
 			rs.refuse = region_across_group(&rs, s);
-			continue;
-		}
-		ts_walk(s, region_visit, &rs);
+		else
+			ts_walk(s, region_visit, &rs);
 	}
 	if (rs.refuse) {
 		vec_release(&rs.exits);
@@ -281,7 +297,9 @@ char *plan_region(const struct ctx *c, TSNode first, TSNode last, const char *va
 		vec_release(&rs.exits);
 		return xstrdup("the site is inside a #define body");
 	}
-	char *outside = cpu_local_outside(c, first, last);
+	char *outside = region_in_acquire(c, first);
+	if (!outside)
+		outside = cpu_local_outside(c, first, last);
 	if (outside) {
 		vec_release(&rs.exits);
 		return outside;
