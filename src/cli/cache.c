@@ -228,6 +228,21 @@ static int aged_cmp(const void *x, const void *y)
 	return strcmp(a->name, b->name);
 }
 
+/*
+ * Does the file NAME of directory DFD begin as an entry does? Nothing else
+ * is ever removed, whatever directory --cache-dir names.
+ */
+static bool has_entry_header(int dfd, const char *name)
+{
+	char head[sizeof CACHE_FORMAT];
+	int fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	ssize_t n = read(fd, head, sizeof head);
+	close(fd);
+	return n == (ssize_t)sizeof head && memcmp(head, CACHE_FORMAT "\n", sizeof head) == 0;
+}
+
 /* The entries of DIR (and, with TMP, temporary files too) with their use times and sizes. */
 static void list_entries(const char *dir, bool tmp, aged_vec *out)
 {
@@ -237,7 +252,8 @@ static void list_entries(const char *dir, bool tmp, aged_vec *out)
 		struct stat st;
 		if (!is_entry(e->d_name) && !(tmp && strncmp(e->d_name, ".tmp-", 5) == 0))
 			continue;
-		if (fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISREG(st.st_mode))
+		if (fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISREG(st.st_mode) ||
+		    !has_entry_header(dirfd(d), e->d_name))
 			continue;
 		vec_push(out, ((struct aged){xstrdup(e->d_name), st.st_mtim, (uint64_t)st.st_size}));
 	}

@@ -136,6 +136,15 @@ expect_out '^bytes     [1-9][0-9]* ' "cache: the bytes"
 run cache --cache-dir "$C" clean
 expect_out '^removed 1 entry from ' "cache clean: says what it removed"
 [ "$(entries)" -eq 0 ] && ok || bad "cache clean empties it"
+# whatever directory --cache-dir names, clean removes entries only: a
+# user's file named like one (32 hex digits, .tmp-*) stays
+mkdir -p own
+printf 'int x;\n' > own/0123456789abcdef0123456789abcdef
+printf 'notes\n' > own/.tmp-notes
+run cache --cache-dir own clean
+expect_rc 0 "cache clean of a directory without entries"
+[ -f own/0123456789abcdef0123456789abcdef ] && [ -f own/.tmp-notes ] && ok ||
+	bad "cache clean removed a file that is not an entry"
 run cache --cache-dir "$C" wipe
 expect_rc 2 "cache: an unknown action is a usage error"
 
