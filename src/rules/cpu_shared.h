@@ -90,6 +90,19 @@ char *plan_region(const struct ctx *c, TSNode first, TSNode last, const char *va
  */
 char *region_cover_locks(const struct ctx *c, TSNode first, TSNode *last);
 /*
+ * region_own.c, calls on this CPU's own state (api_cpu_local()) and the
+ * region: cpu_local_outside() says why one elsewhere in the function
+ * refuses [FIRST, LAST] (NULL if none does); cpu_local_extend() runs *LAST
+ * on to the last one after it in the block and returns that call (a null
+ * node if none); value_outlives() refuses such a longer region when a
+ * variable it sets is used after it; extended_refusal() says WHY (owned) of
+ * a region run on to CALL.
+ */
+char *cpu_local_outside(const struct ctx *c, TSNode first, TSNode last);
+TSNode cpu_local_extend(const struct ctx *c, TSNode first, TSNode *last);
+char *value_outlives(const struct ctx *c, TSNode first, TSNode last);
+char *extended_refusal(const struct ctx *c, TSNode call, char *why);
+/*
  * region_exit.c: the returns EXITS[0..n) of a region ending with LAST,
  * which ends the function, made one: `ret = value;` each, `PUT; return
  * ret;` after LAST, a `ret` local of the function's type. NULL (edits

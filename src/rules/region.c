@@ -133,54 +133,6 @@ static TSNode first_call(TSNode s)
 	return found;
 }
 
-struct local_scan {
-	const struct ctx *c;
-	uint32_t lo, hi;   /* the region */
-	TSNode found;
-};
-
-static bool cpu_local_visit(TSNode n, void *ctx)
-{
-	struct local_scan *ls = ctx;
-	if (!ts_node_is_null(ls->found))
-		return false;
-	if (ts_node_start_byte(n) >= ls->lo && ts_node_end_byte(n) <= ls->hi)
-		return false; /* inside the region */
-	const char *name;
-	size_t len;
-	if (ts_type_is(n, "call_expression") && (len = ts_call_name(n, ls->c->text, &name)) &&
-	    api_cpu_local(name, len)) {
-		ls->found = n;
-		return false;
-	}
-	return true;
-}
-
-/*
- * Why a region from FIRST to LAST is not enough: a call acting on this
- * CPU's own state (api_cpu_local()) elsewhere in the function must stay on
- * the CPU the region pins, so the region would start or end in the wrong
- * place. NULL when there is none.
- */
-static char *cpu_local_outside(const struct ctx *c, TSNode first, TSNode last)
-{
-	const struct fn *f = analysis_fn_at(c->fa, ts_node_start_byte(first));
-	if (!f)
-		return NULL;
-	struct local_scan ls = {c, ts_node_start_byte(first), ts_node_end_byte(last), ts_null()};
-	ts_walk(f->body, cpu_local_visit, &ls);
-	if (ts_node_is_null(ls.found))
-		return NULL;
-	char *name = node_text(c, ts_field(ls.found, "function"));
-	char *why = xasprintf("%s() at line %u works on this CPU's own state but lies outside "
-			      "the region (lines %u-%u); the region must cover it, fix by hand "
-			      "(2.6 disables preemption around both)",
-			      name, line_of(c, ls.found), line_of(c, first),
-			      source_pos(c->src, ts_node_end_byte(last)).line);
-	free(name);
-	return why;
-}
-
 /*
  * Is the region inside the definition of a call that 2.6 makes the start of
  * a preemption-off section (kmap_atomic(): inc_preempt_count() until
@@ -262,8 +214,8 @@ static char *region_across_group(struct region_scan *rs, TSNode g)
 char *plan_region(const struct ctx *c, TSNode first, TSNode last, const char *var, const char *put,
 		  struct finding *fd)
 {
-	struct region_scan rs;
-	memset(&rs, 0, sizeof rs);
+	struct region_scan rs = {0};
+	TSNode local_call = cpu_local_extend(c, first, &last);
 	/* a region ending among declarations ends after them: no statement between declarations */
 	for (TSNode nx = next_stmt(last); ts_type_is(last, "declaration") && ts_type_is(nx, "declaration") &&
 	     !has_call(nx); nx = next_stmt(last))
@@ -273,10 +225,9 @@ char *plan_region(const struct ctx *c, TSNode first, TSNode last, const char *va
 	char *held = region_cover_locks(c, first, &last);
 	if (held)
 		return held;
-	rs.c = c;
-	rs.first = first;
-	rs.last = last;
-	rs.var = var;
+	rs = (struct region_scan){.c = c, .first = first, .last = last, .var = var};
+	if (!ts_node_is_null(local_call))
+		rs.refuse = value_outlives(c, first, last);
 	TSNode parent = ts_parent(first);
 	if (!ts_node_eq(parent, ts_parent(last)))
 		return xstrdup("the uses are not in the block of the read");
@@ -291,7 +242,7 @@ char *plan_region(const struct ctx *c, TSNode first, TSNode last, const char *va
 	}
 	if (rs.refuse) {
 		vec_release(&rs.exits);
-		return rs.refuse;
+		return extended_refusal(c, local_call, rs.refuse);
 	}
 	if (source_in_directive(c->src, ts_node_start_byte(first))) {
 		vec_release(&rs.exits);

@@ -1,0 +1,158 @@
+/*
+ * Regions and calls that work on this CPU's own state (its TLB, MMU context,
+ * LDT, MSRs, local APIC: api_cpu_local()): which one stays outside a region,
+ * running a region on to cover those after it, and what still refuses that.
+ */
+#include "rules/cpu_shared.h"
+
+#include <stdlib.h>
+
+struct local_scan {
+	const struct ctx *c;
+	uint32_t lo, hi;   /* the region */
+	TSNode found;
+};
+
+static bool cpu_local_visit(TSNode n, void *ctx)
+{
+	struct local_scan *ls = ctx;
+	if (!ts_node_is_null(ls->found))
+		return false;
+	if (ts_node_start_byte(n) >= ls->lo && ts_node_end_byte(n) <= ls->hi)
+		return false; /* inside the region */
+	const char *name;
+	size_t len;
+	if (ts_type_is(n, "call_expression") && (len = ts_call_name(n, ls->c->text, &name)) &&
+	    api_cpu_local(name, len)) {
+		ls->found = n;
+		return false;
+	}
+	return true;
+}
+
+/*
+ * Why a region from FIRST to LAST is not enough: a call acting on this
+ * CPU's own state (api_cpu_local()) elsewhere in the function must stay on
+ * the CPU the region pins, so the region would start or end in the wrong
+ * place. NULL when there is none.
+ */
+char *cpu_local_outside(const struct ctx *c, TSNode first, TSNode last)
+{
+	const struct fn *f = analysis_fn_at(c->fa, ts_node_start_byte(first));
+	if (!f)
+		return NULL;
+	struct local_scan ls = {c, ts_node_start_byte(first), ts_node_end_byte(last), ts_null()};
+	ts_walk(f->body, cpu_local_visit, &ls);
+	if (ts_node_is_null(ls.found))
+		return NULL;
+	char *name = node_text(c, ts_field(ls.found, "function"));
+	char *why = xasprintf("%s() at line %u works on this CPU's own state but lies outside "
+			      "the region (lines %u-%u); the region must cover it, fix by hand "
+			      "(2.6 disables preemption around both)",
+			      name, line_of(c, ls.found), line_of(c, first),
+			      source_pos(c->src, ts_node_end_byte(last)).line);
+	free(name);
+	return why;
+}
+
+/*
+ * Runs *LAST on to the last statement of FIRST's block that holds a call on
+ * this CPU's own state (api_cpu_local()), and returns that call (a null node
+ * when there is none): in `if (mask != (1 << smp_processor_id())) ipi(...);
+ * local_flush_tlb_mm(mm);` the flush must stay on the CPU the region pins,
+ * as 2.6.9 put preempt_disable() around both. plan_region() then checks the
+ * longer region like any other (nothing in it may sleep, its exits get a
+ * put); such calls before FIRST or in another block still refuse it.
+ */
+TSNode cpu_local_extend(const struct ctx *c, TSNode first, TSNode *last)
+{
+	TSNode call = ts_null();
+	if (!ts_node_eq(ts_parent(first), ts_parent(*last)))
+		return call;
+	for (TSNode s = next_stmt(*last); !ts_node_is_null(s); s = next_stmt(s)) {
+		struct local_scan ls = {c, 0, 0, ts_null()}; /* an empty region: look at all of S */
+		ts_walk(s, cpu_local_visit, &ls);
+		if (!ts_node_is_null(ls.found)) {
+			*last = s;
+			call = ls.found;
+		}
+	}
+	return call;
+}
+
+struct outflow {
+	const struct ctx *c;
+	TSNode body;      /* the function's */
+	uint32_t end;     /* where the region ends */
+	const char *name; /* a variable the region sets */
+	TSNode set, use;
+};
+
+static bool later_use_visit(TSNode n, void *ctx)
+{
+	struct outflow *o = ctx;
+	if (!ts_node_is_null(o->use))
+		return false;
+	if (ts_type_is(n, "identifier") && ts_node_start_byte(n) >= o->end && ts_text_is(n, o->c->text, o->name))
+		o->use = n;
+	return true;
+}
+
+static bool region_set_visit(TSNode n, void *ctx)
+{
+	struct outflow *o = ctx;
+	if (!ts_node_is_null(o->use))
+		return false;
+	TSNode v = ts_type_is(n, "assignment_expression") ? ts_field(n, "left") :
+		   ts_type_is(n, "init_declarator") ? ts_field(n, "declarator") : ts_null();
+	if (!ts_type_is(v, "identifier"))
+		return true;
+	char *name = node_text(o->c, v);
+	o->name = name;
+	o->set = n;
+	ts_walk(o->body, later_use_visit, o);
+	o->name = NULL;
+	free(name);
+	return true;
+}
+
+/*
+ * Why a region that cpu_local_extend() ran on from FIRST to LAST still does
+ * not pin the CPU long enough, or NULL: a variable it sets is used after it
+ * (`vaddr = __fix_to_virt(FIX_KMAP_BEGIN + idx); local_flush_tlb_one(vaddr);
+ * return (void *)vaddr;` hands out this CPU's slot, which 2.6.9's
+ * kmap_atomic() keeps pinned until kunmap_atomic()).
+ */
+char *value_outlives(const struct ctx *c, TSNode first, TSNode last)
+{
+	const struct fn *f = analysis_fn_at(c->fa, ts_node_start_byte(first));
+	if (!f)
+		return xstrdup("the region is not in a function");
+	struct outflow o = {c, f->body, ts_node_end_byte(last), NULL, ts_null(), ts_null()};
+	for (TSNode s = first; !ts_node_is_null(s) && ts_node_is_null(o.use); s = next_stmt(s)) {
+		ts_walk(s, region_set_visit, &o);
+		if (ts_node_eq(s, last))
+			break;
+	}
+	if (ts_node_is_null(o.use))
+		return NULL;
+	char *name = node_text(c, o.use);
+	char *why = xasprintf("%s, set in the region at line %u, is used after it at line %u, so what the "
+			      "region made on this CPU may be used on another; fix by hand", name,
+			      line_of(c, o.set), line_of(c, o.use));
+	free(name);
+	return why;
+}
+
+/* WHY (owned), said of a region cpu_local_extend() ran on to CALL (or not, a null node). */
+char *extended_refusal(const struct ctx *c, TSNode call, char *why)
+{
+	if (ts_node_is_null(call))
+		return why;
+	char *name = node_text(c, ts_field(call, "function"));
+	char *r = xasprintf("the region runs on to %s() at line %u, which works on this CPU's own state, "
+			    "and then %s", name, line_of(c, call), why);
+	free(name);
+	free(why);
+	return r;
+}
