@@ -137,6 +137,30 @@ done:
 	return rc;
 }
 
+/*
+ * Does the file NAME of directory DFD begin as an entry does? Nothing else
+ * is ever removed, whatever directory --cache-dir names.
+ */
+static bool has_entry_header(int dfd, const char *name)
+{
+	char head[sizeof CACHE_FORMAT];
+	int fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	ssize_t n = read(fd, head, sizeof head);
+	close(fd);
+	return n == (ssize_t)sizeof head && memcmp(head, CACHE_FORMAT "\n", sizeof head) == 0;
+}
+
+/* May PATH be replaced by an entry: absent, or an entry itself (never a file of the user's)? */
+static bool replaceable(const char *path)
+{
+	struct stat st;
+	if (lstat(path, &st) != 0)
+		return errno == ENOENT;
+	return S_ISREG(st.st_mode) && has_entry_header(AT_FDCWD, path);
+}
+
 /* mkdir -p DIR; 0 or -1 (error set). */
 static int make_dirs(const char *dir)
 {
@@ -187,6 +211,10 @@ int cache_store(const char *dir, const char *keyhex, const struct cache_entry *e
 		goto done;
 	}
 	fd = -1;
+	if (!replaceable(path)) {
+		error_set("%s: exists and is not a cache entry: not replaced", path);
+		goto done;
+	}
 	if (rename(tmp, path) != 0) {
 		error_set("%s: %s", path, strerror(errno));
 		goto done;
@@ -228,20 +256,6 @@ static int aged_cmp(const void *x, const void *y)
 	return strcmp(a->name, b->name);
 }
 
-/*
- * Does the file NAME of directory DFD begin as an entry does? Nothing else
- * is ever removed, whatever directory --cache-dir names.
- */
-static bool has_entry_header(int dfd, const char *name)
-{
-	char head[sizeof CACHE_FORMAT];
-	int fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-	if (fd < 0)
-		return false;
-	ssize_t n = read(fd, head, sizeof head);
-	close(fd);
-	return n == (ssize_t)sizeof head && memcmp(head, CACHE_FORMAT "\n", sizeof head) == 0;
-}
 
 /* The entries of DIR (and, with TMP, temporary files too) with their use times and sizes. */
 static void list_entries(const char *dir, bool tmp, aged_vec *out)

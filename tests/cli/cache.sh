@@ -145,6 +145,18 @@ run cache --cache-dir own clean
 expect_rc 0 "cache clean of a directory without entries"
 [ -f own/0123456789abcdef0123456789abcdef ] && [ -f own/.tmp-notes ] && ok ||
 	bad "cache clean removed a file that is not an entry"
+# nor does a run replace a file of the user's that has an entry's name
+# (XDG_CACHE_HOME is not part of the key, so both runs want one name)
+XDG_CACHE_HOME=$PWD/x1 "$BIN" scan trees/fastnet >/dev/null 2>&1
+name=$(ls x1/preemptify | grep -E '^[0-9a-f]{32}$' | head -n 1)
+mkdir -p x2/preemptify
+printf 'keep me\n' > "x2/preemptify/$name"
+XDG_CACHE_HOME=$PWD/x2 "$BIN" scan trees/fastnet >x2.out 2>x2.err
+rc=$?
+[ "$rc" -eq 1 ] && cmp -s x2.out <(XDG_CACHE_HOME=$PWD/x1 "$BIN" scan --no-cache trees/fastnet 2>/dev/null) && ok ||
+	bad "a user's file where an entry would go: the run still answers"
+[ -n "$name" ] && [ "$(cat "x2/preemptify/$name")" = "keep me" ] && ok || bad "a user's file named like an entry was replaced"
+grep -q 'not a cache entry: not replaced' x2.err && ok || { out=$(cat x2.err); bad "the warning names the file"; }
 run cache --cache-dir "$C" wipe
 expect_rc 2 "cache: an unknown action is a usage error"
 
