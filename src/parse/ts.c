@@ -1,6 +1,8 @@
 #include "parse/ts.h"
 #include "util/util.h"
 
+#include <pthread.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -57,13 +59,93 @@ static void parent_remember(TSNode child, TSNode parent)
 
 const TSLanguage *tree_sitter_c(void);
 
-TSTree *ts_parse_c(const char *text, size_t len)
+/*
+ * The memo of recent parses. One text is parsed several times on its way
+ * through the pipeline (the scan, the plan's checks, the re-analysis of
+ * the planned text, the slicer, the validation), each time the same tree;
+ * a tree is immutable once made, so each caller gets its own copy
+ * (ts_tree_copy(): shared nodes, a reference count). Bounded by slots and
+ * by the bytes of text the trees stand for; texts are compared whole.
+ */
+#define MEMO_SLOTS 32
+#define MEMO_TEXT_BYTES ((size_t)4 << 20)
+static struct memo_slot {
+	char *text;
+	size_t len;
+	uint64_t hash;
+	TSTree *tree;
+	unsigned long used;
+} memo[MEMO_SLOTS];
+static size_t memo_bytes;
+static unsigned long memo_clock;
+static pthread_mutex_t memo_mu = PTHREAD_MUTEX_INITIALIZER;
+
+/* A copy of the memo's tree of TEXT, or NULL. */
+static TSTree *memo_find(const char *text, size_t len, uint64_t h)
 {
+	TSTree *tree = NULL;
+	pthread_mutex_lock(&memo_mu);
+	for (size_t i = 0; i < MEMO_SLOTS && !tree; i++)
+		if (memo[i].tree && memo[i].len == len && memo[i].hash == h && memcmp(memo[i].text, text, len) == 0) {
+			memo[i].used = ++memo_clock;
+			tree = ts_tree_copy(memo[i].tree);
+		}
+	pthread_mutex_unlock(&memo_mu);
+	return tree;
+}
+
+static void memo_drop(struct memo_slot *s)
+{
+	ts_tree_delete(s->tree);
+	free(s->text);
+	memo_bytes -= s->len;
+	*s = (struct memo_slot){0};
+}
+
+/* Keeps a copy of TREE, TEXT's parse, evicting the least recently used. */
+static void memo_keep(const char *text, size_t len, uint64_t h, const TSTree *tree)
+{
+	if (len > MEMO_TEXT_BYTES / 4)
+		return;
+	pthread_mutex_lock(&memo_mu);
+	for (;;) {
+		struct memo_slot *old = NULL, *free_slot = NULL;
+		for (size_t i = 0; i < MEMO_SLOTS; i++) {
+			if (!memo[i].tree)
+				free_slot = free_slot ? free_slot : &memo[i];
+			else if (!old || memo[i].used < old->used)
+				old = &memo[i];
+		}
+		if (free_slot && memo_bytes + len <= MEMO_TEXT_BYTES) {
+			*free_slot = (struct memo_slot){xstrndup(text, len), len, h, ts_tree_copy(tree), ++memo_clock};
+			memo_bytes += len;
+			break;
+		}
+		memo_drop(old);
+	}
+	pthread_mutex_unlock(&memo_mu);
+}
+
+TSTree *ts_parse_text(const char *text, size_t len, const size_t *cancel)
+{
+	uint64_t h = hash_bytes(text, len);
+	TSTree *tree = memo_find(text, len, h);
+	if (tree)
+		return tree;
 	TSParser *p = ts_parser_new();
 	ts_parser_set_language(p, tree_sitter_c());
-	TSTree *tree = ts_parser_parse_string(p, NULL, text, (uint32_t)len);
+	if (cancel)
+		ts_parser_set_cancellation_flag(p, cancel);
+	tree = ts_parser_parse_string(p, NULL, text, (uint32_t)len);
 	ts_parser_delete(p);
+	if (tree)
+		memo_keep(text, len, h, tree);
 	return tree;
+}
+
+TSTree *ts_parse_c(const char *text, size_t len)
+{
+	return ts_parse_text(text, len, NULL);
 }
 
 void ts_parent_forget(const TSTree *tree)

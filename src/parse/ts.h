@@ -16,6 +16,13 @@
  */
 TSTree *ts_parse_c(const char *text, size_t len);
 
+/*
+ * ts_parse_c(), stopped when *CANCEL (if not NULL) becomes non-zero. A
+ * text parsed lately is not parsed again: its tree is copied from a small
+ * memo (the same tree, shared read-only).
+ */
+TSTree *ts_parse_text(const char *text, size_t len, const size_t *cancel);
+
 /* The null node (ts_node_is_null() is true): "no such node". */
 TSNode ts_null(void);
 

@@ -161,12 +161,8 @@ int scan_buffer(const char *path, const char *text, size_t len, const struct sca
 	out->stats.parsed++;
 	struct source src;
 	source_init(&src, path, xstrndup(text, len), len);
-	TSParser *parser = ts_parser_new();
-	ts_parser_set_language(parser, tree_sitter_c());
-	ts_parser_set_cancellation_flag(parser, interrupt_cancel_flag()); /* Ctrl-C stops a long parse */
-	TSTree *tree = ts_parser_parse_string(parser, NULL, src.parse_text, (uint32_t)len);
+	TSTree *tree = ts_parse_text(src.parse_text, len, interrupt_cancel_flag()); /* Ctrl-C stops a long parse */
 	if (!tree) {
-		ts_parser_delete(parser);
 		source_release(&src);
 		if (interrupted())
 			return error_set("%s: interrupted", path);
@@ -207,7 +203,6 @@ int scan_buffer(const char *path, const char *text, size_t len, const struct sca
 	analysis_release(&fa);
 	ts_parent_forget(tree);
 	ts_tree_delete(tree);
-	ts_parser_delete(parser);
 	source_release(&src);
 	return rc;
 }
