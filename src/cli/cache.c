@@ -181,9 +181,7 @@ static int make_dirs(const char *dir)
 	return rc;
 }
 
-static void evict(const char *dir);
-
-int cache_store(const char *dir, const char *keyhex, const struct cache_entry *e)
+int cache_write(const char *dir, const char *keyhex, const struct cache_entry *e)
 {
 	struct buf b = BUF_INIT;
 	char *tmp = xasprintf("%s/.tmp-XXXXXX", dir), *path = xasprintf("%s/%s", dir, keyhex);
@@ -220,7 +218,6 @@ int cache_store(const char *dir, const char *keyhex, const struct cache_entry *e
 		goto done;
 	}
 	rc = 0;
-	evict(dir);
 done:
 	if (fd >= 0)
 		close(fd);
@@ -282,8 +279,15 @@ static void aged_release(aged_vec *v)
 	vec_release(v);
 }
 
-/* Least recently used first, until DIR holds at most CACHE_MAX_BYTES. */
-static void evict(const char *dir)
+int cache_store(const char *dir, const char *keyhex, const struct cache_entry *e)
+{
+	if (cache_write(dir, keyhex, e) < 0)
+		return -1;
+	cache_evict(dir);
+	return 0;
+}
+
+void cache_evict(const char *dir)
 {
 	aged_vec v = VEC_INIT;
 	uint64_t total = 0;
@@ -312,7 +316,8 @@ void cache_stat(const char *dir, size_t *entries, uint64_t *bytes)
 	aged_release(&v);
 }
 
-long cache_clean(const char *dir)
+/* Removes the entries and temporary files of DIR itself: their number, or -1. */
+static long clean_one(const char *dir)
 {
 	aged_vec v = VEC_INIT;
 	long n = 0;
@@ -329,4 +334,12 @@ long cache_clean(const char *dir)
 	}
 	aged_release(&v);
 	return n;
+}
+
+long cache_clean(const char *dir)
+{
+	char *steps = xasprintf("%s/" CACHE_STEPS_DIR, dir);
+	long n = clean_one(dir), m = n < 0 ? 0 : clean_one(steps);
+	free(steps);
+	return n < 0 || m < 0 ? -1 : n + m;
 }

@@ -55,16 +55,42 @@ int cache_load(const char *dir, const char *keyhex, struct cache_entry *out);
 
 /*
  * Writes E as entry KEYHEX in DIR (created if missing) through a temporary
- * file and a rename, then evicts the least recently used entries over
- * CACHE_MAX_BYTES. 0, or -1 with the reason in error_last().
+ * file and a rename (never over a file that is not an entry), then evicts
+ * the least recently used entries over CACHE_MAX_BYTES. 0, or -1 with the
+ * reason in error_last(). cache_write() is the same without the eviction
+ * (for many entries in a row: cache_evict() once after them).
  */
 int cache_store(const char *dir, const char *keyhex, const struct cache_entry *e);
+int cache_write(const char *dir, const char *keyhex, const struct cache_entry *e);
+void cache_evict(const char *dir);
 
-/* What DIR holds: entries and their bytes. */
+/* What DIR itself holds: entries and their bytes. */
 void cache_stat(const char *dir, size_t *entries, uint64_t *bytes);
 
-/* Removes every entry (and stray temporary file) of DIR; the number removed, -1 on error. */
+/*
+ * Removes every entry (and stray temporary file) of DIR and of its spatch
+ * steps' part; the number removed, -1 on error.
+ */
 long cache_clean(const char *dir);
+
+/*
+ * The spatch steps' part of the cache (cache_steps.c), in DIR/spatch: each
+ * spatch step's output by its input, so that a run on changed files (which
+ * the run's entry cannot answer) runs spatch only on the functions whose
+ * input changed. Bounded like the runs' part, on its own.
+ */
+#define CACHE_STEPS_DIR "spatch"
+struct spatch_memo;
+struct step_store;
+
+/*
+ * The store in cache_dir(OPT_DIR) for a run whose spatch is SPATCH: NULL
+ * when there is no cache directory. step_store_close() evicts what is over
+ * the bound and frees it (NULL is fine).
+ */
+struct step_store *step_store_open(const char *opt_dir, const char *spatch);
+const struct spatch_memo *step_store_memo(struct step_store *s);
+void step_store_close(struct step_store *s);
 
 /*
  * Runs the command CMD (ARGV[0] its name) through the cache in the

@@ -231,6 +231,13 @@ static void key_program(struct buf *km, const char *name)
 	free(prog);
 }
 
+void cache_key_programs(struct buf *km, const char *spatch)
+{
+	key_file(km, "binary", "/proc/self/exe");
+	key_program(km, spatch);
+	key_program(km, "python3");
+}
+
 /* The --spatch PROG of ARGV, else "spatch". */
 static const char *spatch_of(int argc, char **argv)
 {
@@ -253,17 +260,16 @@ int cache_key(int argc, char **argv, const char *dir, char keyhex[33], size_t *f
 	char cwd[PATH_MAX];
 	static const char *const env[] = {"NO_COLOR", "COLUMNS", "TERM", "PATH", "TMPDIR", NULL};
 	buf_printf(&km, "%s\nversion %s\n", CACHE_FORMAT, PREEMPTIFY_VERSION);
-	key_file(&km, "binary", "/proc/self/exe");
+	if (strcmp(argv[0], "diff") == 0)
+		cache_key_programs(&km, spatch_of(argc, argv));
+	else
+		key_file(&km, "binary", "/proc/self/exe");
 	buf_printf(&km, "cwd %s\ntty %d%d%d\n", getcwd(cwd, sizeof cwd) ? cwd : "?", isatty(0), isatty(1), isatty(2));
 	for (int i = 0; i < argc; i++)
 		buf_printf(&km, "arg %s%c", argv[i], 0);
 	for (size_t i = 0; env[i]; i++) {
 		const char *v = getenv(env[i]);
 		buf_printf(&km, "env %s=%s%c", env[i], v ? v : "(unset)", v ? 1 : 0);
-	}
-	if (strcmp(argv[0], "diff") == 0) {
-		key_program(&km, spatch_of(argc, argv));
-		key_program(&km, "python3");
 	}
 	key_configs(&km, cwd);
 	for (int i = 1; i + 1 < argc; i++)

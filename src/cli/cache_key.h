@@ -12,4 +12,12 @@
  */
 int cache_key(int argc, char **argv, const char *dir, char keyhex[33], size_t *files);
 
+/*
+ * Into KM: the bytes of this binary, of the spatch program SPATCH (a path,
+ * or looked up on PATH) and of python3, hashed: what a spatch result
+ * depends on besides its input.
+ */
+struct buf;
+void cache_key_programs(struct buf *km, const char *spatch);
+
 #endif

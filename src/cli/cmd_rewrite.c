@@ -70,7 +70,11 @@ int rewrite_cli_run(const struct cli_command *cmd, struct rewrite_cmd *c)
 	ro.no_slice = o->no_slice;
 	ro.no_batch = o->no_batch;
 	ro.progress = sa.progress;
+	/* spatch steps seen before are answered from the cache (cache.h) */
+	struct step_store *steps = c->scan.no_cache ? NULL : step_store_open(c->scan.cache_dir, o->spatch);
+	ro.memo = step_store_memo(steps);
 	int nfail = rewrite_plan(&c->sr, &ro, &c->rr);
+	step_store_close(steps);
 	progress_clear(sa.progress);
 	if (interrupted())
 		return EXIT_FAILED; /* nothing of an interrupted plan is shown or written */
@@ -336,8 +340,9 @@ static int run(const char *name, bool apply, int argc, char **argv)
 	vec_release(&t.rows);
 	strvec_release(&t.unwritten);
 	if (rw.scan.verbose && !rw.scan.quiet)
-		fprintf(stderr, "preemptify: %u spatch process%s (%u file runs shared a process)\n",
-			rw.rr.spatch_processes, rw.rr.spatch_processes == 1 ? "" : "es", rw.rr.spatch_batched);
+		fprintf(stderr, "preemptify: %u spatch process%s (%u file runs shared a process, %u answered by the cache)\n",
+			rw.rr.spatch_processes, rw.rr.spatch_processes == 1 ? "" : "es", rw.rr.spatch_batched,
+			rw.rr.spatch_reused);
 	/* diff answers "are there changes?" (as diff(1)); apply answers "did it work?" */
 	code = t.failed ? EXIT_FAILED : !apply && t.changed ? EXIT_FOUND : EXIT_OK;
 	if (rw.rewrite.require_done && left && code != EXIT_FAILED)

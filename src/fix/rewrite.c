@@ -500,6 +500,7 @@ int rewrite_plan(const struct scan_result *scan, const struct rewrite_options *o
 		jobs[k].batch = opts->no_batch ? NULL : &b;
 		jobs[k].python = python;
 		jobs[k].spawned = &b.processes;
+		jobs[k].batch_stats = &b;
 	}
 	progress_phase(opts->progress, "rewriting", njobs, true);
 	/* batched: a thread per file (up to REWRITE_THREADS), `cpus` of them computing at a time */
@@ -510,6 +511,7 @@ int rewrite_plan(const struct scan_result *scan, const struct rewrite_options *o
 		;
 	out->spatch_processes = atomic_load(&b.processes);
 	out->spatch_batched = atomic_load(&b.batched);
+	out->spatch_reused = atomic_load(&b.reused);
 	batcher_destroy(&b);
 	free(python);
 	ret = 0;

@@ -9,6 +9,20 @@
 
 #include "pipeline/scan.h"
 
+/*
+ * A store of spatch steps' outputs by their inputs, kept by the caller
+ * (the cache, cli/cache.h): GET returns true with *OUT (malloc'd) the
+ * output of an earlier run of the same step; PUT records a step that
+ * succeeded. KEY holds all a step's output depends on except the tool's
+ * and spatch's own bytes, which the store adds. Called from several
+ * threads at once.
+ */
+struct spatch_memo {
+	void *ctx;
+	bool (*get)(void *ctx, const char *key, size_t key_len, char **out, size_t *out_len);
+	void (*put)(void *ctx, const char *key, size_t key_len, const char *out, size_t out_len);
+};
+
 struct rewrite_options {
 	int jobs;           /* parallel spatch processes; <= 0: online CPUs */
 	int timeout_sec;    /* per spatch process; default 60 */
@@ -21,8 +35,10 @@ struct rewrite_options {
 	bool no_batch;
 	/* a phase "rewriting" over the files with fixable sites (util/progress.h), or NULL */
 	struct progress *progress;
+	/* earlier spatch steps' outputs, reused when a step's input recurs; or NULL */
+	const struct spatch_memo *memo;
 };
-#define REWRITE_OPTIONS_INIT {0, 60, "spatch", NULL, false, false, NULL}
+#define REWRITE_OPTIONS_INIT {0, 60, "spatch", NULL, false, false, NULL, NULL}
 
 /* A fixable finding that was not changed, and why. */
 struct refusal {
@@ -46,8 +62,9 @@ struct rewrite_result {
 	VEC(struct file_change) files; /* in scan order; only files with fixable findings */
 	unsigned spatch_processes;     /* spatch processes started */
 	unsigned spatch_batched;       /* file runs made by a process shared with other files */
+	unsigned spatch_reused;        /* file runs answered by the memo (options.memo) */
 };
-#define REWRITE_RESULT_INIT {VEC_INIT, 0, 0}
+#define REWRITE_RESULT_INIT {VEC_INIT, 0, 0, 0}
 
 /*
  * Plans the rewrite of every file with fixable findings in SCAN (which must

@@ -59,6 +59,7 @@ void batcher_init(struct batcher *b, int tokens)
 	atomic_init(&b->chunks, 0);
 	atomic_init(&b->processes, 0);
 	atomic_init(&b->batched, 0);
+	atomic_init(&b->reused, 0);
 }
 
 void batcher_destroy(struct batcher *b)
@@ -274,8 +275,9 @@ static void batcher_wait(struct batcher *b, struct request *r, int jobs)
 }
 
 /* run_spatch(), in a batch with other files' runs when there is a batcher. */
-int spatch_one(struct job *j, const char *dir, enum fix_kind kind, enum edit_op op, const char *group,
-	       const site_vec *sites, const char *text, size_t len, char **out, size_t *out_len, char **err)
+static int spatch_run(struct job *j, const char *dir, enum fix_kind kind, enum edit_op op, const char *group,
+		      const site_vec *sites, const char *text, size_t len, char **out, size_t *out_len,
+		      char **err)
 {
 	if (j->batch && !interrupted()) {
 		struct request r = {j, dir, kind, op, group, sites, text, len, NULL, 0, false, false, NULL};
@@ -292,4 +294,30 @@ int spatch_one(struct job *j, const char *dir, enum fix_kind kind, enum edit_op 
 		return -1;
 	}
 	return run_spatch(j, dir, kind, op, group, sites, text, len, out, out_len, err);
+}
+
+/*
+ * A spatch step: the memo's answer when this very step ran before (same
+ * input, same sites, same programs), else spatch_run(), whose success the
+ * memo keeps. A step's output depends on nothing else, so both are the
+ * same bytes; the file's checks (validation, re-analysis) run either way.
+ */
+int spatch_one(struct job *j, const char *dir, enum fix_kind kind, enum edit_op op, const char *group,
+	       const site_vec *sites, const char *text, size_t len, char **out, size_t *out_len, char **err)
+{
+	const struct spatch_memo *m = j->opts->memo;
+	struct buf key = BUF_INIT;
+	if (m) {
+		step_key(&key, j, kind, op, group, sites, text, len);
+		if (m->get(m->ctx, key.ptr, key.len, out, out_len)) {
+			atomic_fetch_add(&j->batch_stats->reused, 1);
+			buf_release(&key);
+			return 0;
+		}
+	}
+	int rc = spatch_run(j, dir, kind, op, group, sites, text, len, out, out_len, err);
+	if (m && rc == 0 && !interrupted())
+		m->put(m->ctx, key.ptr, key.len, *out, *out_len);
+	buf_release(&key);
+	return rc;
 }

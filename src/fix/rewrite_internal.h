@@ -42,7 +42,7 @@ struct batcher {
 	bool running;
 	struct request *queue;
 	atomic_uint chunks; /* names the batch directories */
-	atomic_uint processes, batched; /* statistics */
+	atomic_uint processes, batched, reused; /* statistics */
 };
 
 /* The rewrite of one file. */
@@ -55,6 +55,7 @@ struct job {
 	struct batcher *batch; /* shared by every job of the plan */
 	const char *python;    /* spatch --python: the interpreter, resolved once; or NULL */
 	atomic_uint *spawned;  /* spatch processes of one-file runs, counted for -v */
+	struct batcher *batch_stats; /* the plan's statistics, also without batching */
 };
 
 /* ---- sites (rewrite_sites.c) ---- */
@@ -99,7 +100,10 @@ void batcher_destroy(struct batcher *b);
 void batcher_enter(struct batcher *b);
 void batcher_leave(struct batcher *b);
 
-/* run_spatch(), in a batch with other files' runs when there is a batcher. */
+/*
+ * run_spatch(), in a batch with other files' runs when there is a batcher;
+ * answered by the options' memo when the same step ran before.
+ */
 int spatch_one(struct job *j, const char *dir, enum fix_kind kind, enum edit_op op, const char *group,
 	       const site_vec *sites, const char *text, size_t len, char **out, size_t *out_len, char **err);
 
@@ -119,6 +123,14 @@ char *input_name(const struct job *j, const char *dir);
 /* The sidecar lines of one run on input NAME: the sites of KIND/OP/GROUP not yet done, one a line. */
 void sidecar(struct buf *side, const char *name, enum fix_kind kind, enum edit_op op, const char *group,
 	     const site_vec *sites);
+
+/*
+ * Into KEY: all a step (KIND/OP/GROUP's sites on TEXT) gives depends on
+ * besides the programs' bytes: the programs' paths, the step, the input's
+ * kind (.c or .h), its sidecar lines and TEXT. The memo's key.
+ */
+void step_key(struct buf *key, const struct job *j, enum fix_kind kind, enum edit_op op, const char *group,
+	      const site_vec *sites, const char *text, size_t len);
 
 /* The -D virtual rule of a run of OP (static storage). */
 char *op_virtual(enum edit_op op);

@@ -83,6 +83,18 @@ char *input_name(const struct job *j, const char *dir)
 	return xasprintf("%s/in.%s", rel, plen > 2 && strcmp(j->out->path + plen - 2, ".h") == 0 ? "h" : "c");
 }
 
+void step_key(struct buf *key, const struct job *j, enum fix_kind kind, enum edit_op op, const char *group,
+	      const site_vec *sites, const char *text, size_t len)
+{
+	size_t plen = strlen(j->out->path);
+	bool header = plen > 2 && strcmp(j->out->path + plen - 2, ".h") == 0;
+	buf_printf(key, "spatch step 1\nspatch %s\npython %s\nfix %s %s\ninput in.%s\n", j->opts->spatch,
+		   j->python ? j->python : "-", fix_name(kind), op_virtual(op), header ? "h" : "c");
+	sidecar(key, header ? "in.h" : "in.c", kind, op, group, sites);
+	buf_printf(key, "text %zu\n", len);
+	buf_add(key, text, len);
+}
+
 int run_spatch(struct job *j, const char *dir, enum fix_kind kind, enum edit_op op,
 	       const char *group, const site_vec *sites, const char *cur, size_t cur_len, char **out,
 	       size_t *out_len, char **err)

@@ -126,6 +126,42 @@ if [ -w /dev/full ]; then
 	done
 fi
 
+# the spatch steps' part: a run the run's entry cannot answer (a file
+# changed) asks spatch only for steps whose input changed; a changed
+# function runs again; a damaged step entry is rebuilt; the answer is
+# always the uncached one, byte for byte
+if command -v spatch >/dev/null; then
+	rm -rf "$C" st && cp -r trees/fastnet st
+	"$BIN" diff --no-cache --color never st >ref.out 2>/dev/null
+	run diff --cache-dir "$C" -v --color never st
+	cmp -s ref.out .out && ok || bad "steps: a cold run gives the uncached diff"
+	expect_err 'spatch process.*, 0 answered by the cache\)' "steps: nothing answered on a cold cache"
+	steps=$(find "$C/spatch" -type f -regex '.*/[0-9a-f]*' | wc -l)
+	[ "$steps" -gt 0 ] && ok || bad "steps: the steps' outputs are kept"
+	printf '# a comment\n' >>st/Makefile
+	run diff --cache-dir "$C" -v --color never st
+	cmp -s ref.out .out && ok || bad "steps: a file changed elsewhere, same diff"
+	expect_err '^preemptify: 0 spatch processes \(0 file runs shared a process, [1-9][0-9]* answered by the cache\)' \
+		"steps: every step answered by the cache when no input changed"
+	printf '\nstatic int fastnet_extra(void)\n{\n\tint cpu = smp_processor_id();\n\n\tfastnet_note(cpu);\n\treturn 0;\n}\n' >>st/drivers/net/fastnet.c
+	"$BIN" diff --no-cache --color never st >ref3.out 2>/dev/null
+	run diff --cache-dir "$C" -v --color never st
+	cmp -s ref3.out .out && ok || bad "steps: a changed file's diff is the uncached one"
+	expect_err '^preemptify: [1-9][0-9]* spatch process' "steps: a changed input runs spatch again"
+	# every step entry damaged: each is rebuilt, never trusted
+	for f in "$C"/spatch/*; do printf 'x' | dd of="$f" bs=1 seek=80 conv=notrunc 2>/dev/null; done
+	printf '# again\n' >>st/Makefile
+	"$BIN" diff --no-cache --color never st >ref4.out 2>/dev/null
+	run diff --cache-dir "$C" -v --color never st
+	cmp -s ref4.out .out && ok || bad "steps: damaged entries give the uncached diff"
+	expect_err '^preemptify: [1-9][0-9]* spatch process.*, 0 answered by the cache\)' "steps: damaged entries are not used"
+	run cache --cache-dir "$C"
+	expect_out '^spatch    [1-9][0-9]* steps, [1-9][0-9]* bytes' "cache: shows the steps' part"
+	run cache --cache-dir "$C" clean
+	[ -z "$(find "$C" -type f -regex '.*/[0-9a-f]*')" ] && ok || bad "cache clean empties the steps' part too"
+	rm -rf "$C"
+fi
+
 # preemptify cache: where, how many, how big; clean empties it
 run scan --cache-dir "$C" trees/fastnet
 run cache --cache-dir "$C"

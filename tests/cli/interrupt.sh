@@ -51,7 +51,7 @@ spatch_gone() {
 run_interrupted() {
 	local sig=$1 when=$2 pid i
 	rm -rf t && cp -r orig t
-	"$BIN" apply -j 2 t >"$WORK/.out" 2>"$WORK/.err" &
+	"$BIN" apply --no-cache -j 2 t >"$WORK/.out" 2>"$WORK/.err" &  # spatch must run: nothing from the cache
 	pid=$!
 	if [ "$when" = plan ]; then
 		sleep 1

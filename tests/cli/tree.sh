@@ -131,10 +131,11 @@ if printf '%s\n' "$out" | grep -q '^[-+].*fastdev_ring_owner'; then bad "an arra
 expect_out '^\+		cond_resched\(\); \\$' "the header macro's body rewritten, its continuation kept"
 expect_out '^-		if \(fastq_should_yield\(current\)\)$' "the header test macro's use rewritten"
 # the files' runs share spatch processes; whole files, one process each, give the same diff
-run diff -v again; expect_err 'preemptify: [0-9]+ spatch processes \([1-9][0-9]* file runs shared a process\)' "runs of several files share a spatch process"
+run diff --no-cache -v again
+expect_err 'preemptify: [0-9]+ spatch processes \([1-9][0-9]* file runs shared a process, 0 answered by the cache\)' "runs of several files share a spatch process"
 shared=$out
-run diff --no-batch --no-slice -v again
-expect_err 'preemptify: [0-9]+ spatch processes \(0 file runs shared a process\)' "--no-batch: one process per file and run"
+run diff --no-cache --no-batch --no-slice -v again
+expect_err 'preemptify: [0-9]+ spatch processes \(0 file runs shared a process, 0 answered by the cache\)' "--no-batch: one process per file and run"
 if [ "$out" = "$shared" ]; then ok; else bad "batched and sliced runs give the diff whole files give"; fi
 
 # the shared array's verdicts and reasons

@@ -1,0 +1,99 @@
+/*
+ * The spatch steps' part of the result cache (cache.h): the memo the
+ * rewrite asks before each spatch step (fix/rewrite.h). An entry is the
+ * step's output, named by the hash of the step's key (its input, sites and
+ * the programs' paths) salted with the bytes of this binary, spatch and
+ * python3; it is written and checked like a run's entry, so a damaged one
+ * is ignored and the step runs again.
+ */
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cache.h"
+#include "cli/cache_key.h"
+#include "fix/rewrite.h"
+
+struct step_store {
+	struct spatch_memo memo;
+	char *dir;
+	struct buf salt; /* cache_key_programs() */
+	atomic_bool wrote;
+};
+
+/* The entry name of KEY: the hash of the salt and KEY. */
+static void step_name(const struct step_store *s, const char *key, size_t key_len, char hex[33])
+{
+	struct buf b = BUF_INIT;
+	struct cache_hash h;
+	buf_add(&b, s->salt.ptr, s->salt.len);
+	buf_add(&b, key, key_len);
+	cache_hash_bytes(b.ptr, b.len, &h);
+	cache_hash_hex(&h, hex);
+	buf_release(&b);
+}
+
+static bool step_get(void *ctx, const char *key, size_t key_len, char **out, size_t *out_len)
+{
+	struct step_store *s = ctx;
+	struct cache_entry e = CACHE_ENTRY_INIT;
+	char hex[33];
+	step_name(s, key, key_len, hex);
+	bool hit = cache_load(s->dir, hex, &e) == 1 && e.rc == 0;
+	if (hit) {
+		*out_len = e.out.len;
+		*out = xmalloc(e.out.len + 1);
+		memcpy(*out, e.out.ptr ? e.out.ptr : "", e.out.len);
+		(*out)[e.out.len] = '\0';
+	}
+	cache_entry_release(&e);
+	return hit;
+}
+
+/*
+ * A step that cannot be stored costs nothing but the reuse: the run's own
+ * entry, in the directory above, says when the cache cannot be written.
+ */
+static void step_put(void *ctx, const char *key, size_t key_len, const char *out, size_t out_len)
+{
+	struct step_store *s = ctx;
+	struct cache_entry e = CACHE_ENTRY_INIT;
+	char hex[33];
+	step_name(s, key, key_len, hex);
+	buf_add(&e.out, out, out_len);
+	if (cache_write(s->dir, hex, &e) == 0)
+		atomic_store(&s->wrote, true);
+	else
+		error_clear();
+	cache_entry_release(&e);
+}
+
+struct step_store *step_store_open(const char *opt_dir, const char *spatch)
+{
+	char *dir = cache_dir(opt_dir);
+	if (!dir)
+		return NULL;
+	struct step_store *s = xcalloc(1, sizeof *s);
+	s->memo = (struct spatch_memo){s, step_get, step_put};
+	s->dir = xasprintf("%s/" CACHE_STEPS_DIR, dir);
+	cache_key_programs(&s->salt, spatch ? spatch : "spatch");
+	atomic_init(&s->wrote, false);
+	free(dir);
+	return s;
+}
+
+const struct spatch_memo *step_store_memo(struct step_store *s)
+{
+	return s ? &s->memo : NULL;
+}
+
+void step_store_close(struct step_store *s)
+{
+	if (!s)
+		return;
+	if (atomic_load(&s->wrote))
+		cache_evict(s->dir);
+	buf_release(&s->salt);
+	free(s->dir);
+	free(s);
+}
