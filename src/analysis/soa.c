@@ -9,6 +9,7 @@
 #include "analysis/tree.h"
 #include "parse/ctext.h"
 #include "parse/source.h"
+#include "util/overlay.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -429,7 +430,7 @@ static bool tree_names(char *const *index, size_t n, const struct tree_ids *ids,
 			continue;
 		char *text;
 		size_t len;
-		if (read_file(index[f], &text, &len) < 0)
+		if (overlay_read(index[f], &text, &len) < 0)
 			continue;
 		bool has = text_has_word(text, len, word);
 		free(text);
@@ -463,7 +464,7 @@ static void read_defs(struct soa_tree *tr, soa_def_vec *defs)
 	for (size_t f = 0; f < tr->n; f++) {
 		char *text;
 		size_t len;
-		if (!may_name(tr->ids, f, "NR_CPUS") || read_file(tr->index[f], &text, &len) < 0)
+		if (!may_name(tr->ids, f, "NR_CPUS") || overlay_read(tr->index[f], &text, &len) < 0)
 			continue;
 		if (tr->tags) {
 			struct_tags(text, len, &tr->tags[f]);
@@ -489,7 +490,7 @@ static void read_uses(const struct soa_tree *tr, const soa_def_vec *defs, struct
 							      : may_name(tr->ids, f, defs->items[d].tag));
 		char *text;
 		size_t len;
-		if (!maybe || read_file(tr->index[f], &text, &len) < 0)
+		if (!maybe || overlay_read(tr->index[f], &text, &len) < 0)
 			continue;
 		char *t = NULL;
 		for (size_t d = 0; d < defs->len; d++) {

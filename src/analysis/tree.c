@@ -17,6 +17,7 @@
 #include "parse/source.h"
 #include "util/interrupt.h"
 #include "util/parallel.h"
+#include "util/overlay.h"
 
 static uint64_t fnv(const char *s, size_t n)
 {
@@ -298,7 +299,7 @@ static void file_ids(struct tfile *f)
 	f->ids_done = true;
 	char *text;
 	size_t len;
-	if (read_file(f->path, &text, &len) < 0)
+	if (overlay_read(f->path, &text, &len) < 0)
 		return; /* unreadable: its calls are unknown; the scan reports the file */
 	tree_ids_of(text, len, &f->ids);
 	free(text);
@@ -521,7 +522,7 @@ bool tree_field_private(const struct tree_context *t, const char *path, const ch
 		size_t len;
 		if (f->ids_done && !tree_file_has(f, h))
 			continue;
-		if (read_file(f->path, &text, &len) < 0)
+		if (overlay_read(f->path, &text, &len) < 0)
 			continue;
 		private_ = text_member_accesses(text, len, field, 1) == 0;
 		free(text);

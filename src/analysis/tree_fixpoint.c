@@ -15,6 +15,7 @@
 
 #include "parse/source.h"
 #include "util/interrupt.h"
+#include "util/overlay.h"
 
 /* ---- 3. decide ------------------------------------------------------------------ */
 
@@ -65,7 +66,7 @@ static char *interrupt_stub(const struct tree_context *t, const struct tname *x)
 			continue;
 		char *text;
 		size_t len;
-		if (read_file(f->path, &text, &len) < 0)
+		if (overlay_read(f->path, &text, &len) < 0)
 			continue;
 		char *found = NULL;
 		for (size_t b = 0; b < ARRAY_SIZE(builders) && !found; b++) {

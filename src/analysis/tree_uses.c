@@ -14,6 +14,7 @@
 #include "parse/source.h"
 #include "util/interrupt.h"
 #include "util/parallel.h"
+#include "util/overlay.h"
 
 const TSLanguage *tree_sitter_c(void);
 
@@ -390,7 +391,7 @@ static void analyse_names(const struct tree_context *t, struct tfile *f)
 	char *text = NULL;
 	size_t len = 0;
 	f->parsed = f->sliced = false;
-	if (read_file(f->path, &text, &len) < 0 || memchr(text, '\0', len)) {
+	if (overlay_read(f->path, &text, &len) < 0 || memchr(text, '\0', len)) {
 		refs_unreadable(f);
 	} else if (path_is_assembly(f->path)) {
 		refs_in_assembly(t, f, text, len);

@@ -3,6 +3,7 @@
 #define _XOPEN_SOURCE 700
 #include "cli/baseline.h"
 #include "util/writefile.h"
+#include "util/overlay.h"
 
 #include <limits.h>
 #include <stdlib.h>
@@ -82,7 +83,7 @@ static char **finding_keys(const char *dir, const struct scan_result *r)
 		if (!file || strcmp(file, f->file) != 0) {
 			free(src), free(path);
 			src = NULL;
-			if (read_file(f->file, &src, &len) < 0)
+			if (overlay_read(f->file, &src, &len) < 0)
 				error_clear(); /* scanned a moment ago; without its text the key has none */
 			path = key_path(dir, f->file);
 			file = f->file;

@@ -29,6 +29,7 @@
 #include "fix/lines.h"
 #include "fix/validate.h"
 #include "pipeline/verify.h"
+#include "util/overlay.h"
 
 /* Files rewritten at once when batching: their spatch runs share processes. */
 #define REWRITE_THREADS 256
@@ -101,7 +102,7 @@ static int prepare_file(struct job *j, const char *dir)
 {
 	struct file_change *c = j->out;
 	size_t n = j->findings.len;
-	if (read_file(c->path, &c->old_text, &c->old_len) < 0) {
+	if (overlay_read(c->path, &c->old_text, &c->old_len) < 0) {
 		c->error = xstrdup(error_last());
 		for (size_t f = 0; f < n; f++)
 			refuse(c, j->findings.items[f], xasprintf("file not read: %s", c->error));

@@ -18,6 +18,7 @@
 #include "rules/rules.h"
 #include "pipeline/verify.h"
 #include "parse/source.h"
+#include "util/overlay.h"
 
 const TSLanguage *tree_sitter_c(void);
 
@@ -224,7 +225,7 @@ static int scan_path(const char *path, const struct scan_options *opts, struct s
 {
 	char *text;
 	size_t len;
-	if (read_file(path, &text, &len) < 0) {
+	if (overlay_read(path, &text, &len) < 0) {
 		struct diagnostic dg = {DIAG_IO, xstrdup(path), 0, 0, xstrdup(error_last()), 0};
 		vec_push(&out->diagnostics, dg);
 		return -1;

@@ -15,6 +15,7 @@
 #include "parse/source.h"
 #include "util/interrupt.h"
 #include "util/parallel.h"
+#include "util/overlay.h"
 
 typedef VEC(char *) char_vec;
 
@@ -91,7 +92,7 @@ static void macro_users(const struct scan_result *out, char *const *scanned, siz
 		if (!fi) {
 			char *text;
 			size_t len;
-			if (read_file(scanned[i], &text, &len) < 0)
+			if (overlay_read(scanned[i], &text, &len) < 0)
 				continue;
 			tree_ids_of(text, len, &own);
 			free(text);
@@ -132,7 +133,7 @@ static bool index_scan(const char *path, bool (*wanted)(const char *, size_t), c
 {
 	char *text;
 	size_t len;
-	if (read_file(path, &text, &len) < 0)
+	if (overlay_read(path, &text, &len) < 0)
 		return false;
 	bool yes = wanted(text, len);
 	if (yes)
@@ -262,7 +263,7 @@ static void users_one(size_t f, void *ctx)
 			(j->lens[i] < TREE_MIN_NAME || tree_ids_has(&j->ids[f], a->items[i].name));
 	char *text;
 	size_t len;
-	if (!maybe || read_file(j->index[f], &text, &len) < 0)
+	if (!maybe || overlay_read(j->index[f], &text, &len) < 0)
 		return;
 	if (is_asm(j->index[f]))
 		asm_blank_comments(text, len); /* a comment naming the array is no use of it */
@@ -357,7 +358,7 @@ static bool soa_names_fields(const char *path, const struct tree_array *t)
 {
 	char *text;
 	size_t len, n = strlen(t->name);
-	if (read_file(path, &text, &len) < 0)
+	if (overlay_read(path, &text, &len) < 0)
 		return true;
 	bool found = false;
 	for (const char *p = memmem(text, len, t->name, n); p && !found;
@@ -450,7 +451,7 @@ static void index_arrays(char *const *index, size_t n, char *const *scanned, siz
 	for (size_t i = 0; i < nscanned; i++) {
 		char *text;
 		size_t len;
-		if (read_file(scanned[i], &text, &len) == 0) {
+		if (overlay_read(scanned[i], &text, &len) == 0) {
 			scan_subscripted_names(text, len, &names);
 			free(text);
 		}
@@ -465,7 +466,7 @@ static void index_arrays(char *const *index, size_t n, char *const *scanned, siz
 		struct scan_result r = SCAN_RESULT_INIT;
 		char *text;
 		size_t len;
-		if (!has_suffix(index[i], ".c") || read_file(index[i], &text, &len) < 0)
+		if (!has_suffix(index[i], ".c") || overlay_read(index[i], &text, &len) < 0)
 			continue;
 		if (scan_defines_named_array(text, len, &names)) {
 			scan_buffer(index[i], text, len, &o, &r);
