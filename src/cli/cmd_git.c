@@ -6,6 +6,7 @@
 #include "cli/commands.h"
 #include "git/repo.h"
 #include "util/interrupt.h"
+#include "util/overlay.h"
 
 /* One line per commit made (or planned), then its paths. */
 static void print_commits(const struct repo_commit_options *co, const struct repo_commit_report *rep)
@@ -17,6 +18,9 @@ static void print_commits(const struct repo_commit_options *co, const struct rep
 		for (size_t k = 0; k < c->paths.len; k++)
 			printf("  %s\n", c->paths.items[k]);
 	}
+	for (size_t i = 0; i < rep->applied.len; i++)
+		printf("applied %s: already in the working tree (recognised as the planned change)\n",
+		       rep->applied.items[i]);
 	for (size_t i = 0; i < rep->skipped.len; i++)
 		printf("skipped %s: uncommitted changes\n", rep->skipped.items[i]);
 }
@@ -42,13 +46,17 @@ static long commit_account(struct repo *repo, const struct repo_commit_options *
 	scan_cli_story(&rw->scan, &rw->paths, &rw->sr);
 	account_print(&acc, co->dry_run ? "to commit" : "committed", rw->scan.quiet);
 	if (!rw->scan.quiet) {
-		size_t n = rep->commits.len, skipped = rep->skipped.len;
+		size_t n = rep->commits.len, skipped = rep->skipped.len, applied = rep->applied.len;
 		if (n)
 			fprintf(stderr, "preemptify commit: %zu commit%s %s%s%s", n, n == 1 ? "" : "s",
 				co->dry_run ? "planned" : "made on ", co->dry_run ? "" : rep->branch ? rep->branch
 				: "a detached HEAD", co->dry_run ? "" : " (preemptify series makes the patches)");
 		else
 			fprintf(stderr, "preemptify commit: nothing %s", skipped ? "committed" : "to change");
+		if (applied)
+			fprintf(stderr, "; %zu file%s already applied in the working tree %s recognised and %s", applied,
+				applied == 1 ? "" : "s", applied == 1 ? "was" : "were",
+				co->dry_run ? "would be committed" : "committed");
 		if (skipped)
 			fprintf(stderr, "; %zu file%s with uncommitted changes skipped", skipped, skipped == 1 ? "" : "s");
 		fputc('\n', stderr);
@@ -97,6 +105,7 @@ int cmd_commit(int argc, char **argv)
 	int rc = EXIT_USAGE;
 	struct repo_commit_report rep = REPO_COMMIT_REPORT_INIT;
 	struct repo *repo = NULL;
+	struct strvec applied = STRVEC_INIT;
 	int p = cli_parse(cmd, opts, argc, argv, &rw.paths);
 	if (p != 0) {
 		rc = p > 0 ? EXIT_OK : EXIT_USAGE;
@@ -119,6 +128,12 @@ int cmd_commit(int argc, char **argv)
 		rc = EXIT_FAILED;
 		goto done;
 	}
+	/* files an earlier apply changed: planned from HEAD's text, as before the apply */
+	if (repo_overlay_head(repo, &rw.paths, &applied) < 0) {
+		fprintf(stderr, "preemptify commit: %s\n", error_last());
+		rc = EXIT_FAILED;
+		goto done;
+	}
 	rc = rewrite_cli_run(cmd, &rw);
 	if (rc == EXIT_USAGE || interrupted() || rw.no_rewrite)
 		goto done; /* nothing is committed of an interrupted or impossible plan */
@@ -137,6 +152,8 @@ int cmd_commit(int argc, char **argv)
 	/* success, commits or none: the sites left are in the account, not the status (but --require-done) */
 	rc = failed || left < 0 ? EXIT_FAILED : rw.rewrite.require_done && left ? EXIT_LEFT : EXIT_OK;
 done:
+	overlay_clear();
+	strvec_release(&applied);
 	repo_commit_report_release(&rep);
 	repo_free(repo);
 	rewrite_cmd_release(&rw);

@@ -62,6 +62,7 @@ void repo_commit_report_release(struct repo_commit_report *rep)
 	vec_release(&rep->commits);
 	strvec_release(&rep->unchanged);
 	strvec_release(&rep->skipped);
+	strvec_release(&rep->applied);
 	free(rep->branch);
 	free(rep->hook_output);
 	rep->branch = rep->hook_output = NULL;
@@ -142,7 +143,7 @@ static int collect_items(struct repo *r, struct run *run, const struct file_chan
 			strvec_push(&out->unchanged, c->path);
 			continue;
 		}
-		struct item it = {c, NULL, 0, 0};
+		struct item it = {c, NULL, 0, 0, false};
 		if (repo_relpath(r, c->path, &it.rel) < 0)
 			return -1;
 		vec_push(&run->items, it);
@@ -154,6 +155,8 @@ static int collect_items(struct repo *r, struct run *run, const struct file_chan
 		}
 		if (e < 0)
 			return -1;
+		if (run->items.items[run->items.len - 1].applied)
+			strvec_push(&out->applied, c->path);
 		for (size_t k = 0; k + 1 < run->items.len; k++)
 			if (strcmp(run->items.items[k].rel, it.rel) == 0)
 				return error_set("%s: given twice", c->path);
@@ -426,22 +429,29 @@ done:
 	return rc;
 }
 
-/* Puts back the old contents of the first N items' files (after a failed run). */
+/* Puts back the old contents of the first N items' files (after a failed run); applied ones were not written. */
 static void restore_files(const item_vec *items, size_t n)
 {
 	for (size_t i = 0; i < n; i++) {
 		const struct file_change *c = items->items[i].change;
+		if (items->items[i].applied)
+			continue;
 		if (writefile_replace(c->path, c->new_text, c->new_len, c->old_text, c->old_len, NULL, false) < 0)
 			fprintf(stderr, "%s: error: could not restore the original: %s\n", c->path,
 				after_path(error_last(), c->path));
 	}
 }
 
-/* Writes every item's new text to the work tree; on a failure the written ones are restored. */
+/*
+ * Writes every item's new text to the work tree (an applied one holds it
+ * already); on a failure the written ones are restored.
+ */
 static int write_files(const item_vec *items)
 {
 	for (size_t i = 0; i < items->len; i++) {
 		const struct file_change *c = items->items[i].change;
+		if (items->items[i].applied)
+			continue;
 		if (writefile_replace(c->path, c->old_text, c->old_len, c->new_text, c->new_len, NULL, false) < 0) {
 			char *why = xstrdup(error_last());
 			restore_files(items, i);

@@ -33,6 +33,7 @@ struct item {
 	char *rel;            /* repository-relative path */
 	git_filemode_t mode;  /* blob or blob-executable */
 	size_t group;
+	bool applied;         /* the working tree already holds the change (repo_applied_match()): not written */
 };
 
 typedef VEC(struct item) item_vec;
@@ -42,7 +43,8 @@ typedef VEC(struct item) item_vec;
 
 /*
  * Refuses anything we could not commit cleanly: a path with uncommitted
- * changes, or marked assume-unchanged or skip-worktree (REPO_EDIRTY);
+ * changes (but one whose working tree is exactly its planned change, which
+ * sets IT->applied), or marked assume-unchanged or skip-worktree (REPO_EDIRTY);
  * untracked; any file while HEAD is unborn (HEAD_TREE NULL): its first
  * commit would hold the user's whole file; inside a submodule or nested
  * repository; with a filter driver or working-tree-encoding libgit2 cannot
@@ -50,6 +52,15 @@ typedef VEC(struct item) item_vec;
  * rewrite read. Sets IT->mode. 0, or -1 with the error slot set.
  */
 int repo_check_item(struct repo *r, git_tree *head_tree, struct item *it);
+
+/*
+ * Was IT's change planned from HEAD's text (repo_overlay_head()), and does
+ * the working tree hold exactly what that plan makes (an earlier apply)?
+ * Both compared as git add stores them (the eol/text/ident conversions of
+ * .gitattributes), as the commit would write them. 1 yes, 0 no, -1 with
+ * the error slot set.
+ */
+int repo_applied_match(git_repository *g, git_tree *head_tree, const struct item *it);
 
 /*
  * Refuses a repository in the middle of a merge, revert, cherry-pick,

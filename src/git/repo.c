@@ -305,18 +305,34 @@ done:
 	return rc;
 }
 
-/* A tracked file (HEAD exists): unchanged against HEAD, and a regular file there. */
-static int check_tracked(git_tree *head_tree, struct item *it, unsigned flags)
+/*
+ * A tracked file (HEAD exists): unchanged against HEAD, or changed in the
+ * working tree only and exactly as planned (already applied), and a
+ * regular file there. Refused with the commands that resolve it.
+ */
+static int check_tracked(git_repository *g, git_tree *head_tree, struct item *it, unsigned flags)
 {
 	const char *p = it->change->path;
 	git_tree_entry *ent = NULL;
 	if (flags & GIT_STATUS_WT_NEW)
 		return error_set("%s: not tracked by git; add and commit it first, preemptify commits only its own changes", p);
-	if (flags != GIT_STATUS_CURRENT) {
-		error_set("%s: has uncommitted changes (%s); commit or stash them first, "
-			  "preemptify never mixes its changes with yours", p,
-			  flags & (GIT_STATUS_INDEX_NEW | GIT_STATUS_INDEX_MODIFIED | GIT_STATUS_INDEX_DELETED |
-				   GIT_STATUS_INDEX_RENAMED | GIT_STATUS_INDEX_TYPECHANGE) ? "staged" : "in the working tree");
+	if (flags == GIT_STATUS_WT_MODIFIED) {
+		int a = repo_applied_match(g, head_tree, it);
+		if (a < 0)
+			return -1;
+		it->applied = a == 1;
+	}
+	bool staged = flags & (GIT_STATUS_INDEX_NEW | GIT_STATUS_INDEX_MODIFIED | GIT_STATUS_INDEX_DELETED |
+			       GIT_STATUS_INDEX_RENAMED | GIT_STATUS_INDEX_TYPECHANGE);
+	if (flags != GIT_STATUS_CURRENT && !it->applied) {
+		if (staged)
+			error_set("%s: has uncommitted changes (staged); commit or stash them first (git commit, "
+				  "git stash), preemptify never mixes its changes with yours", p);
+		else
+			error_set("%s: has uncommitted changes (in the working tree) that are not the change "
+				  "preemptify plans (git diff -- %s shows them); commit or stash them first (git stash), "
+				  "or drop them (git checkout -- %s) to commit preemptify's change alone; preemptify "
+				  "never mixes its changes with yours", p, p, p);
 		return REPO_EDIRTY;
 	}
 	if (git_tree_entry_bypath(&ent, head_tree, it->rel) < 0)
@@ -461,12 +477,13 @@ int repo_check_item(struct repo *r, git_tree *head_tree, struct item *it)
 		return repo_git_fail(p);
 	if (flags & GIT_STATUS_IGNORED)
 		return error_set("%s: ignored by git (.gitignore); refusing to commit it", p);
-	int e = head_tree ? check_tracked(head_tree, it, flags) : check_unborn(it);
+	int e = head_tree ? check_tracked(r->git, head_tree, it, flags) : check_unborn(it);
 	if (e == 0)
 		e = check_index_marks(r, it);
 	if (e == 0)
 		e = check_filters(r, it);
-	return e < 0 ? e : check_unchanged(it);
+	/* an applied file was just compared with what it holds */
+	return e < 0 || it->applied ? e : check_unchanged(it);
 }
 
 static const char *const state_words[][2] = {

@@ -10,7 +10,8 @@
  *     a branch name, an existing branch without force, a missing identity,
  *     a file with uncommitted changes (worktree or index differs from HEAD,
  *     or marked assume-unchanged or skip-worktree; with skip_dirty it is
- *     left out of the run instead), a file that is not tracked, any file
+ *     left out of the run instead) other than its own planned change
+ *     already applied (below), a file that is not tracked, any file
  *     while HEAD is unborn, a file in a submodule, a file whose
  *     .gitattributes filter driver or working-tree-encoding libgit2 cannot
  *     apply, or a file whose contents no longer match what the rewrite
@@ -28,6 +29,10 @@
  *     the new blobs, so `git status` shows what it showed before.
  *   - Files are written atomically (temporary file in the same directory,
  *     fsync, rename) keeping their mode.
+ *   - A file whose index equals HEAD and whose working tree already holds
+ *     exactly the change planned from HEAD's text (repo_overlay_head(),
+ *     then an earlier `preemptify apply`) is committed as that change and
+ *     not written; it is listed in the report's `applied`.
  */
 #ifndef PREEMPTIFY_REPO_H
 #define PREEMPTIFY_REPO_H
@@ -68,6 +73,18 @@ int repo_relpath(const struct repo *r, const char *path, char **out);
  * does not name a commit or tree; -1 with the error slot set otherwise.
  */
 int repo_changed_since(struct repo *r, const char *rev, struct strvec *out);
+
+/*
+ * Puts HEAD's text of every tracked .c/.h file under PATHS (as walked:
+ * relative to the current directory, or absolute) whose working tree
+ * differs from HEAD while its index does not in the source overlay
+ * (util/overlay.h), as a checkout writes it (eol, ident), so a run plans
+ * from what HEAD holds: the same plan before and after `preemptify apply`.
+ * Files with a filter driver or working-tree-encoding are left out. Their
+ * repository-relative paths are appended to OUT. Nothing while HEAD is
+ * unborn. 0, or -1 with the error slot set. The caller clears the overlay.
+ */
+int repo_overlay_head(struct repo *r, const struct strvec *paths, struct strvec *out);
 
 struct repo_provenance {
 	char *remote_uri; /* the "origin" remote as a URI, credentials removed; NULL if none or not a URI */
@@ -120,11 +137,12 @@ struct repo_commit_report {
 	VEC(struct repo_commit) commits; /* in the order made */
 	struct strvec unchanged;         /* given paths skipped: nothing to change, or a rewrite error */
 	struct strvec skipped;           /* with skip_dirty: paths not committed, having uncommitted changes */
+	struct strvec applied;           /* paths committed (or to commit) whose working tree already held the change */
 	char base[41];                   /* HEAD before the run; "" when unborn */
 	char *branch;                    /* branch committed on ("refs/heads/..." stripped); NULL if detached */
 	char *hook_output;               /* what the hooks that passed printed, or NULL */
 };
-#define REPO_COMMIT_REPORT_INIT {VEC_INIT, STRVEC_INIT, STRVEC_INIT, "", NULL, NULL}
+#define REPO_COMMIT_REPORT_INIT {VEC_INIT, STRVEC_INIT, STRVEC_INIT, STRVEC_INIT, "", NULL, NULL}
 
 /*
  * Commits CHANGES[0..n) (paths as walked, relative to the current
@@ -132,7 +150,9 @@ struct repo_commit_report {
  * Changes whose new text equals the old one, or that carry a rewrite
  * error, are skipped and listed in out->unchanged; with opts->skip_dirty so
  * are files with uncommitted changes (worktree or index differs from HEAD),
- * in out->skipped, the others still committed. Nothing to change is
+ * in out->skipped, the others still committed. A change whose file already
+ * holds it (repo_overlay_head() before the plan) is committed, not written,
+ * and listed in out->applied. Nothing to change is
  * success with no commits. Records REPO_BASE_REF / REPO_TIP_REF for
  * repo_series(). OUT is filled as far as the run got, also on failure;
  * free it with repo_commit_report_release(). Returns 0, or -1 with the error
