@@ -304,21 +304,39 @@ static void test_changed_line_spacing(void)
 		       "\tprintk(\"( %d )\", get_cpu());\n");
 }
 
-/* A line preemptify adds is indented with tabs, as checkpatch asks, and ends in no blank. */
+/*
+ * A line preemptify adds is indented as the statements beside it are:
+ * spaces among space-indented ones, else tabs as checkpatch asks; it ends
+ * in no blank.
+ */
 static void test_added_line_indent(void)
 {
-	expect_spacing("space-indented neighbours: the added line takes tabs",
+	expect_spacing("space-indented neighbours: the added line keeps spaces",
 		       "        cpu = smp_processor_id();\n        f(cpu);\n}\n",
 		       "        cpu = get_cpu();\n        f(cpu);\n        put_cpu();\n}\n",
-		       "        cpu = get_cpu();\n        f(cpu);\n\tput_cpu();\n}\n");
+		       "        cpu = get_cpu();\n        f(cpu);\n        put_cpu();\n}\n");
+	expect_spacing("four spaces: a tab from spatch becomes the block's spaces",
+		       "    if (x)\n        f(smp_processor_id());\n",
+		       "    if (x) {\n        f(get_cpu());\n\tput_cpu();\n    }\n",
+		       "    if (x) {\n        f(get_cpu());\n        put_cpu();\n    }\n");
+	expect_spacing("four spaces: the line after a continuation keeps spatch's width",
+		       "    f(a,\n      smp_processor_id());\n}\n",
+		       "    f(a,\n      get_cpu());\n    put_cpu();\n}\n",
+		       "    f(a,\n      get_cpu());\n    put_cpu();\n}\n");
+	expect_spacing("four spaces: a region's one exit",
+		       "{\n    if (c == smp_processor_id()) {\n        return g();\n    }\n}\n",
+		       "{\n    int ret;\n    if (c == get_cpu()) {\n        ret = g();\n    }\n"
+		       "    put_cpu();\nreturn ret;\n}\n",
+		       "{\n    int ret;\n    if (c == get_cpu()) {\n        ret = g();\n    }\n"
+		       "    put_cpu();\n    return ret;\n}\n");
 	expect_spacing("twelve columns: a tab and four spaces",
 		       "\tif (x) {\n\t    f(smp_processor_id());\n\t}\n",
 		       "\tif (x) {\n\t    f(get_cpu());\n            put_cpu();\n\t}\n",
 		       "\tif (x) {\n\t    f(get_cpu());\n\t    put_cpu();\n\t}\n");
-	expect_spacing("a shallow space indent becomes one tab",
-		       "  f(smp_processor_id());\n",
-		       "  f(get_cpu());\n  put_cpu();\n",
-		       "  f(get_cpu());\n\tput_cpu();\n");
+	expect_spacing("a shallow space indent among tabs becomes one tab",
+		       "\tg();\n  f(smp_processor_id());\n",
+		       "\tg();\n  f(get_cpu());\n\tg();\n  put_cpu();\n",
+		       "\tg();\n  f(get_cpu());\n\tg();\n\tput_cpu();\n");
 	expect_spacing("no trailing blank on an added line",
 		       "\tf(smp_processor_id());\n",
 		       "\tf(get_cpu());\n\tput_cpu();  \n",

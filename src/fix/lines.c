@@ -255,6 +255,15 @@ static bool respace(struct buf *b, const char *o, size_t on, const char *s, size
 	return true;
 }
 
+/* Width in columns of the blanks IND (N bytes), a tab reaching the next multiple of 8. */
+static size_t indent_width(const char *ind, size_t n)
+{
+	size_t width = 0;
+	for (size_t i = 0; i < n; i++)
+		width = ind[i] == '\t' ? (width / 8 + 1) * 8 : width + 1;
+	return width;
+}
+
 /*
  * The indentation IND (N blanks) as the kernel writes it: a tab per 8
  * columns, then spaces for the rest (an alignment); a line indented by
@@ -263,9 +272,7 @@ static bool respace(struct buf *b, const char *o, size_t on, const char *s, size
  */
 static void add_tab_indent(struct buf *b, const char *ind, size_t n)
 {
-	size_t width = 0;
-	for (size_t i = 0; i < n; i++)
-		width = ind[i] == '\t' ? (width / 8 + 1) * 8 : width + 1;
+	size_t width = indent_width(ind, n);
 	size_t tabs = width / 8, spaces = width % 8;
 	if (!tabs && spaces)
 		tabs = 1, spaces = 0;
@@ -314,6 +321,53 @@ static void mark_added_lines(const struct lines *oldl, const struct lines *newl,
 	vec_release(&hunks);
 }
 
+/* Is line S (N bytes) indented with spaces only (and indented at all)? */
+static bool space_indented(const char *s, size_t n)
+{
+	size_t ind = indent_len(s, n);
+	return ind > 0 && !memchr(s, '\t', ind);
+}
+
+/*
+ * Appends to B the indentation of added line LINE of NEWL (S, its IND
+ * leading blanks): the style of the statement beside it in its block (the
+ * line before it, or after an opening brace the line after it). Among
+ * space-indented statements it keeps spaces, spatch's width (spatch
+ * indents what it adds like the code it came from, a continuation line
+ * aside); else the kernel's tabs, at that statement's width where
+ * spatch's indentation has spaces in it.
+ */
+static void indent_added_line(struct buf *b, const struct lines *newl, const bool *added,
+			      unsigned line, const char *s, size_t ind)
+{
+	size_t rn = 0, pn = 0;
+	unsigned ref = neighbour(newl, added, line, -1);
+	const char *r = ref ? lines_get(newl, ref, &rn) : NULL;
+	if (r && rn && r[rn - 1] == '{' && s[ind] != '}')
+		r = (ref = neighbour(newl, added, line, 1)) ? lines_get(newl, ref, &rn) : NULL;
+	if (!r && (ref = neighbour(newl, added, line, 1)))
+		r = lines_get(newl, ref, &rn);
+	size_t rind = r ? indent_len(r, rn) : 0;
+	/* tabs then spaces is already the kernel's: an aligned continuation (`int a,\n\t    b;`) */
+	bool aligned = ind > 0 && s[0] == '\t' && s[ind - 1] == ' ';
+	const char *prev = line > 1 && added[line - 1] ? lines_get(newl, line - 1, &pn) : NULL;
+	if (!ind && prev && memmem(prev, pn, "put_cpu", 7)) {
+		/* `return ret;`, the second line of a region's one exit (region_exit.c) */
+		s = prev, ind = indent_len(prev, pn);
+		if (space_indented(prev, pn)) {
+			buf_add(b, prev, ind);
+			return;
+		}
+	} else if (r && space_indented(r, rn)) {
+		for (size_t i = indent_width(s, ind); i > 0; i--)
+			buf_putc(b, ' ');
+		return;
+	} else if (!aligned && memchr(s, ' ', ind) && s[ind] != '}' && r && memchr(r, '\t', rind)) {
+		s = r, ind = rind;
+	}
+	add_tab_indent(b, s, ind);
+}
+
 char *lines_indent_added(const char *old_text, size_t old_len, const char *new_text,
 			 size_t new_len, size_t *out_len)
 {
@@ -341,32 +395,13 @@ char *lines_indent_added(const char *old_text, size_t old_len, const char *new_t
 			buf_add(&b, s + ind, full - ind);
 			continue;
 		}
-		/* tabs then spaces is already the kernel's: an aligned continuation (`int a,\n\t    b;`) */
-		bool aligned = ind > 0 && s[0] == '\t' && s[ind - 1] == ' ';
-		unsigned ref = added[line] && !aligned && ind < n && memchr(s, ' ', ind) && s[ind] != '}' ?
-				       neighbour(&newl, added, line, -1) : 0;
-		size_t rn = 0;
-		const char *r = ref ? lines_get(&newl, ref, &rn) : NULL;
-		if (r && rn && r[rn - 1] == '{')
-			r = (ref = neighbour(&newl, added, line, 1)) ? lines_get(&newl, ref, &rn) : NULL;
-		size_t rind = r ? indent_len(r, rn) : 0;
 		if (!added[line]) {
 			buf_add(&b, s, full);
 			continue;
 		}
-		/* a line preemptify adds: the kernel's indentation (tabs, as checkpatch
-		 * asks, also among space-indented neighbours) and no trailing blanks */
-		size_t pn = 0;
-		const char *prev = line > 1 && added[line - 1] ? lines_get(&newl, line - 1, &pn) : NULL;
-		if (ind == n)
-			; /* a blank line stays empty */
-		else if (!ind && prev && memmem(prev, pn, "put_cpu", 7))
-			/* `return ret;`, the second line of a region's one exit (region_exit.c) */
-			add_tab_indent(&b, prev, indent_len(prev, pn));
-		else if (r && memchr(r, '\t', rind))
-			add_tab_indent(&b, r, rind);
-		else
-			add_tab_indent(&b, s, ind);
+		/* a line preemptify adds: indented as its block is, no trailing blanks */
+		if (ind < n) /* a blank line stays empty */
+			indent_added_line(&b, &newl, added, line, s, ind);
 		buf_add(&b, s + ind, trim_end(s, ind, n) - ind);
 		buf_add(&b, s + n, full - n);
 	}

@@ -24,13 +24,16 @@ unsigned lines_map_line(const textdiff_hunk_vec *hunks, unsigned L);
 bool lines_hunk_has(const struct textdiff_hunk *h, const struct lines *newl, const char *needle);
 
 /*
- * Indents the lines NEW adds to OLD as the kernel does: an added line
- * takes the indentation of the line it follows (or, after an opening
- * brace, the line after it) when that one is tab-indented, else its own,
- * written as a tab per 8 columns and spaces for the rest (never a leading
- * space alone: one tab), with no trailing blanks; a changed line keeps
- * the old line's indentation and spacing. Only blanks change, never a
- * token. Returns the new text (owned) and its length in *OUT_LEN.
+ * Indents the lines NEW adds to OLD as the code around them is: an added
+ * line follows the statement beside it in its block (the line it follows,
+ * or, after an opening brace, the line after it). Among space-indented
+ * statements it is indented with spaces, at the width spatch gave it;
+ * else as the kernel does, at that statement's indentation when spatch's
+ * has spaces in it (else its own), written as a tab per 8 columns and
+ * spaces for the rest (never a leading space alone: one tab). No added
+ * line ends in blanks; a changed line keeps the old line's indentation
+ * and spacing. Only blanks change, never a token. Returns the new text
+ * (owned) and its length in *OUT_LEN.
  */
 char *lines_indent_added(const char *old_text, size_t old_len, const char *new_text,
 			 size_t new_len, size_t *out_len);
