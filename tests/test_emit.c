@@ -204,6 +204,20 @@ static void test_emit_json(void)
 	CHECK(strstr(s, "\"protected\": false") != NULL);
 	CHECK(strstr(s, "\"findings\": 3, \"protected\": 1,") != NULL);
 	free(s);
+	/* nothing to say is null, as fix_note is: never "" */
+	free(r.findings.items[0].evidence);
+	r.findings.items[0].evidence = NULL;
+	free(r.findings.items[1].fix_note);
+	r.findings.items[1].fix_note = xstrdup("");
+	s = emit_to_string(FORMAT_JSON, &r, false, false);
+	CHECK(strstr(s, "\"evidence\": null, \"fix_note\": null, \"edits\": [{") != NULL, "%s", s);
+	CHECK(strstr(s, "\"evidence\": \"tab\\there\", \"fix_note\": null") != NULL, "%s", s);
+	CHECK(strstr(s, "\"\"") == NULL, "an empty string: %s", s);
+	free(s);
+	s = emit_to_string(FORMAT_SARIF, &r, false, false);
+	CHECK(strstr(s, "\"properties\": {\"confidence\": \"high\", \"fix\": \"get-cpu\"}") != NULL);
+	CHECK(strstr(s, "\"evidence\": \"\"") == NULL && strstr(s, "\"fixNote\": \"\"") == NULL);
+	free(s);
 	scan_result_release(&r);
 
 	struct scan_result empty = SCAN_RESULT_INIT;

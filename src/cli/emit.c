@@ -155,6 +155,12 @@ static void json_kv(struct buf *b, const char *key, const char *val, bool first)
 	json_str(b, val);
 }
 
+/* "key": "value", or null when VAL is absent or empty: nothing to say is null, never "". */
+static void json_kv_opt(struct buf *b, const char *key, const char *val)
+{
+	json_kv(b, key, val && *val ? val : NULL, false);
+}
+
 static void json_pos(struct buf *b, const char *key, unsigned v)
 {
 	if (v)
@@ -176,8 +182,8 @@ static void json_finding(struct buf *b, const struct finding *f, bool verbose)
 	buf_printf(b, ", \"fixable\": %s", f->fix != FIX_NONE ? "true" : "false");
 	json_kv(b, "fix", fix_name(f->fix), false);
 	json_kv(b, "message", f->message, false);
-	json_kv(b, "evidence", f->evidence ? f->evidence : "", false);
-	json_kv(b, "fix_note", f->fix_note, false);
+	json_kv_opt(b, "evidence", f->evidence);
+	json_kv_opt(b, "fix_note", f->fix_note);
 	if (verbose)
 		buf_printf(b, ", \"protected\": %s", f->protected_site ? "true" : "false");
 	buf_puts(b, ", \"edits\": [");
@@ -619,8 +625,10 @@ static void sarif_result(struct buf *b, const struct finding *f, const struct sa
 	buf_puts(b, ", \"properties\": {");
 	json_kv(b, "confidence", confidence_name(f->confidence), true);
 	json_kv(b, "fix", fix_name(f->fix), false);
-	json_kv(b, "evidence", f->evidence ? f->evidence : "", false);
-	if (f->fix_note)
+	/* a property bag leaves out what is absent, as SARIF does */
+	if (f->evidence && *f->evidence)
+		json_kv(b, "evidence", f->evidence, false);
+	if (f->fix_note && *f->fix_note)
 		json_kv(b, "fixNote", f->fix_note, false);
 	buf_puts(b, "}}");
 }

@@ -31,6 +31,8 @@ keys = ["file", "line", "column", "function", "rule", "rule_name", "severity", "
 for f in doc["findings"]:
     assert list(f) == keys, list(f)
     assert f["fixable"] == (f["fix"] != "none"), f
+    for k in ("evidence", "fix_note"):  # absent is null, never ""
+        assert f[k] is None or (isinstance(f[k], str) and f[k]), (k, f)
     assert f["fixable"] == bool(f["edits"]) or not f["fixable"], f
     for e in f["edits"]:
         assert list(e) == ["op", "line", "column", "end_line", "end_column", "node", "text"], e
