@@ -16,7 +16,7 @@
 #ifndef PREEMPTIFY_VERSION
 #define PREEMPTIFY_VERSION "0"
 #endif
-/* Where `cmake --install` puts README.md and rules.md (SARIF informationUri, helpUri). */
+/* Where `cmake --install` puts rules.md (SARIF helpUri). */
 #ifndef PREEMPTIFY_DOCDIR
 #define PREEMPTIFY_DOCDIR "/usr/local/share/doc/preemptify"
 #endif
@@ -667,8 +667,9 @@ void emit_sarif(FILE *out, const struct scan_result *r, bool verbose, const stru
 		 "  \"version\": \"2.1.0\",\n  \"runs\": [\n    {\n"
 		 "      \"tool\": {\"driver\": {\"name\": \"preemptify\", \"version\": ");
 	json_str(&b, PREEMPTIFY_VERSION);
-	buf_puts(&b, ", \"informationUri\": ");
-	doc_uri(&b, "README.md", NULL);
+	/* no informationUri: the project names no public home page, and a file:// path of
+	 * this machine means nothing where the log is read (SARIF allows leaving it out);
+	 * each rule carries its help text (fullDescription, help) */
 	buf_puts(&b, ",\n        \"rules\": [");
 	sarif_rules(&b, r);
 	buf_puts(&b, "\n        ]}},\n");
