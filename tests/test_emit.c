@@ -191,7 +191,7 @@ static void test_emit_json(void)
 		"    {\"kind\": \"io\", \"file\": \"missing.c\", \"line\": null, \"column\": null, "
 		"\"message\": \"missing.c: cannot access: No such file or directory\"}\n"
 		"  ],\n"
-		"  \"stats\": {\"files\": 3, \"bytes\": 1000, \"parsed\": 2, \"findings\": 3, \"diagnostics\": 2, "
+		"  \"stats\": {\"files\": 3, \"bytes\": 1000, \"parsed\": 2, \"findings\": 3, \"fixable\": 1, \"diagnostics\": 2, "
 		"\"per_rule\": {\"P001\": 0, \"P002\": 0, \"P003\": 1, \"P004\": 1, \"P005\": 0, \"P006\": 1, \"P007\": 0, \"P008\": 0}}\n"
 		"}\n", PREEMPTIFY_VERSION);
 	check_str(s, want, "json output");
@@ -202,7 +202,7 @@ static void test_emit_json(void)
 	CHECK(strstr(s, "\"line\": 40, \"column\": 5") != NULL);
 	CHECK(strstr(s, "\"protected\": true") != NULL);
 	CHECK(strstr(s, "\"protected\": false") != NULL);
-	CHECK(strstr(s, "\"findings\": 3, \"protected\": 1,") != NULL);
+	CHECK(strstr(s, "\"findings\": 3, \"fixable\": 1, \"protected\": 1,") != NULL);
 	free(s);
 	/* nothing to say is null, as fix_note is: never "" */
 	free(r.findings.items[0].evidence);

@@ -203,7 +203,7 @@ static void json_finding(struct buf *b, const struct finding *f, bool verbose)
 static void emit_json(FILE *out, const struct scan_result *r, bool verbose)
 {
 	struct buf b = BUF_INIT;
-	size_t per_rule[RULE_COUNT] = {0}, flagged = 0, protected_sites = 0;
+	size_t per_rule[RULE_COUNT] = {0}, flagged = 0, fixable = 0, protected_sites = 0;
 	buf_puts(&b, "{\n  \"version\": 1,\n  \"tool\": {\"name\": \"preemptify\", \"version\": ");
 	json_str(&b, PREEMPTIFY_VERSION);
 	buf_puts(&b, "},\n  \"findings\": [");
@@ -214,6 +214,7 @@ static void emit_json(FILE *out, const struct scan_result *r, bool verbose)
 			protected_sites++;
 		else {
 			flagged++;
+			fixable += f->fix != FIX_NONE;
 			per_rule[f->rule]++;
 		}
 		if (!shown(f, verbose))
@@ -235,8 +236,8 @@ static void emit_json(FILE *out, const struct scan_result *r, bool verbose)
 		buf_putc(&b, '}');
 	}
 	buf_puts(&b, r->diagnostics.len ? "\n  ],\n" : "],\n");
-	buf_printf(&b, "  \"stats\": {\"files\": %zu, \"bytes\": %zu, \"parsed\": %zu, \"findings\": %zu",
-		   r->stats.files, r->stats.bytes, r->stats.parsed, flagged);
+	buf_printf(&b, "  \"stats\": {\"files\": %zu, \"bytes\": %zu, \"parsed\": %zu, \"findings\": %zu, "
+		   "\"fixable\": %zu", r->stats.files, r->stats.bytes, r->stats.parsed, flagged, fixable);
 	if (verbose)
 		buf_printf(&b, ", \"protected\": %zu", protected_sites);
 	buf_printf(&b, ", \"diagnostics\": %zu, \"per_rule\": {", r->diagnostics.len);

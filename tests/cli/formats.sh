@@ -39,6 +39,7 @@ for f in doc["findings"]:
         assert e["op"] in ("replace", "insert-before", "insert-after"), e
 flagged = [f for f in doc["findings"] if not f.get("protected")]
 assert doc["stats"]["findings"] == len(flagged)
+assert doc["stats"]["fixable"] == sum(f["fixable"] for f in flagged) > 0, doc["stats"]
 assert sum(doc["stats"]["per_rule"].values()) == len(flagged)
 assert any(d["kind"] == "io" and d["file"] == "missing.c" and d["line"] is None for d in doc["diagnostics"])
 if verbose:
