@@ -40,37 +40,18 @@ static const struct cli_option *find_long(const struct cli_option *opts, const c
 	return NULL;
 }
 
-size_t cli_edit_distance(const char *a, size_t la, const char *b)
-{
-	size_t lb = strlen(b);
-	if (la > 31 || lb > 31)
-		return 32;
-	size_t d[32][32];
-	for (size_t i = 0; i <= la; i++)
-		d[i][0] = i;
-	for (size_t j = 0; j <= lb; j++)
-		d[0][j] = j;
-	for (size_t i = 1; i <= la; i++)
-		for (size_t j = 1; j <= lb; j++) {
-			size_t sub = d[i - 1][j - 1] + (a[i - 1] != b[j - 1]);
-			size_t del = d[i - 1][j] + 1, ins = d[i][j - 1] + 1;
-			d[i][j] = sub < del ? (sub < ins ? sub : ins) : (del < ins ? del : ins);
-		}
-	return d[la][lb];
-}
-
 /* The long option closest to the mistyped NAME[0..len), if close enough to be what was meant. */
 static const struct cli_option *nearest_long(const struct cli_option *opts, const char *name, size_t len)
 {
-	const struct cli_option *best = NULL;
-	size_t best_d = 32;
-	for (const struct cli_option *o = opts; o->name; o++) {
-		size_t dist = cli_edit_distance(name, len, o->name);
-		if (dist < best_d)
-			best = o, best_d = dist;
-	}
-	/* a typo, not another word: at most 2 edits, and fewer than a third of the name */
-	return best && best_d <= 2 && best_d * 3 < strlen(best->name) ? best : NULL;
+	VEC(const char *) names = VEC_INIT;
+	for (const struct cli_option *o = opts; o->name; o++)
+		vec_push(&names, o->name);
+	const char *near = nearest_word(name, len, names.items, names.len);
+	vec_release(&names);
+	for (const struct cli_option *o = opts; near && o->name; o++)
+		if (o->name == near)
+			return o;
+	return NULL;
 }
 
 static const struct cli_option *find_short(const struct cli_option *opts, char c)

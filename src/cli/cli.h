@@ -72,10 +72,6 @@ int cli_parse(const struct cli_command *cmd, const struct cli_option *opts,
 typedef void (*cli_options_fn)(const struct cli_command *cmd, const struct cli_option *opts, void *ctx);
 void cli_capture_options(cli_options_fn fn, void *ctx);
 
-/* Edit distance of A[0..LA) and B (insertions, deletions, substitutions), for "did you mean";
- * 32 when either is longer than 31. */
-size_t cli_edit_distance(const char *a, size_t la, const char *b);
-
 /* Prints "usage: preemptify CMD SYNOPSIS", the summary and the options. */
 void cli_usage(FILE *out, const struct cli_command *cmd, const struct cli_option *opts);
 

@@ -180,11 +180,39 @@ static void take_list(struct strvec *to, struct value *v)
 	v->list.len = 0;
 }
 
-/* Applies top-level KEY = V (the cursor is on the line after it, so the line is c->line - 1). */
-static int set_top(struct config *cfg, const struct cursor *c, const char *key, struct value *v)
+/* The top-level keys, spelled with `_`; `-` is read as `_` in every key and section name. */
+static const char *const top_keys[] = {"exclude", "ignore", "may_sleep", "target", "baseline", "strict_stats"};
+
+/* NAME with every `-` read as `_` (`may-sleep` is `may_sleep`, `[ignore_paths]` is `[ignore-paths]`). */
+static void underscores(char *name)
+{
+	for (char *p = name; *p; p++)
+		if (*p == '-')
+			*p = '_';
+}
+
+/* The error for a key that is none of ours: the nearest one when it looks like a typo of it. */
+static int unknown_key(const struct cursor *c, const char *key)
+{
+	char *name = xstrdup(key);
+	underscores(name);
+	const char *near = nearest_word(name, strlen(name), top_keys, ARRAY_SIZE(top_keys));
+	free(name);
+	if (near)
+		return error_set("%s:%zu: unknown key '%s'; did you mean '%s'?", c->path, c->line, key, near);
+	return error_set("%s:%zu: unknown key '%s' (exclude, ignore, may_sleep, target, baseline, "
+			 "strict_stats, or a [ignore-paths] table)", c->path, c->line, key);
+}
+
+/*
+ * Applies top-level KEY = V (the cursor is on the line after it, so the line
+ * is c->line - 1): KEY as SPELLED in the file, with `_` for `-`.
+ */
+static int set_top(struct config *cfg, const struct cursor *c, const char *key, const char *spelled,
+		   struct value *v)
 {
 	if (strcmp(key, "exclude") == 0 || strcmp(key, "may_sleep") == 0 || strcmp(key, "ignore") == 0) {
-		if (want_type(c, key, v, VAL_LIST) < 0)
+		if (want_type(c, spelled, v, VAL_LIST) < 0)
 			return -1;
 		unsigned mask;
 		if (key[0] == 'i' && rules_of(c, &v->list, &mask) < 0)
@@ -193,7 +221,7 @@ static int set_top(struct config *cfg, const struct cursor *c, const char *key, 
 		return 0;
 	}
 	if (strcmp(key, "target") == 0) {
-		if (want_type(c, key, v, VAL_STRING) < 0)
+		if (want_type(c, spelled, v, VAL_STRING) < 0)
 			return -1;
 		cfg->target = target_parse(v->s);
 		if (cfg->target == TARGET_UNSET)
@@ -202,20 +230,19 @@ static int set_top(struct config *cfg, const struct cursor *c, const char *key, 
 		return 0;
 	}
 	if (strcmp(key, "baseline") == 0) {
-		if (want_type(c, key, v, VAL_STRING) < 0)
+		if (want_type(c, spelled, v, VAL_STRING) < 0)
 			return -1;
 		free(cfg->baseline);
 		cfg->baseline = v->s[0] == '/' || !cfg->dir ? xstrdup(v->s) : xasprintf("%s/%s", cfg->dir, v->s);
 		return 0;
 	}
 	if (strcmp(key, "strict_stats") == 0) {
-		if (want_type(c, key, v, VAL_BOOL) < 0)
+		if (want_type(c, spelled, v, VAL_BOOL) < 0)
 			return -1;
 		cfg->strict_stats = v->b;
 		return 0;
 	}
-	return error_set("%s:%zu: unknown key '%s' (exclude, ignore, may_sleep, target, baseline, "
-			 "strict_stats, or a [ignore-paths] table)", c->path, c->line, key);
+	return unknown_key(c, spelled);
 }
 
 /* A [section] header; only [ignore-paths] is known. *OUT_PATHS: whether it is that one. */
@@ -230,10 +257,17 @@ static int read_section(struct cursor *c, bool *out_paths)
 		return -1;
 	skip_blanks(c);
 	int rc = 0;
+	static const char *const paths = "ignore_paths";
+	char *spelled = xstrdup(name);
+	underscores(name);
 	if (*c->p != ']')
 		rc = syntax(c, "expected ']' after the section name");
-	else if (strcmp(name, "ignore-paths") != 0)
-		rc = error_set("%s:%zu: unknown section [%s] (only [ignore-paths])", c->path, c->line, name);
+	else if (strcmp(name, "ignore_paths") != 0 && nearest_word(name, strlen(name), &paths, 1))
+		rc = error_set("%s:%zu: unknown section [%s]; did you mean [ignore-paths]?", c->path, c->line,
+			       spelled);
+	else if (strcmp(name, "ignore_paths") != 0)
+		rc = error_set("%s:%zu: unknown section [%s] (only [ignore-paths])", c->path, c->line, spelled);
+	free(spelled);
 	c->p++;
 	*out_paths = true;
 	free(name);
@@ -259,7 +293,10 @@ static int read_pair(struct config *cfg, struct cursor *c, bool in_paths)
 	if (read_value(c, &v) < 0 || end_of_line(c) < 0)
 		goto done;
 	if (!in_paths) {
-		rc = set_top(cfg, &at, key, &v);
+		char *name = xstrdup(key);
+		underscores(name);
+		rc = set_top(cfg, &at, name, key, &v);
+		free(name);
 		goto done;
 	}
 	unsigned mask;

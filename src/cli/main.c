@@ -46,15 +46,10 @@ static const struct cli_command *find_command(const char *name)
 
 static int unknown_command(const char *name)
 {
-	const char *best = NULL;
-	size_t best_d = 3; /* suggest only close misspellings */
-	for (size_t i = 0; i < ARRAY_SIZE(commands); i++) {
-		size_t d = cli_edit_distance(name, strlen(name), commands[i].name);
-		if (d < best_d) {
-			best_d = d;
-			best = commands[i].name;
-		}
-	}
+	const char *names[ARRAY_SIZE(commands)];
+	for (size_t i = 0; i < ARRAY_SIZE(commands); i++)
+		names[i] = commands[i].name;
+	const char *best = nearest_word(name, strlen(name), names, ARRAY_SIZE(commands));
 	if (best)
 		fprintf(stderr, "preemptify: unknown command '%s'; did you mean '%s'? (see 'preemptify --help')\n",
 			name, best);
@@ -91,7 +86,14 @@ int main(int argc, char **argv)
 		return cmd->run(2, help_argv);
 	}
 	if (name[0] == '-') {
-		fprintf(stderr, "preemptify: unknown option '%s' before the command (see 'preemptify --help')\n", name);
+		static const char *const global[] = {"--version", "--help"};
+		const char *near = nearest_word(name, strlen(name), global, ARRAY_SIZE(global));
+		if (near)
+			fprintf(stderr, "preemptify: unknown option '%s'; did you mean '%s'? (see 'preemptify --help')\n",
+				name, near);
+		else
+			fprintf(stderr, "preemptify: unknown option '%s' before the command (see 'preemptify --help')\n",
+				name);
 		return EXIT_USAGE;
 	}
 	const struct cli_command *cmd = find_command(name);

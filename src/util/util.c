@@ -418,6 +418,42 @@ bool path_glob_match(const char *glob, const char *path)
 	return false;
 }
 
+static size_t min3(size_t a, size_t b, size_t c)
+{
+	return a < b ? (a < c ? a : c) : (b < c ? b : c);
+}
+
+size_t edit_distance(const char *a, size_t la, const char *b)
+{
+	size_t lb = strlen(b);
+	if (la > 31 || lb > 31)
+		return 32;
+	size_t d[32][32];
+	for (size_t i = 0; i <= la; i++)
+		d[i][0] = i;
+	for (size_t j = 0; j <= lb; j++)
+		d[0][j] = j;
+	for (size_t i = 1; i <= la; i++)
+		for (size_t j = 1; j <= lb; j++) {
+			d[i][j] = min3(d[i - 1][j - 1] + (a[i - 1] != b[j - 1]), d[i - 1][j] + 1, d[i][j - 1] + 1);
+			if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] && d[i - 2][j - 2] + 1 < d[i][j])
+				d[i][j] = d[i - 2][j - 2] + 1; /* two neighbours swapped */
+		}
+	return d[la][lb];
+}
+
+const char *nearest_word(const char *word, size_t len, const char *const *words, size_t n)
+{
+	const char *best = NULL;
+	size_t best_d = 32;
+	for (size_t i = 0; i < n; i++) {
+		size_t d = edit_distance(word, len, words[i]);
+		if (d < best_d)
+			best = words[i], best_d = d;
+	}
+	return best && best_d <= 2 && best_d * 3 < strlen(best) ? best : NULL;
+}
+
 const struct embedded_file *embedded_find(const char *name)
 {
 	for (const struct embedded_file *f = embedded_files; f->name; f++)

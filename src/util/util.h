@@ -131,4 +131,19 @@ size_t line_index(const size_t *starts, size_t n, size_t offset);
 /* fnmatch-style glob over a path: matches the whole path or any suffix after a '/'. */
 bool path_glob_match(const char *glob, const char *path);
 
+/*
+ * Edit distance of A[0..LA) and B: insertions, deletions, substitutions and
+ * swaps of two neighbours (`scna` is one from `scan`); 32 when either is
+ * longer than 31.
+ */
+size_t edit_distance(const char *a, size_t la, const char *b);
+
+/*
+ * "Did you mean": the word of WORDS (N of them) that WORD[0..LEN) is a
+ * typo of, the nearest (the first on a tie): at most 2 edits, and fewer
+ * than a third of that word's length, so another word is not taken for a
+ * typo. NULL when none is that close. Returns a pointer into WORDS.
+ */
+const char *nearest_word(const char *word, size_t len, const char *const *words, size_t n);
+
 #endif

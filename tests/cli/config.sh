@@ -53,9 +53,19 @@ expect_out 'board_wait\(\) .*may sleep' "may_sleep: the call is reported as slee
 run scan -v --no-config proj/other/ms.c; expect_no_out 'board_wait\(\) .*may sleep' "without the file it is not"
 run explain --config ms.toml proj/other/ms.c; expect_out 'board_wait\(\) .*may sleep' "explain: may_sleep from --config"
 run explain proj/other/ms.c; expect_no_out 'board_wait\(\) .*may sleep' "explain: no config, no sleeper"
+# a key may be spelled with - for _, as the option is (--may-sleep)
+printf 'may-sleep = ["board_wait"]\n' >ms-dash.toml
+run scan -v --config ms-dash.toml proj/other/ms.c; expect_rc 1 "may-sleep read"
+expect_out 'board_wait\(\) .*may sleep' "may-sleep is may_sleep"
 
 # [ignore-paths]: globs relative to the file's directory
 cp proj/other/c.c proj/sub/c2.c
+cat >proj/.preemptify.toml <<'EOC'
+[ignore_paths]
+"sub/drv/*" = ["P004"]
+"other/*.c" = ["cpu-id"]
+EOC
+run scan -q proj/sub/drv; expect_rc 0 "[ignore_paths] is [ignore-paths]"
 cat >proj/.preemptify.toml <<'EOC'
 [ignore-paths]
 "sub/drv/*" = ["P004"]
@@ -90,6 +100,16 @@ run scan -v --config st.toml --format json proj/other/st.c; expect_out '"rule": 
 printf '# ok\nignore = ["P004"]\ncolour = "red"\n' >proj/.preemptify.toml
 run scan proj; expect_rc 2 "unknown key"
 expect_err "^preemptify scan: .*proj/\.preemptify\.toml:3: unknown key 'colour'" "names file and line"
+expect_no_err "did you mean" "no guess for a word that is none of ours"
+printf 'ignore = ["P004"]\nmaysleep = ["board_wait"]\n' >bad.toml
+run scan --config bad.toml proj; expect_rc 2 "a mistyped key"
+expect_err "^preemptify scan: bad\.toml:2: unknown key 'maysleep'; did you mean 'may_sleep'\?$" "the nearest key, file and line"
+printf 'strict-statz = true\n' >bad.toml
+run scan --config bad.toml proj; expect_rc 2 "a mistyped key spelled with -"
+expect_err "bad\.toml:1: unknown key 'strict-statz'; did you mean 'strict_stats'\?" "named as written"
+printf '[ignore-path]\n' >bad.toml
+run scan --config bad.toml proj; expect_rc 2 "a mistyped section"
+expect_err "bad\.toml:1: unknown section \[ignore-path\]; did you mean \[ignore-paths\]\?" "the section"
 printf 'exclude = ["a",\n  "b\n]\n' >bad.toml
 run scan --config bad.toml proj; expect_rc 2 "unterminated string"; expect_err 'bad\.toml:2: unterminated string' "its line"
 printf 'ignore = ["P042"]\n' >bad.toml

@@ -36,6 +36,7 @@ expect_rc() { if [ "$rc" -eq "$1" ]; then ok; else bad "$2 (expected exit $1)"; 
 expect_out() { if printf '%s\n' "$out" | grep -Eq -- "$1"; then ok; else bad "$2 (stdout !~ $1)"; fi; }
 expect_err() { if printf '%s\n' "$err" | grep -Eq -- "$1"; then ok; else bad "$2 (stderr !~ $1)"; fi; }
 expect_no_out() { if printf '%s\n' "$out" | grep -Eq -- "$1"; then bad "$2 (stdout =~ $1)"; else ok; fi; }
+expect_no_err() { if printf '%s\n' "$err" | grep -Eq -- "$1"; then bad "$2 (stderr =~ $1)"; else ok; fi; }
 # expect_lines N STREAM DESCRIPTION
 expect_err_lines() {
 	local n

@@ -35,6 +35,10 @@ expect_err "unknown command 'frobnicate'" "unknown command named"; expect_err_li
 run scna x.c; expect_rc 2 "misspelt command"; expect_err "did you mean 'scan'" "misspelling hint"
 run help nosuch; expect_rc 2 "help of an unknown command"
 run --frob; expect_rc 2 "unknown global option"
+expect_err "unknown option '--frob' before the command" "named"; expect_no_err "did you mean" "no guess"
+run --versio; expect_rc 2 "a mistyped --version"
+expect_err "^preemptify: unknown option '--versio'; did you mean '--version'\?" "did you mean --version"
+run sacn x.c; expect_rc 2 "two letters swapped"; expect_err "did you mean 'scan'" "one edit from scan"
 
 clean_c ok.c
 run scan --bogus ok.c; expect_rc 2 "unknown option"
