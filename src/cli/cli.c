@@ -7,6 +7,7 @@
  * command and the option.
  */
 #include "cli/cli.h"
+#include "cli/cache.h"
 #include "cli/commands.h"
 
 #include <errno.h>
@@ -38,6 +39,20 @@ static const struct cli_option *find_long(const struct cli_option *opts, const c
 		if (strlen(o->name) == len && strncmp(o->name, name, len) == 0)
 			return o;
 	return NULL;
+}
+
+int cli_color(const struct cli_command *cmd, const char *when, int fd)
+{
+	if (strcmp(when, "always") == 0)
+		return 1;
+	if (strcmp(when, "never") == 0)
+		return 0;
+	if (strcmp(when, "auto") != 0) {
+		cli_error(cmd, "option '--color' must be auto, always or never");
+		return -1;
+	}
+	const char *nc = getenv("NO_COLOR");
+	return !(nc && *nc) && fd >= 0 && cache_terminal_fd(fd) >= 0;
 }
 
 /* The long option closest to the mistyped NAME[0..len), if close enough to be what was meant. */

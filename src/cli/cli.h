@@ -72,6 +72,14 @@ int cli_parse(const struct cli_command *cmd, const struct cli_option *opts,
 typedef void (*cli_options_fn)(const struct cli_command *cmd, const struct cli_option *opts, void *ctx);
 void cli_capture_options(cli_options_fn fn, void *ctx);
 
+/*
+ * Whether to colour what goes to FD for `--color WHEN`: "always", "never",
+ * or "auto": FD is a terminal (the one it stood for when the result cache
+ * captures it) and NO_COLOR is unset or empty; FD -1 (a file) never is.
+ * -1, the error printed for CMD, for any other WHEN.
+ */
+int cli_color(const struct cli_command *cmd, const char *when, int fd);
+
 /* Prints "usage: preemptify CMD SYNOPSIS", the summary and the options. */
 void cli_usage(FILE *out, const struct cli_command *cmd, const struct cli_option *opts);
 

@@ -13,15 +13,6 @@
 #include "util/interrupt.h"
 #include "util/writefile.h"
 
-static bool want_color(const char *mode)
-{
-	if (!mode || strcmp(mode, "auto") == 0) {
-		const char *nc = getenv("NO_COLOR");
-		return !(nc && *nc) && cache_terminal_fd(STDOUT_FILENO) >= 0;
-	}
-	return strcmp(mode, "always") == 0;
-}
-
 /* Prints the files rewrite_plan() could not rewrite; their sites are in the account (account.h). */
 static void print_file_errors(const struct rewrite_result *rr)
 {
@@ -304,10 +295,9 @@ static int run(const char *name, bool apply, int argc, char **argv)
 		code = r > 0 ? EXIT_OK : EXIT_USAGE;
 		goto done;
 	}
-	if (strcmp(color, "auto") && strcmp(color, "always") && strcmp(color, "never")) {
-		fprintf(stderr, "preemptify %s: option '--color' must be auto, always or never\n", name);
+	int paint = cli_color(cmd, color, STDOUT_FILENO);
+	if (paint < 0)
 		goto done;
-	}
 	int status = rewrite_cli_run(cmd, &rw);
 	if (status == EXIT_USAGE || interrupted() || rw.no_rewrite) {
 		code = status;
@@ -318,7 +308,7 @@ static int run(const char *name, bool apply, int argc, char **argv)
 		goto done;
 	}
 	struct totals t = {0, 0, {0}, status == EXIT_FAILED, VEC_INIT, STRVEC_INIT};
-	e.diff.color = want_color(color);
+	e.diff.color = paint;
 	for (size_t i = 0; i < rw.rr.files.len; i++) {
 		const struct file_change *c = &rw.rr.files.items[i];
 		if (c->new_len == c->old_len && memcmp(c->new_text, c->old_text, c->old_len) == 0)

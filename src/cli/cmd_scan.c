@@ -589,8 +589,8 @@ static int report_close(struct report *rep, bool write, int rc)
 	return rc;
 }
 
-/* Prints R in format FMT to OUT, then the summary; the status for RC (the scan's). */
-static int scan_print(FILE *out, int fmt, const struct scan_result *r, const struct scan_cli *a,
+/* Prints R in format FMT to OUT (text in COLOR or not), then the summary; the status for RC (the scan's). */
+static int scan_print(FILE *out, int fmt, bool color, const struct scan_result *r, const struct scan_cli *a,
 		      const struct strvec *paths, int rc)
 {
 	if (fmt == FORMAT_SARIF) {
@@ -598,6 +598,8 @@ static int scan_print(FILE *out, int fmt, const struct scan_result *r, const str
 		sarif_where_init(&w, paths->items[0]);
 		emit_sarif(out, r, a->verbose, &w.run);
 		sarif_where_release(&w);
+	} else if (fmt == FORMAT_TEXT) {
+		emit_text(out, r, a->verbose, color);
 	} else {
 		emit_result(out, (enum output_format)fmt, r, a->verbose);
 	}
@@ -613,9 +615,11 @@ int cmd_scan(int argc, char **argv)
 {
 	const struct cli_command *cmd = cli_command_find("scan");
 	struct scan_cli a = SCAN_CLI_INIT;
-	const char *format = "text", *output = NULL, *write_baseline = NULL;
+	const char *format = "text", *output = NULL, *write_baseline = NULL, *color = "auto";
 	const struct cli_option opts[] = {
 		{"format", 'f', OPT_STRING, &format, "text|json|sarif", "output format (default text)"},
+		{"color", 0, OPT_STRING, &color, "auto|always|never",
+		 "colour the text report (default auto: on a terminal, unless NO_COLOR)"},
 		{"output", 'o', OPT_STRING, &output, "FILE", "write the report to FILE instead of stdout"},
 		{"write-baseline", 0, OPT_STRING, &write_baseline, "FILE",
 		 "record today's findings in FILE (for --baseline) instead of reporting them"},
@@ -640,6 +644,9 @@ int cmd_scan(int argc, char **argv)
 		fprintf(stderr, "preemptify scan: no PATH given (see 'preemptify scan --help')\n");
 		goto done;
 	}
+	int paint = cli_color(cmd, color, output && strcmp(output, "-") != 0 ? -1 : STDOUT_FILENO);
+	if (paint < 0)
+		goto done;
 	if (scan_cli_config(cmd, &a, &paths) != EXIT_OK ||
 	    (rc = scan_outputs_check(&a, &paths, output, write_baseline)) != EXIT_OK ||
 	    (rc = report_open(&rep, output)) != EXIT_OK)
@@ -653,7 +660,7 @@ int cmd_scan(int argc, char **argv)
 	if (write_baseline)
 		rc = scan_write_baseline(write_baseline, &r, a.quiet, rc);
 	else
-		rc = scan_print(rep.out, fmt, &r, &a, &paths, rc);
+		rc = scan_print(rep.out, fmt, paint, &r, &a, &paths, rc);
 done:
 	rc = report_close(&rep, rc != EXIT_USAGE && !interrupted(), rc);
 	strvec_release(&paths);

@@ -58,54 +58,72 @@ static const char *diag_text(const struct diagnostic *d)
 /* ---- text ---------------------------------------------------------------- */
 
 /*
+ * Colours as gcc paints its diagnostics (GCC_COLORS' defaults): the
+ * location bold, the level and the [rule] tag in the level's colour.
+ * Without colour every escape is "".
+ */
+struct paint {
+	const char *bold, *level, *reset;
+};
+
+static struct paint paint_for(bool color, const char *level)
+{
+	if (!color)
+		return (struct paint){"", "", ""};
+	const char *c = strcmp(level, "error") == 0 ? "\033[01;31m" : strcmp(level, "warning") == 0 ? "\033[01;35m" :
+											   "\033[01;36m";
+	return (struct paint){"\033[01m", c, "\033[m"};
+}
+
+/*
  * Writes TEXT as notes at F's location, "file:line:col: note: LABEL: ...",
  * one per line (later lines indented under the first), so that every line
  * of -v output is one entry of an editor's quickfix list.
  */
-static void put_notes(FILE *out, const struct finding *f, const char *label, const char *text)
+static void put_notes(FILE *out, const struct finding *f, const char *label, const char *text, bool color)
 {
-	const char *p = text;
+	struct paint p = paint_for(color, "note");
+	const char *t = text;
 	bool first = true;
 	do {
-		size_t n = strcspn(p, "\n");
-		fprintf(out, "%s:%u:%u: note: %s%*s%.*s\n", f->file, f->pos.line, f->pos.column,
-			first ? label : "", first ? 0 : (int)strlen(label), "", (int)n, p);
+		size_t n = strcspn(t, "\n");
+		fprintf(out, "%s%s:%u:%u:%s %snote:%s %s%*s%.*s\n", p.bold, f->file, f->pos.line, f->pos.column,
+			p.reset, p.level, p.reset, first ? label : "", first ? 0 : (int)strlen(label), "", (int)n, t);
 		first = false;
-		p += n + (p[n] == '\n');
-	} while (*p);
+		t += n + (t[n] == '\n');
+	} while (*t);
 }
 
-static void text_finding(FILE *out, const struct finding *f, bool verbose)
+static void text_finding(FILE *out, const struct finding *f, bool verbose, bool color)
 {
-	if (f->protected_site) {
-		fprintf(out, "%s:%u:%u: note: protected: %s [%s]\n", f->file, f->pos.line, f->pos.column,
-			f->message, rule_code(f->rule));
-	} else {
-		fprintf(out, "%s:%u:%u: %s: %s [%s%s]\n", f->file, f->pos.line, f->pos.column,
-			severity_name(f->severity), f->message, rule_code(f->rule),
-			f->fix != FIX_NONE ? ", fixable" : "");
-	}
+	const char *level = f->protected_site ? "note" : severity_name(f->severity);
+	struct paint p = paint_for(color, level);
+	fprintf(out, "%s%s:%u:%u:%s %s%s:%s %s%s [%s%s%s%s]\n", p.bold, f->file, f->pos.line, f->pos.column,
+		p.reset, p.level, level, p.reset, f->protected_site ? "protected: " : "", f->message, p.level,
+		rule_code(f->rule), !f->protected_site && f->fix != FIX_NONE ? ", fixable" : "", p.reset);
 	if (!verbose)
 		return;
 	if (f->evidence && *f->evidence)
-		put_notes(out, f, "why: ", f->evidence);
+		put_notes(out, f, "why: ", f->evidence, color);
 	if (!f->protected_site) {
 		char *fix = xasprintf("%s%s%s", fix_name(f->fix), f->fix_note ? " - " : "",
 				      f->fix_note ? f->fix_note : "");
-		put_notes(out, f, "fix: ", fix);
+		put_notes(out, f, "fix: ", fix, color);
 		free(fix);
 	}
 }
 
-static void text_diagnostic(FILE *out, const struct diagnostic *d)
+static void text_diagnostic(FILE *out, const struct diagnostic *d, bool color)
 {
 	const char *level = d->kind == DIAG_UNPARSED ? "note" : "error";
+	struct paint p = paint_for(color, level);
 	const char *msg = diag_text(d);
 	const char *prefix = d->kind == DIAG_UNPARSED && strncmp(msg, "unparsed: ", 10) != 0 ? "unparsed: " : "";
 	if (d->line)
-		fprintf(out, "%s:%u:%u: %s: %s%s\n", d->file, d->line, d->column, level, prefix, msg);
+		fprintf(out, "%s%s:%u:%u:%s %s%s:%s %s%s\n", p.bold, d->file, d->line, d->column, p.reset, p.level,
+			level, p.reset, prefix, msg);
 	else
-		fprintf(out, "%s: %s: %s%s\n", d->file, level, prefix, msg);
+		fprintf(out, "%s%s:%s %s%s:%s %s%s\n", p.bold, d->file, p.reset, p.level, level, p.reset, prefix, msg);
 }
 
 /* Diagnostic D goes before finding F: same file order, position order. */
@@ -119,19 +137,18 @@ static bool diag_first(const struct diagnostic *d, const struct finding *f)
 	return d->column <= f->pos.column;
 }
 
-/* Findings and diagnostics (each sorted) merged so a file's lines stay together. */
-static void emit_text(FILE *out, const struct scan_result *r, bool verbose)
+void emit_text(FILE *out, const struct scan_result *r, bool verbose, bool color)
 {
 	size_t i = 0, k = 0;
 	while (i < r->findings.len || k < r->diagnostics.len) {
 		if (k < r->diagnostics.len &&
 		    (i == r->findings.len || diag_first(&r->diagnostics.items[k], &r->findings.items[i]))) {
-			text_diagnostic(out, &r->diagnostics.items[k++]);
+			text_diagnostic(out, &r->diagnostics.items[k++], color);
 			continue;
 		}
 		const struct finding *f = &r->findings.items[i++];
 		if (shown(f, verbose))
-			text_finding(out, f, verbose);
+			text_finding(out, f, verbose, color);
 	}
 }
 
@@ -712,7 +729,7 @@ void emit_sarif(FILE *out, const struct scan_result *r, bool verbose, const stru
 void emit_result(FILE *out, enum output_format fmt, const struct scan_result *r, bool verbose)
 {
 	switch (fmt) {
-	case FORMAT_TEXT: emit_text(out, r, verbose); break;
+	case FORMAT_TEXT: emit_text(out, r, verbose, false); break;
 	case FORMAT_JSON: emit_json(out, r, verbose); break;
 	case FORMAT_SARIF: emit_sarif(out, r, verbose, NULL); break;
 	}

@@ -17,6 +17,14 @@ int output_format_parse(const char *s);
 void emit_result(FILE *out, enum output_format fmt, const struct scan_result *r, bool verbose);
 
 /*
+ * The text format of emit_result(): findings and diagnostics (each sorted)
+ * merged so a file's lines stay together. With COLOR, painted as gcc
+ * paints its diagnostics: the location bold, the level and the [rule] tag
+ * red (error), magenta (warning) or cyan (note).
+ */
+void emit_text(FILE *out, const struct scan_result *r, bool verbose, bool color);
+
+/*
  * Where a SARIF run happened: what %SRCROOT% stands for and the version
  * control state (run.originalUriBaseIds, run.versionControlProvenance).
  * The CLI fills it (emit reads neither the file system nor git).

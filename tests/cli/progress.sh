@@ -34,7 +34,7 @@ grep -q "scanning:" stderr.txt && bad "stderr into a file: no line in the file" 
 grep -q "$ESC" stderr.txt && bad "stderr into a file: no escape sequence in it" || ok
 grep -q '^preemptify: [0-9]* findings' stderr.txt && ok || bad "stderr into a file: the summary is there"
 
-tty_run scan -q -j 2 d; expect_rc 1 "scan -q on a terminal"
+tty_run scan -q --color never -j 2 d; expect_rc 1 "scan -q on a terminal"
 expect_no_out "scanning:" "-q: no progress line"
 expect_no_out "$ESC" "-q: no escape sequence"
 
