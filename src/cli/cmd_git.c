@@ -87,7 +87,7 @@ int cmd_commit(int argc, char **argv)
 	struct rewrite_cmd rw = REWRITE_CMD_INIT;
 	const char *group = "file";
 	const struct cli_option opts[] = {
-		{"branch", 'b', OPT_STRING, &co.branch, "NAME", "create branch NAME from HEAD and commit there"},
+		{"branch", 'b', OPT_STRING, &co.branch, "NAME", "create branch NAME from HEAD, commit there and switch HEAD to it"},
 		{"force", 0, OPT_FLAG, &co.force, NULL, "with --branch: reset an existing branch to HEAD"},
 		{"group", 0, OPT_STRING, &group, "file|dir", "one commit per file (default) or per directory"},
 		{"prefix", 0, OPT_STRING, &co.prefix, "TEXT", "subject prefix instead of the path-derived one"},

@@ -1,6 +1,7 @@
 #!/bin/bash
-# Detached HEAD: refused without a branch, works with one; an existing
-# branch is refused unless forced (then reset to HEAD and used).
+# Detached HEAD: refused without a branch, works with one; --branch from a
+# branch switches HEAD to the new one; an existing branch is refused unless
+# forced (then reset to HEAD and used).
 . "${GIT_TEST_LIB:-$(dirname "$0")/lib.sh}"
 
 make_repo "$TMP/r"
@@ -19,6 +20,17 @@ test_cmp "$TMP/before" "$TMP/after"
 [ "$(git rev-parse preempt~1)" = "$base" ] || fail "branch not created from HEAD"
 [ "$(git rev-parse main)" = "$base" ] || fail "main moved"
 [ -z "$(git status --porcelain)" ] || fail "status not clean"
+
+# from a branch: --branch switches HEAD to the new one, as git switch -c does;
+# the branch left keeps the originals, and switching back gives them back
+git checkout -q main
+spec_for drivers/char/lp.c >"$TMP/spec"
+"$TEST_REPO" commit --branch port "$TMP/spec" >/dev/null || fail "commit --branch from main failed"
+[ "$(git symbolic-ref HEAD)" = refs/heads/port ] || fail "HEAD did not switch to port"
+[ "$(git rev-parse port~1)" = "$base" ] && [ "$(git rev-parse main)" = "$base" ] || fail "port not on main"
+[ -z "$(git status --porcelain)" ] || fail "status not clean on port"
+git checkout -q main
+git diff --quiet "$base" -- drivers/char/lp.c && [ -z "$(git status --porcelain)" ] || fail "main's files not back"
 
 # an existing other branch: refused, then forced
 git branch other "$base"
