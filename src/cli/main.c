@@ -33,8 +33,9 @@ static void usage(FILE *out)
 	for (size_t i = 0; i < ARRAY_SIZE(commands); i++)
 		fprintf(out, "  %-10s  %s\n", commands[i].name, commands[i].summary);
 	fputs("\n'preemptify COMMAND --help' lists a command's options.\n"
-	      "exit status: scan, explain: 0 no findings, 1 findings; diff: 0 no changes, 1 changes;\n"
-	      "  apply, commit, series, rules: 0 done (also when there was nothing to do);\n"
+	      "exit status: scan: 0 no findings, 1 findings; diff: 0 no changes, 1 changes;\n"
+	      "  explain, apply, commit, series, rules: 0 done (also when there was nothing to do,\n"
+	      "  or a site is flagged);\n"
 	      "  2 usage error, 3 a file or tool failed, 128+N signal N\n", out);
 }
 

@@ -24,6 +24,9 @@ run explain "$SRC/fixtures/drivers/char/nvram_compat.c"; expect_rc 0 "explain FI
 if [ "$(printf '%s\n' "$out" | grep -c 'nvram_compat\.c:[0-9]*:[0-9]*: P004 resched: ')" -eq 3 ]; then ok
 else bad "explain FILE shows the file's three P004 sites"; fi
 expect_out 'nvram_compat\.c:117:7: P004 resched: flagged' "the flagged one among them"
+# a flagged site explained is done (exit 0, above), and --help says so
+run --help; expect_out "^  explain, apply, commit, series, rules: 0 done" "--help: explain exits 0 once explained"
+expect_no_out "explain: 0 no findings" "--help: no findings status for explain"
 run explain ok.c; expect_rc 0 "explain FILE without sites"
 expect_out '^ok\.c: no candidate site in this file$' "explain FILE says there is nothing"
 run explain missing.c:3; expect_rc 3 "explain of a missing file"; expect_err 'missing\.c' "explain names it"
