@@ -65,7 +65,9 @@ const TSLanguage *tree_sitter_c(void);
  * the planned text, the slicer, the validation), each time the same tree;
  * a tree is immutable once made, so each caller gets its own copy
  * (ts_tree_copy(): shared nodes, a reference count). Bounded by slots and
- * by the bytes of text the trees stand for; texts are compared whole.
+ * by the bytes of text the trees stand for (one text over the bound is
+ * kept alone); texts are compared whole. A kept tree costs memory only
+ * once its callers have deleted their copies.
  */
 #define MEMO_SLOTS 32
 #define MEMO_TEXT_BYTES ((size_t)4 << 20)
@@ -105,8 +107,6 @@ static void memo_drop(struct memo_slot *s)
 /* Keeps a copy of TREE, TEXT's parse, evicting the least recently used. */
 static void memo_keep(const char *text, size_t len, uint64_t h, const TSTree *tree)
 {
-	if (len > MEMO_TEXT_BYTES / 4)
-		return;
 	pthread_mutex_lock(&memo_mu);
 	for (;;) {
 		struct memo_slot *old = NULL, *free_slot = NULL;
@@ -116,7 +116,8 @@ static void memo_keep(const char *text, size_t len, uint64_t h, const TSTree *tr
 			else if (!old || memo[i].used < old->used)
 				old = &memo[i];
 		}
-		if (free_slot && memo_bytes + len <= MEMO_TEXT_BYTES) {
+		/* a text over the bound is kept alone: its next parse is the costliest */
+		if (free_slot && (memo_bytes + len <= MEMO_TEXT_BYTES || memo_bytes == 0)) {
 			*free_slot = (struct memo_slot){xstrndup(text, len), len, h, ts_tree_copy(tree), ++memo_clock};
 			memo_bytes += len;
 			break;
