@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Scaling with file size: generates one C file of each SIZE (MB) made of
 # many small 2.4-style functions (sites, locks, callers), scans it, and
-# prints seconds, peak RSS and seconds per MB; time per MB must stay flat
-# (linear time). The files are generated here, in a temporary directory.
+# prints seconds (wall and CPU: the CPU figure holds on a busy machine),
+# peak RSS and seconds per MB; time per MB must stay flat (linear time).
+# The files are generated here, in a temporary directory.
 #
 #   bench/scale.sh [SIZES...]      (default: 1 5 20 50)
 #   BUDGET_S_PER_MB=0.5 bench/scale.sh 50     fail when a size exceeds the budget
@@ -36,16 +37,18 @@ gen() {
 	}' > "$2"
 }
 
-printf '%-8s %10s %10s %12s %10s\n' "MB" "functions" "seconds" "peak RSS MB" "s per MB"
+printf '%-8s %10s %10s %10s %12s %10s %12s\n' "MB" "functions" "seconds" "CPU s" "peak RSS MB" "s per MB" "CPU s per MB"
 status=0
 for mb in "${sizes[@]}"; do
 	f=$work/gen_$mb.c
 	gen "$mb" "$f"
 	nf=$(grep -c '^static int gen_' "$f")
-	/usr/bin/time -o "$work/t" -f '%e %M' "$bin" scan --format=json "$f" >/dev/null 2>&1 || true
-	read -r t m < <(tail -1 "$work/t")
+	/usr/bin/time -o "$work/t" -f '%e %M %U %S' "$bin" scan --format=json "$f" >/dev/null 2>&1 || true
+	read -r t m u s < <(tail -1 "$work/t")
+	cpu=$(awk -v u="$u" -v s="$s" 'BEGIN { printf "%.2f", u + s }')
 	per=$(awk -v t="$t" -v mb="$mb" 'BEGIN { printf "%.3f", t / mb }')
-	printf '%-8s %10s %10s %12s %10s\n' "$mb" "$nf" "$t" "$((m / 1024))" "$per"
+	cper=$(awk -v c="$cpu" -v mb="$mb" 'BEGIN { printf "%.3f", c / mb }')
+	printf '%-8s %10s %10s %10s %12s %10s %12s\n' "$mb" "$nf" "$t" "$cpu" "$((m / 1024))" "$per" "$cper"
 	if [ -n "$budget" ] && awk -v p="$per" -v b="$budget" 'BEGIN { exit !(p > b) }'; then
 		echo "scale: $mb MB over the budget of $budget s per MB" >&2
 		status=1
