@@ -230,11 +230,15 @@ void add_edit(const struct ctx *c, struct finding *fd, enum edit_op op, TSNode a
 {
 	if (!fd)
 		return;
-	for (size_t i = 0; i < fd->edits.len; i++) {
+	/* edits made in file order (an array's uses: thousands in one file) cannot repeat one */
+	size_t n = fd->edits.len, at = ts_node_start_byte(anchor);
+	bool ordered = fd->edits_ordered == n && (!n || fd->edits.items[n - 1].start.offset < at);
+	for (size_t i = 0; i < n && !ordered; i++) {
 		const struct edit *o = &fd->edits.items[i];
-		if (o->op == op && o->start.offset == ts_node_start_byte(anchor) && strcmp(o->text, text) == 0)
+		if (o->op == op && o->start.offset == at && strcmp(o->text, text) == 0)
 			return; /* the same change, planned twice */
 	}
+	fd->edits_ordered = ordered ? n + 1 : SIZE_MAX;
 	struct edit e;
 	e.op = op;
 	e.start = source_pos(c->src, ts_node_start_byte(anchor));

@@ -92,6 +92,7 @@ void finding_unfixable(struct finding *f, char *note)
 	for (size_t i = 0; i < f->edits.len; i++)
 		free(f->edits.items[i].text);
 	f->edits.len = 0;
+	f->edits_ordered = 0;
 	f->fix = FIX_NONE;
 	free(f->fix_note);
 	f->fix_note = note;

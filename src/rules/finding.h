@@ -108,6 +108,8 @@ struct finding {
 	uint64_t file_hash;  /* hash_bytes() of the text it was planned on */
 	size_t file_len;
 	VEC(struct edit) edits; /* the planned change; empty when fix == FIX_NONE */
+	/* add_edit(): when equal to edits.len, the edits' start offsets increase strictly */
+	size_t edits_ordered;
 };
 
 typedef VEC(struct finding) finding_vec;
