@@ -350,11 +350,40 @@ static void unit_message(void)
 	vec_release(&c3.fixed);
 }
 
+/* series --split-by subsystem: the one rule that names a file's subsystem */
+static void unit_subsystem(void)
+{
+	static const char *const cases[][2] = {
+		{"drivers/net/foo.c", "drivers/net"},
+		{"drivers/net/tulip/de4x5.c", "drivers/net"},
+		{"drivers/char/lp.c", "drivers/char"},
+		{"drivers/scsi/aic7xxx/aic7xxx.c", "drivers/scsi"},
+		{"drivers/Makefile", "drivers"},
+		{"net/ipv4/tcp.c", "net/ipv4"},
+		{"net/socket.c", "net"},
+		{"arch/i386/kernel/smp.c", "arch/i386"},
+		{"fs/jbd/commit.c", "fs/jbd"},
+		{"fs/buffer.c", "fs"},
+		{"kernel/sched.c", "kernel"},
+		{"include/linux/sched.h", "include"},
+		{"include/asm-i386/smp.h", "include"},
+		{"mm/slab.c", "mm"},
+		{"Makefile", "Makefile"},
+		{"driversx/a/b.c", "driversx"},
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		char *got = repo_subsystem(cases[i][0]);
+		CHECK(strcmp(got, cases[i][1]) == 0, "%s: subsystem %s, want %s", cases[i][0], got, cases[i][1]);
+		free(got);
+	}
+}
+
 static int run_unit(void)
 {
 	unit_prefix();
 	unit_summary();
 	unit_message();
+	unit_subsystem();
 	if (check_failed)
 		fprintf(stderr, "%d check(s) failed\n", check_failed);
 	else

@@ -160,10 +160,30 @@ done:
 	return rc;
 }
 
+/* The files written, one a line; with --split-by, one line per subsystem, its series' directory first. */
+static void print_series(const struct repo_series_options *so, const struct repo_series_report *rep)
+{
+	if (!so->split_subsystem)
+		for (size_t i = 0; i < rep->files.len; i++)
+			printf("%s\n", rep->files.items[i]);
+	for (size_t i = 0; i < rep->parts.len; i++) {
+		const struct repo_series_part *p = &rep->parts.items[i];
+		if (p->dir)
+			printf("%s/: %s, %zu patch%s", p->dir, p->subsystem, p->patches, p->patches == 1 ? "" : "es");
+		else
+			printf("%s: no patch", p->subsystem);
+		if (p->left)
+			printf(", %zu finding%s left for hand work", p->left, p->left == 1 ? "" : "s");
+		if (p->after)
+			printf(", applies after %zu other series", p->after);
+		putchar('\n');
+	}
+}
+
 int cmd_series(int argc, char **argv)
 {
 	struct repo_series_options so = REPO_SERIES_OPTIONS_INIT;
-	const char *outdir = ".", *repo_path = ".";
+	const char *outdir = ".", *repo_path = ".", *split_by = "none";
 	bool no_cover = false, quiet = false; /* series writes nothing but errors on stderr anyway */
 	struct strvec args = STRVEC_INIT, to = STRVEC_INIT, cc = STRVEC_INIT;
 	const struct cli_option opts[] = {
@@ -177,6 +197,9 @@ int cmd_series(int argc, char **argv)
 		 "run CMD PATCH for each patch (e.g. scripts/get_maintainer.pl): its output's addresses go in Cc:"},
 		{"cc-from-maintainers", 0, OPT_FLAG, &so.cc_from_maintainers, NULL,
 		 "Cc each patch to the MAINTAINERS entries (M:, L:) whose F: patterns cover its files"},
+		{"split-by", 0, OPT_STRING, &split_by, "subsystem|none",
+		 "subsystem: one series per subsystem (drivers/net, fs/jbd, kernel...), each in its own DIR/drivers-net/...; "
+		 "none: one series (the default)"},
 		{"base", 0, OPT_STRING, &so.base, "REV", "end the first mail with base-commit: REV (as git format-patch --base)"},
 		{"signoff", 's', OPT_FLAG, &so.signoff, NULL, "add a Signed-off-by trailer where missing"},
 		{"no-cover-letter", 0, OPT_FLAG, &no_cover, NULL, "do not write 0000-cover-letter.patch"},
@@ -202,6 +225,12 @@ int cmd_series(int argc, char **argv)
 			so.reroll_count);
 		goto done;
 	}
+	if (strcmp(split_by, "subsystem") != 0 && strcmp(split_by, "none") != 0) {
+		fprintf(stderr, "preemptify series: option '--split-by' expects 'subsystem' or 'none', not '%s'\n",
+			split_by);
+		goto done;
+	}
+	so.split_subsystem = strcmp(split_by, "subsystem") == 0;
 	so.cover_letter = !no_cover;
 	so.to = to.items;
 	so.nto = to.len;
@@ -218,8 +247,7 @@ int cmd_series(int argc, char **argv)
 			rc = EXIT_USAGE;
 		goto done;
 	}
-	for (size_t i = 0; i < rep.files.len; i++)
-		printf("%s\n", rep.files.items[i]);
+	print_series(&so, &rep);
 	rc = EXIT_OK;
 done:
 	repo_series_report_release(&rep);

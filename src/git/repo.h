@@ -177,14 +177,25 @@ struct repo_series_options {
 	const char *to_cmd;         /* run on each patch file: the To: addresses it prints (git send-email --to-cmd) */
 	const char *cc_cmd;         /* ... the Cc: addresses (--cc-cmd) */
 	bool cc_from_maintainers;   /* Cc each patch to the MAINTAINERS entries whose F: patterns cover its files */
+	bool split_subsystem;       /* one series per subsystem (repo_subsystem()), each in OUTDIR/<its name>/ */
 };
-#define REPO_SERIES_OPTIONS_INIT {"PATCH", false, true, false, NULL, 0, NULL, 0, 0, NULL, NULL, NULL, false}
+#define REPO_SERIES_OPTIONS_INIT {"PATCH", false, true, false, NULL, 0, NULL, 0, 0, NULL, NULL, NULL, false, false}
+
+/* With split_subsystem: one subsystem of the run. */
+struct repo_series_part {
+	char *subsystem; /* "drivers/net" (repo_subsystem()) */
+	char *dir;       /* OUTDIR/drivers-net, where its series is; NULL: no commit (hand work only) */
+	size_t patches;  /* its commits */
+	size_t left;     /* the findings of the run's note left for hand work in its files */
+	size_t after;    /* its series applies after that many others (they change a file it changes too) */
+};
 
 struct repo_series_report {
-	struct strvec files; /* paths written, cover letter first */
-	size_t patches;     /* number of commits in the series */
+	struct strvec files; /* paths written, cover letter first (with split_subsystem: per series) */
+	size_t patches;     /* number of commits in the series (in all of them) */
+	VEC(struct repo_series_part) parts; /* with split_subsystem: by subsystem name; else empty */
 };
-#define REPO_SERIES_REPORT_INIT {STRVEC_INIT, 0}
+#define REPO_SERIES_REPORT_INIT {STRVEC_INIT, 0, VEC_INIT}
 
 /*
  * Writes the commits of RANGE as OUTDIR/0001-<subject>.patch ... (mbox, as
@@ -207,12 +218,30 @@ struct repo_series_report {
  * with the error slot set; REPO_EUSAGE (error slot set) when the request
  * itself cannot be answered: no RANGE and no commit run recorded, or a
  * symmetric range.
+ *
+ * With opts->split_subsystem the commits are grouped by the subsystem of
+ * their first file (repo_subsystem()), and each group is written as a
+ * series of its own, numbered 1/n on its own, with its own cover letter
+ * (its subsystem's share of the run's account, the files of other
+ * subsystems a patch also changes, the series it must follow when they
+ * change a file it changes too) and its own addresses, into
+ * OUTDIR/<subsystem with '/' as '-'>/; out->parts lists the subsystems.
  */
 #define REPO_EUSAGE (-2)
 int repo_series(struct repo *r, const struct repo_series_options *opts, const char *range,
 		const char *outdir, struct repo_series_report *out);
 
 void repo_series_report_release(struct repo_series_report *rep);
+
+/*
+ * The subsystem of the repository-relative PATH, as --split-by names it:
+ * under drivers/, net/, arch/ and fs/ the top directory and the one below
+ * (drivers/net/tulip/de4x5.c: "drivers/net"; arch/i386/kernel/smp.c:
+ * "arch/i386"), elsewhere the first component (kernel/sched.c: "kernel",
+ * include/linux/sched.h: "include"); a file directly under one of those four
+ * or at the top gives its first component too. Owned by the caller.
+ */
+char *repo_subsystem(const char *path);
 
 /* The first words of the note of a commit run, by which series knows its own notes. */
 #define REPO_NOTE_HEAD "preemptify "

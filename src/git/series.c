@@ -1,6 +1,6 @@
 /* Series: commits as a numbered mbox patch series with a cover letter. */
 #define _GNU_SOURCE /* memmem */
-#include "git/internal.h"
+#include "git/series.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -11,21 +11,20 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "git/message.h"
-#include "git/series_cc.h"
 
 void repo_series_report_release(struct repo_series_report *rep)
 {
 	strvec_release(&rep->files);
 	rep->patches = 0;
+	for (size_t i = 0; i < rep->parts.len; i++) {
+		free(rep->parts.items[i].subsystem);
+		free(rep->parts.items[i].dir);
+	}
+	vec_release(&rep->parts);
 }
 
-/*
- * Creates PATH with DATA: never through a symbolic link, never over an
- * existing file unless FORCE (then a regular file is replaced; a link or
- * anything else is still refused). 0, or -1 with the error slot set.
- */
-static int write_new_file(const char *path, const char *data, size_t len, bool force)
+/* (An existing regular file is replaced with FORCE; a link or anything else is still refused.) */
+int series_write_file(const char *path, const char *data, size_t len, bool force)
 {
 	int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
 	if (fd < 0 && errno == EEXIST) {
@@ -208,43 +207,23 @@ static int commit_trees(git_repository *g, git_commit *c, git_tree **parent_tree
 	return rc < 0 ? repo_git_fail("reading a parent's tree") : 0;
 }
 
-static void cover_date(struct buf *b)
+void series_part_reset(struct series *s)
 {
-	char day[8], rest[48];
-	time_t now = time(NULL);
-	struct tm tm;
-	localtime_r(&now, &tm);
-	/* RFC 2822 as git writes it: day of month without padding */
-	strftime(day, sizeof day, "%a", &tm);
-	strftime(rest, sizeof rest, "%b %Y %H:%M:%S %z", &tm);
-	buf_printf(b, "Date: %s, %d %s\n", day, tm.tm_mday, rest);
+	s->outdir = NULL;
+	s->subsystem = NULL;
+	buf_release(&s->extra);
+	buf_release(&s->shortlog);
+	git_tree_free(s->first_parent_tree);
+	git_tree_free(s->last_tree);
+	s->first_parent_tree = s->last_tree = NULL;
+	strvec_release(&s->paths);
+	strvec_release(&s->all_to);
+	strvec_release(&s->all_cc);
 }
-
-static char *address_headers(const struct repo_series_options *o);
-
-/* The state of one series run. */
-struct series {
-	git_repository *g;
-	const struct repo_series_options *opts;
-	char *prefix;                /* the subject prefix, "PATCH" by default, " vN" added */
-	const char *outdir;
-	char *headers;               /* the To: and Cc: header lines, or "" */
-	char *trailer;               /* the base-commit block for the first mail, or NULL */
-	VEC(git_oid) ids;            /* the commits, oldest first */
-	git_signature *sig;          /* with signoff or a cover letter */
-	char *signoff;               /* "Name <email>" of sig */
-	char *note;                  /* the account of the last commit run in the range (repo_note_add()), or NULL */
-	struct buf shortlog;
-	git_tree *first_parent_tree, *last_tree; /* the whole series' diff, for the diffstat */
-	const char *workdir;         /* the work tree's top, where address commands run */
-	struct series_cc maint;      /* --cc-from-maintainers: the tree's MAINTAINERS */
-	struct strvec all_to, all_cc; /* every patch's own addresses, for the cover letter */
-};
-#define SERIES_INIT {NULL, NULL, NULL, NULL, NULL, NULL, VEC_INIT, NULL, NULL, NULL, BUF_INIT, NULL, NULL, NULL, \
-		     SERIES_CC_INIT, STRVEC_INIT, STRVEC_INIT}
 
 static void series_release(struct series *s)
 {
+	series_part_reset(s);
 	vec_release(&s->ids);
 	free(s->prefix);
 	free(s->headers);
@@ -252,23 +231,23 @@ static void series_release(struct series *s)
 	git_signature_free(s->sig);
 	free(s->signoff);
 	free(s->note);
-	buf_release(&s->shortlog);
-	git_tree_free(s->first_parent_tree);
-	git_tree_free(s->last_tree);
 	series_cc_release(&s->maint);
-	strvec_release(&s->all_to);
-	strvec_release(&s->all_cc);
+}
+
+static char *address_headers(const struct repo_series_options *o);
+
+static void push_once(struct strvec *all, const char *str)
+{
+	for (size_t k = 0; k < all->len; k++)
+		if (strcmp(all->items[k], str) == 0)
+			return;
+	strvec_push(all, str);
 }
 
 static void add_all(struct strvec *all, const struct strvec *v)
 {
-	for (size_t i = 0; i < v->len; i++) {
-		bool have = false;
-		for (size_t k = 0; k < all->len && !have; k++)
-			have = strcmp(all->items[k], v->items[i]) == 0;
-		if (!have)
-			strvec_push(all, v->items[i]);
-	}
+	for (size_t i = 0; i < v->len; i++)
+		push_once(all, v->items[i]);
 }
 
 /*
@@ -477,8 +456,7 @@ static char *mail_fixup(const char *mail, size_t len, const char *headers, const
 	return buf_detach(&b);
 }
 
-/* Appends "NAME: a,\n    b\n" for ADDRS[0..n), as git format-patch writes --to and --cc. */
-static void address_header(struct buf *b, const char *name, char *const *addrs, size_t n)
+void series_address_header(struct buf *b, const char *name, char *const *addrs, size_t n)
 {
 	for (size_t i = 0; i < n; i++)
 		buf_printf(b, "%s%s%s\n", i ? "    " : name, addrs[i], i + 1 < n ? "," : "");
@@ -487,8 +465,8 @@ static void address_header(struct buf *b, const char *name, char *const *addrs, 
 static char *address_headers(const struct repo_series_options *o)
 {
 	struct buf b = BUF_INIT;
-	address_header(&b, "To: ", o->to, o->nto);
-	address_header(&b, "Cc: ", o->cc, o->ncc);
+	series_address_header(&b, "To: ", o->to, o->nto);
+	series_address_header(&b, "Cc: ", o->cc, o->ncc);
 	return buf_detach(&b);
 }
 
@@ -612,7 +590,7 @@ static int write_patch(struct series *s, size_t i, struct repo_series_report *ou
 	free(name);
 	/* the base-commit block ends the first mail: the cover letter if there is one */
 	fixed = mail_fixup(mail.ptr, mail.size, s->headers, i == 0 && !s->opts->cover_letter ? s->trailer : NULL);
-	if (write_new_file(path, fixed, strlen(fixed), s->opts->force) < 0)
+	if (series_write_file(path, fixed, strlen(fixed), s->opts->force) < 0)
 		goto done;
 	char *headers = NULL; /* the address commands read the patch as written, then it gains their lines */
 	if (patch_addresses(s, path, diff, &headers) < 0) {
@@ -623,16 +601,13 @@ static int write_patch(struct series *s, size_t i, struct repo_series_report *ou
 		free(fixed);
 		fixed = mail_fixup(mail.ptr, mail.size, headers, i == 0 && !s->opts->cover_letter ? s->trailer : NULL);
 		free(headers);
-		if (write_new_file(path, fixed, strlen(fixed), true) < 0)
+		if (series_write_file(path, fixed, strlen(fixed), true) < 0)
 			goto done;
 	}
 	vec_push(&out->files, path);
 	path = NULL;
-	char *note = repo_note_read(s->g, id);
-	if (note) { /* the newest run's account wins */
-		free(s->note);
-		s->note = note;
-	}
+	for (size_t k = 0; k < git_diff_num_deltas(diff); k++)
+		push_once(&s->paths, git_diff_get_delta(diff, k)->new_file.path);
 	/* wrapped as git format-patch wraps its shortlog: 72 columns, indented 2, continued at 4 */
 	buf_add_wrapped(&s->shortlog, git_commit_summary(c), "  ", "    ", 72);
 	if (i == 0) {
@@ -656,84 +631,35 @@ done:
 	return rc;
 }
 
-/* The cover letter's mail header and its first paragraph, with the files of DIFF. */
-static void cover_head(struct buf *cover, const struct series *s, git_diff *diff)
+void series_read_note(struct series *s)
 {
-	size_t nfiles = git_diff_num_deltas(diff);
-	buf_printf(cover, "From %s Mon Sep 17 00:00:00 2001\n", "0000000000000000000000000000000000000000");
-	buf_printf(cover, "From: %s\n", s->signoff);
-	cover_date(cover);
-	buf_printf(cover, "Subject: [%s%s0/%zu] make %zu file%s preempt-safe for 2.6\n", s->prefix,
-		   s->prefix[0] ? " " : "", s->ids.len, nfiles, nfiles == 1 ? "" : "s");
-	struct repo_series_options o = *s->opts;
-	o.to = s->all_to.items, o.nto = s->all_to.len, o.cc = s->all_cc.items, o.ncc = s->all_cc.len;
-	char *more = address_headers(&o);
-	buf_printf(cover, "%s%s\n", s->headers, more);
-	free(more);
-	buf_printf(cover, "This series ports %zu file%s to the 2.6 preemptible kernel, one\n"
-		   "commit per change. The changes were found and made by preemptify.\n\n",
-		   nfiles, nfiles == 1 ? "" : "s");
-	buf_puts(cover, "Files:\n");
-	for (size_t i = 0; i < nfiles; i++)
-		buf_printf(cover, "  %s\n", git_diff_get_delta(diff, i)->new_file.path);
-}
-
-/*
- * The account of the commit run (its note): the counts in a paragraph, and
- * the findings left for hand work, one line each, as commit listed them.
- */
-static void cover_account(struct buf *cover, const char *note)
-{
-	if (!note)
-		return;
-	const char *list = strstr(note, "\n\n");
-	size_t head = list ? (size_t)(list - note) : strcspn(note, "\n");
-	char *text = xstrndup(note, head);
-	buf_puts(cover, "\n");
-	buf_add_wrapped(cover, text, "", "", 72);
-	free(text);
-	if (!list)
-		return;
-	buf_puts(cover, "\nLeft for hand work:\n");
-	for (const char *l = list + 2; *l;) {
-		size_t n = strcspn(l, "\n");
-		if (n)
-			buf_printf(cover, "  %.*s\n", (int)n, l);
-		l += n + (l[n] == '\n');
+	for (size_t i = s->ids.len; i-- > 0;) {
+		char *note = repo_note_read(s->g, &s->ids.items[i]);
+		if (note) { /* the newest run's account wins */
+			free(s->note);
+			s->note = note;
+			return;
+		}
 	}
 }
 
-/* The cover letter: what the series does, per rule, and its diffstat. */
-static int write_cover(const struct series *s, const char *path)
+int series_write(struct series *s, const char *outdir, struct repo_series_report *out)
 {
-	git_diff *diff = NULL;
-	git_diff_stats *stats = NULL;
-	git_buf statbuf = GIT_BUF_INIT;
-	struct buf cover = BUF_INIT;
-	int rc = -1;
-	if (git_diff_tree_to_tree(&diff, s->g, s->first_parent_tree, s->last_tree, NULL) < 0 ||
-	    git_diff_get_stats(&stats, diff) < 0 ||
-	    git_diff_stats_to_buf(&statbuf, stats, GIT_DIFF_STATS_FULL | GIT_DIFF_STATS_INCLUDE_SUMMARY, 72) < 0) {
-		repo_git_fail("diffstat");
-		goto done;
-	}
-	cover_head(&cover, s, diff);
-	cover_account(&cover, s->note);
-	buf_printf(&cover, "\n%s (%zu):\n%s\n", s->sig->name, s->ids.len, buf_cstr(&s->shortlog));
-	buf_add(&cover, statbuf.ptr, statbuf.size);
-	buf_putc(&cover, '\n');
-	if (s->trailer)
-		buf_printf(&cover, "\n%s", s->trailer);
-	buf_printf(&cover, "-- \npreemptify %s\n\n", PREEMPTIFY_VERSION);
-	if (write_new_file(path, cover.ptr, cover.len, s->opts->force) < 0)
-		goto done;
-	rc = 0;
-done:
-	git_diff_stats_free(stats);
-	git_diff_free(diff);
-	git_buf_dispose(&statbuf);
-	buf_release(&cover);
-	return rc;
+	size_t cover = out->files.len;
+	s->outdir = outdir;
+	if (make_dirs(outdir) < 0)
+		return -1;
+	if (s->opts->cover_letter && s->opts->reroll_count > 0)
+		strvec_pushf(&out->files, "%s/v%d-0000-cover-letter.patch", outdir, s->opts->reroll_count);
+	else if (s->opts->cover_letter)
+		strvec_pushf(&out->files, "%s/0000-cover-letter.patch", outdir);
+	for (size_t i = 0; i < s->ids.len; i++)
+		if (write_patch(s, i, out) < 0)
+			return -1;
+	out->patches += s->ids.len;
+	if (s->opts->cover_letter && series_cover_write(s, out->files.items[cover]) < 0)
+		return -1;
+	return 0;
 }
 
 int repo_series(struct repo *r, const struct repo_series_options *opts, const char *range,
@@ -749,7 +675,6 @@ int repo_series(struct repo *r, const struct repo_series_options *opts, const ch
 		s.prefix = xasprintf("%s%sv%d", prefix, prefix[0] ? " " : "", s.opts->reroll_count);
 	else
 		s.prefix = xstrdup(prefix);
-	s.outdir = outdir;
 	s.headers = address_headers(s.opts);
 	s.workdir = repo_workdir(r);
 	if (s.opts->cc_from_maintainers && series_cc_load(&s.maint, s.workdir) < 0) {
@@ -765,17 +690,8 @@ int repo_series(struct repo *r, const struct repo_series_options *opts, const ch
 			goto done;
 		s.signoff = xasprintf("%s <%s>", s.sig->name, s.sig->email);
 	}
-	if (make_dirs(outdir) < 0)
-		goto done;
-	if (s.opts->cover_letter && s.opts->reroll_count > 0)
-		strvec_pushf(&out->files, "%s/v%d-0000-cover-letter.patch", outdir, s.opts->reroll_count);
-	else if (s.opts->cover_letter)
-		strvec_pushf(&out->files, "%s/0000-cover-letter.patch", outdir);
-	for (size_t i = 0; i < s.ids.len; i++)
-		if (write_patch(&s, i, out) < 0)
-			goto done;
-	out->patches = s.ids.len;
-	if (s.opts->cover_letter && write_cover(&s, out->files.items[0]) < 0)
+	series_read_note(&s);
+	if ((s.opts->split_subsystem ? series_split(&s, outdir, out) : series_write(&s, outdir, out)) < 0)
 		goto done;
 	rc = 0;
 done:

@@ -38,6 +38,8 @@ expect_reply "2.6 modern" diff --target =
 expect_reply "modern" apply --target = m   # bash splits --target=m at the =
 expect_reply "always auto never" diff --color ""
 expect_reply "file" commit --group f
+expect_reply "none subsystem" series --split-by ""
+expect_reply "subsystem" series --split-by s
 expect_reply "$("$BIN" rules | grep -oE '^P[0-9]{3}' | tr '\n' ' ' | sed 's/ $//')" rules P
 expect_reply "P006" scan --ignore P006
 expect_reply "bash zsh" completion ""
