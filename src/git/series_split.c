@@ -257,7 +257,8 @@ static void place_line(struct split *sp, const char *line)
 	char *file = xstrndup(line, f ? (size_t)(f - line) : strcspn(line, ":"));
 	char *path = note_file_path(sp, file);
 	char *sub = repo_subsystem(path);
-	struct group *g = &sp->groups.items[group_of(sp, sub)];
+	size_t gi = group_of(sp, sub); /* before the address: it may move the groups */
+	struct group *g = &sp->groups.items[gi];
 	buf_printf(&g->left, "%s\n", line);
 	g->nleft++;
 	free(sub);
@@ -306,6 +307,9 @@ static char *group_note(const struct split *sp, const struct group *g)
 	if (sp->run_left && g->nleft == sp->run_left)
 		buf_printf(&b, " All %s in %s, listed below.", sp->run_left == 1 ? "of it is" : "of them are",
 			   g->subsystem);
+	else if (g->nleft && sp->run_left - g->nleft == 1)
+		buf_printf(&b, " Of the %zu findings left, %zu %s in %s, listed below; the other is in another "
+			   "subsystem's files.", sp->run_left, g->nleft, g->nleft == 1 ? "is" : "are", g->subsystem);
 	else if (g->nleft)
 		buf_printf(&b, " Of the %zu findings left, %zu %s in %s, listed below; the other %zu are in "
 			   "other subsystems' files.", sp->run_left, g->nleft, g->nleft == 1 ? "is" : "are", g->subsystem,
