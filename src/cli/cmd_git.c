@@ -51,6 +51,9 @@ static long commit_account(struct repo *repo, const struct repo_commit_options *
 			fprintf(stderr, "preemptify commit: %zu commit%s %s%s%s", n, n == 1 ? "" : "s",
 				co->dry_run ? "planned" : "made on ", co->dry_run ? "" : rep->branch ? rep->branch
 				: "a detached HEAD", co->dry_run ? "" : " (preemptify series makes the patches)");
+		else if (!skipped && acc.left) /* not "done": the account above lists what is left */
+			fprintf(stderr, "preemptify commit: nothing to commit; the %zu finding%s left need%s hand work",
+				acc.left, acc.left == 1 ? "" : "s", acc.left == 1 ? "s" : "");
 		else
 			fprintf(stderr, "preemptify commit: nothing %s", skipped ? "committed" : "to change");
 		if (applied)

@@ -28,4 +28,9 @@ export GIT_AUTHOR_NAME=T GIT_AUTHOR_EMAIL=t@example.com GIT_COMMITTER_NAME=T GIT
 (cd repo && git init -q . && git add b.c && git commit -qm import)
 run commit repo/b.c; expect_rc 0 "commit that made a commit succeeded"
 run commit repo/b.c; expect_rc 0 "commit with nothing to do"; expect_err "nothing to change" "commit says so"
+# only hand work (an out-of-tree module with manual findings): nothing to commit, and not "done"
+cp "$SRC/fixtures/drivers/block/loop_sleep_lock.c" repo/h.c && (cd repo && git add h.c && git commit -qm hand)
+run commit repo/h.c; expect_rc 0 "commit with only hand work"
+expect_err '^preemptify commit: nothing to commit; the 4 findings left need hand work$' "commit says what is left"
+expect_no_err 'nothing to change|nothing left' "not as if it were done"
 finish
