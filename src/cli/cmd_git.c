@@ -163,9 +163,17 @@ done:
 	return rc;
 }
 
-/* The files written, one a line; with --split-by, one line per subsystem, its series' directory first. */
-static void print_series(const struct repo_series_options *so, const struct repo_series_report *rep)
+/*
+ * The files written, one a line; with --split-by, one line per subsystem,
+ * its series' directory first. Then (unless QUIET) the patches without a
+ * sign-off, which a maintainer would refuse and checkpatch flags.
+ */
+static void print_series(const struct repo_series_options *so, const struct repo_series_report *rep, bool quiet)
 {
+	if (rep->unsigned_patches && !quiet)
+		fprintf(stderr, "preemptify series: %zu of %zu patch%s carr%s no Signed-off-by: line (-s adds yours)\n",
+			rep->unsigned_patches, rep->patches, rep->patches == 1 ? "" : "es",
+			rep->unsigned_patches == 1 ? "ies" : "y");
 	if (!so->split_subsystem)
 		for (size_t i = 0; i < rep->files.len; i++)
 			printf("%s\n", rep->files.items[i]);
@@ -187,7 +195,7 @@ int cmd_series(int argc, char **argv)
 {
 	struct repo_series_options so = REPO_SERIES_OPTIONS_INIT;
 	const char *outdir = ".", *repo_path = ".", *split_by = "none";
-	bool no_cover = false, quiet = false; /* series writes nothing but errors on stderr anyway */
+	bool no_cover = false, quiet = false; /* quiet: no word on patches without a sign-off */
 	struct strvec args = STRVEC_INIT, to = STRVEC_INIT, cc = STRVEC_INIT;
 	const struct cli_option opts[] = {
 		{"output-directory", 'o', OPT_STRING, &outdir, "DIR", "write the patches in DIR (default: .)"},
@@ -250,7 +258,7 @@ int cmd_series(int argc, char **argv)
 			rc = EXIT_USAGE;
 		goto done;
 	}
-	print_series(&so, &rep);
+	print_series(&so, &rep, quiet);
 	rc = EXIT_OK;
 done:
 	repo_series_report_release(&rep);

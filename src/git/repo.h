@@ -194,8 +194,9 @@ struct repo_series_report {
 	struct strvec files; /* paths written, cover letter first (with split_subsystem: per series) */
 	size_t patches;     /* number of commits in the series (in all of them) */
 	VEC(struct repo_series_part) parts; /* with split_subsystem: by subsystem name; else empty */
+	size_t unsigned_patches; /* patches with no Signed-off-by: line (checkpatch's MISSING_SIGN_OFF) */
 };
-#define REPO_SERIES_REPORT_INIT {STRVEC_INIT, 0, VEC_INIT}
+#define REPO_SERIES_REPORT_INIT {STRVEC_INIT, 0, VEC_INIT, 0}
 
 /*
  * Writes the commits of RANGE as OUTDIR/0001-<subject>.patch ... (mbox, as

@@ -21,6 +21,7 @@ void repo_series_report_release(struct repo_series_report *rep)
 		free(rep->parts.items[i].dir);
 	}
 	vec_release(&rep->parts);
+	rep->unsigned_patches = 0;
 }
 
 /* (An existing regular file is replaced with FORCE; a link or anything else is still refused.) */
@@ -580,6 +581,8 @@ static int write_patch(struct series *s, size_t i, struct repo_series_report *ou
 		goto done;
 	}
 	body = patch_body(c, s->opts->signoff ? s->signoff : NULL);
+	if (!strstr(body, "\nSigned-off-by: ") && strncmp(body, "Signed-off-by: ", 15) != 0)
+		out->unsigned_patches++;
 	if (git_email_create_from_diff(&mail, diff, i + 1, s->ids.len, id, git_commit_summary(c),
 				       body, git_commit_author(c), &eo) < 0) {
 		repo_git_fail("formatting a patch");

@@ -31,7 +31,13 @@ git tag base
 "$P" commit -q . >/dev/null 2>"$TMP/err" || { cat "$TMP/err"; fail "commit failed"; }
 [ "$(git rev-list --count base..HEAD)" -eq 6 ] || fail "want 6 commits"
 
-"$P" series --split-by subsystem --cc-from-maintainers -o "$TMP/out" >"$TMP/lines" || fail "series --split-by failed"
+"$P" series --split-by subsystem --cc-from-maintainers -o "$TMP/out" >"$TMP/lines" 2>"$TMP/err" ||
+	fail "series --split-by failed"
+# committed without -s: series says so (checkpatch's MISSING_SIGN_OFF), and -s adds the sign-off
+grep_q "preemptify series: 6 of 6 patches carry no Signed-off-by: line (-s adds yours)" "$TMP/err"
+"$P" series -s --split-by subsystem -o "$TMP/signed" >/dev/null 2>"$TMP/err" || fail "series -s failed"
+[ ! -s "$TMP/err" ] || { cat "$TMP/err" >&2; fail "series -s: a word on stderr"; }
+grep -q '^Signed-off-by: A U Thor <author@example.com>$' "$TMP"/signed/fs-jbd/0001-*.patch || fail "series -s: the sign-off"
 cat >"$TMP/want" <<EOF
 drivers/block: no patch, 4 findings left for hand work
 $TMP/out/drivers-char/: drivers/char, 3 patches
