@@ -68,6 +68,8 @@ char *event_key(const struct event *e, unsigned key, const char *src)
 {
 	if (key == KEY_LOCK && e->api && e->api->lock)
 		return xstrdup(e->api->lock);
+	if (key == KEY_LOCK && e->api && (e->api->lock_arg || e->api->lock_field))
+		return lock_key_arg(e->call, e->api->lock_arg, e->api->lock_field, src);
 	return lock_key(e->call, key, src);
 }
 

@@ -20,15 +20,15 @@ static bool name_is(const char *name, size_t len, const char *want)
 /* ---- locks, interrupts, bottom halves, preemption ------------------------ */
 
 static const struct api apis[] = {
-#define API(name, op, keys) {name, op, keys, NULL},
+#define API(name, op, keys) {name, op, keys, NULL, 0, NULL},
 #include "analysis/apis.def"
 #undef API
 };
 
 /* 2.6.9 include/linux/smp_lock.h: spin_lock(&kernel_flag) at the outermost depth */
 static const struct api bkl_apis[] = {
-	{"lock_kernel", API_ACQUIRE, KEY_LOCK, "kernel_flag"},
-	{"unlock_kernel", API_RELEASE, KEY_LOCK, "kernel_flag"},
+	{"lock_kernel", API_ACQUIRE, KEY_LOCK, "kernel_flag", 0, NULL},
+	{"unlock_kernel", API_RELEASE, KEY_LOCK, "kernel_flag", 0, NULL},
 };
 
 const struct api *api_lookup(const char *name, size_t len)
@@ -56,16 +56,22 @@ char *lock_key(TSNode call, unsigned key, const char *src)
 {
 	if (key != KEY_LOCK)
 		return xstrdup(key_class_name(key));
+	return lock_key_arg(call, 0, NULL, src);
+}
+
+char *lock_key_arg(TSNode call, unsigned arg, const char *field, const char *src)
+{
 	TSNode args = ts_field(call, "arguments");
-	if (ts_node_named_child_count(args) == 0)
+	if (ts_node_named_child_count(args) <= arg)
 		return xstrdup("?");
-	TSNode a = ts_node_named_child(args, 0);
+	TSNode a = ts_node_named_child(args, arg);
 	struct buf b = BUF_INIT;
 	for (uint32_t i = ts_node_start_byte(a); i < ts_node_end_byte(a); i++)
 		if (src[i] != ' ' && src[i] != '\t' && src[i] != '\n')
 			buf_putc(&b, src[i]);
 	char *k = buf_detach(&b);
-	if (k[0] == '&')
+	bool addr = k[0] == '&';
+	if (addr)
 		memmove(k, k + 1, strlen(k));
 	/* `&(priv->lock)` is the lock `&priv->lock` names */
 	size_t n = strlen(k);
@@ -78,7 +84,13 @@ char *lock_key(TSNode call, unsigned key, const char *src)
 		memmove(k, k + 1, n - 2);
 		k[n - 2] = '\0';
 	}
-	return k;
+	if (!field)
+		return k;
+	/* p->lock of a parameter p: the argument &s gives s.lock */
+	char *full = xasprintf("%s%s%s", k, addr && field[0] == '-' ? "." : "",
+			       addr && field[0] == '-' ? field + 2 : field);
+	free(k);
+	return full;
 }
 
 /* ---- sleeping calls -------------------------------------------------------- */

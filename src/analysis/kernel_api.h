@@ -19,7 +19,14 @@ struct api {
 	const char *name;
 	enum api_op op;
 	unsigned keys;    /* KEY_* bits */
-	const char *lock; /* a lock wrapper's (flow.h): its lock's key; NULL: the first argument */
+	const char *lock; /* a lock wrapper's (flow.h): its lock's key; NULL: named by an argument */
+	/*
+	 * A wrapper handed its lock: the argument naming it (0 for the
+	 * kernel's calls) and, when its lock is a field of that argument,
+	 * the field (`->lock` for `spin_lock(&dev->lock)` on a parameter dev).
+	 */
+	unsigned lock_arg;
+	const char *lock_field;
 };
 
 /* The api entry for a callee name, or NULL. */
@@ -31,6 +38,13 @@ const struct api *api_lookup(const char *name, size_t len);
  * argument) for KEY_LOCK, else "irq", "bh" or "preempt". Caller frees.
  */
 char *lock_key(TSNode call, unsigned key, const char *src);
+
+/*
+ * The key of the lock CALL names by its argument ARG, followed by FIELD
+ * ("->lock", or NULL): "dev->lock" for f(dev) and f(&dev) alike, as the
+ * lock its callee takes through that parameter. Caller frees.
+ */
+char *lock_key_arg(TSNode call, unsigned arg, const char *field, const char *src);
 
 enum sleep_kind { SLEEP_NO, SLEEP_MAYBE, SLEEP_YES };
 

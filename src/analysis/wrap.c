@@ -182,6 +182,36 @@ static bool calls_locking_fn(const struct file_analysis *fa, const struct fn *f)
 	return false;
 }
 
+/*
+ * A lock KEY that F names through one of its parameters (`spinlock_t *lock`
+ * gives "lock", `struct port *p` gives "p->lock"): its callers hand it the
+ * lock, so each call takes or drops the one its argument names. Sets W's
+ * argument and field; false when KEY names no parameter.
+ */
+static bool lock_parameter(const struct fn *f, const char *key, struct wrapper *w)
+{
+	TSNode fd = ts_field(f->def, "declarator");
+	while (!ts_node_is_null(fd) && !ts_type_is(fd, "function_declarator"))
+		fd = ts_field(fd, "declarator");
+	TSNode params = ts_node_is_null(fd) ? fd : ts_field(fd, "parameters");
+	uint32_t np = ts_node_is_null(params) ? 0 : ts_node_named_child_count(params);
+	for (uint32_t i = 0; i < np; i++) {
+		TSNode d = ts_field(ts_node_named_child(params, i), "declarator");
+		while (!ts_node_is_null(d) && !ts_type_is(d, "identifier"))
+			d = ts_field(d, "declarator");
+		if (ts_node_is_null(d))
+			continue;
+		size_t n = ts_node_end_byte(d) - ts_node_start_byte(d);
+		if (strncmp(key, f->src + ts_node_start_byte(d), n) != 0 ||
+		    (key[n] != '\0' && strncmp(key + n, "->", 2) != 0))
+			continue;
+		w->api.lock_arg = i;
+		w->api.lock_field = key[n] ? key + n : NULL;
+		return true;
+	}
+	return false;
+}
+
 /* Classifies F from its flow; true with W filled when it is a wrapper. */
 static bool classify(const struct file_analysis *fa, struct fn *f, struct wrapper *w)
 {
@@ -227,6 +257,8 @@ static bool classify(const struct file_analysis *fa, struct fn *f, struct wrappe
 			if (key_class(held.items[i]) == KEY_LOCK)
 				w->lock = xstrdup(held.items[i]);
 		w->api.lock = w->lock;
+		if (w->lock && lock_parameter(f, w->lock, w))
+			w->api.lock = NULL; /* named at each call by its argument */
 	}
 	for (size_t i = 0; i < dropped.len; i++)
 		free(dropped.items[i]);

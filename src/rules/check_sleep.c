@@ -9,6 +9,7 @@
  * (mm/filemap.c: truncate_list_pages() drops pagecache_lock, which its
  * caller holds, around wait_on_page().) Only locks F takes itself count:
  * an atomic context or a protection from F's own callers is not G's to drop.
+ * A G handed the lock it drops (a parameter) drops the one CALL names.
  */
 static bool releases_all_held(const struct fn *f, const struct fn *g, TSNode call, const struct point_state *ps)
 {
@@ -16,13 +17,19 @@ static bool releases_all_held(const struct fn *f, const struct fn *g, TSNode cal
 		return false;
 	name_vec held = VEC_INIT;
 	flow_held_keys(f, ts_node_start_byte(call), true, &held);
+	const struct wrapper *w = g->wraps;
+	char *passed = w && w->lock && !w->api.lock
+		     ? lock_key_arg(call, w->api.lock_arg, w->api.lock_field, f->src) : NULL;
 	bool all = held.len > 0;
 	for (size_t i = 0; i < held.len && all; i++) {
 		bool found = false;
 		for (size_t k = 0; k < g->dropped.len && !found; k++)
-			found = strcmp(held.items[i], g->dropped.items[k]) == 0;
+			found = strcmp(held.items[i], g->dropped.items[k]) == 0 ||
+				(passed && strcmp(g->dropped.items[k], w->lock) == 0 &&
+				 strcmp(held.items[i], passed) == 0);
 		all = found;
 	}
+	free(passed);
 	vec_release(&held);
 	return all;
 }
