@@ -203,6 +203,12 @@ static const char *const cpu_local_prefixes[] = {
 	"apic_read", "apic_write", "ack_APIC_irq", "__local_flush", "local_tlb",
 };
 
+bool api_context_test(const char *name, size_t len)
+{
+	/* not in_interrupt() or in_softirq(): local_bh_disable() changes them */
+	return len == 6 && memcmp(name, "in_irq", 6) == 0;
+}
+
 bool api_cpu_local(const char *name, size_t len)
 {
 	for (size_t i = 0; i < ARRAY_SIZE(cpu_local_prefixes); i++) {

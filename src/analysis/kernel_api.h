@@ -78,6 +78,13 @@ bool api_bkl_spins(void);
  */
 const char *api_arch_without_preempt(const char *path, size_t *len);
 
+/*
+ * Is NAME a test of the context the function runs in, whose answer no
+ * statement of a driver's function changes (in_irq())? A path that took
+ * `if (!in_irq())` one way takes it the same way further down.
+ */
+bool api_context_test(const char *name, size_t len);
+
 /* Does the call NAME act on the current CPU's own state (TLB, MMU context, MSRs, APIC)? */
 bool api_cpu_local(const char *name, size_t len);
 

@@ -29,7 +29,10 @@ static bool upper_name(const char *s, size_t n)
 	return n > 0;
 }
 
-/* Can a path keep the value of expression N? No call (but a macro), no side effect. */
+/*
+ * Can a path keep the value of expression N? No call (but a macro, or a
+ * test of the running context: in_irq()), no side effect.
+ */
 static bool pure_visit(TSNode n, void *ctx)
 {
 	const char *src = ((const char **)ctx)[0];
@@ -40,7 +43,7 @@ static bool pure_visit(TSNode n, void *ctx)
 	} else if (ts_type_is(n, "call_expression")) {
 		const char *name;
 		size_t len = ts_call_name(n, src, &name);
-		if (!upper_name(name, len))
+		if (!upper_name(name, len) && !api_context_test(name, len))
 			*ok = false;
 	}
 	return *ok;
