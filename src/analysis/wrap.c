@@ -19,7 +19,8 @@
  * and its callers write `if (icmp_xmit_lock()) return; ... icmp_xmit_unlock();`.
  * Each function's own flow, run from a free entry, tells what it leaves at
  * its returns: the same keys held at every exit (an acquire wrapper), held
- * at the returns of one constant and none at the others (a trylock), or the
+ * at the returns of one constant and none at the others (a trylock; an
+ * error number such as -EBUSY is a constant that is not 0), or the
  * caller's keys released and none taken (a release wrapper). The calls to a
  * wrapper then act as the locking calls it wraps, and its own imbalance is
  * its contract, not a P007.
@@ -79,12 +80,33 @@ static char *keys_text(const name_vec *keys)
 	return buf_detach(&b);
 }
 
-/* An integer constant return value: 0 or not (-1 when it is no constant). */
-static int return_constant(const struct fn *f, TSNode ret)
+/* Is N an error number by the kernel's names: an upper-case identifier starting with E (EBUSY)? */
+static bool errno_name(TSNode n, const char *src)
+{
+	if (!ts_type_is(n, "identifier") || src[ts_node_start_byte(n)] != 'E')
+		return false;
+	for (uint32_t i = ts_node_start_byte(n); i < ts_node_end_byte(n); i++)
+		if (!(src[i] >= 'A' && src[i] <= 'Z') && !(src[i] >= '0' && src[i] <= '9') && src[i] != '_')
+			return false;
+	return true;
+}
+
+/*
+ * An integer constant return value: 0 or not (-1 when it is no constant);
+ * -EBUSY is not 0, and sets *ERR.
+ */
+static int return_constant(const struct fn *f, TSNode ret, bool *err)
 {
 	TSNode v = ts_node_named_child_count(ret) ? ts_node_named_child(ret, 0) : ts_null();
-	while (ts_type_is(v, "parenthesized_expression") || ts_type_is(v, "unary_expression"))
-		v = ts_node_named_child(v, ts_type_is(v, "unary_expression") ? 0 : 0);
+	bool negated = false;
+	while (ts_type_is(v, "parenthesized_expression") || ts_type_is(v, "unary_expression")) {
+		negated |= ts_type_is(v, "unary_expression") && ts_text_is(ts_field(v, "operator"), f->src, "-");
+		v = ts_node_named_child(v, 0);
+	}
+	if (negated && errno_name(v, f->src)) {
+		*err = true;
+		return 1;
+	}
 	if (!ts_type_is(v, "number_literal"))
 		return -1;
 	uint32_t s = ts_node_start_byte(v), e = ts_node_end_byte(v);
@@ -97,17 +119,19 @@ static int return_constant(const struct fn *f, TSNode ret)
 
 /*
  * A trylock wrapper: every reachable return gives a constant; those of one
- * kind (0, or not 0) hold the same keys on every path, the others none.
+ * kind (0, or not 0) hold the same keys on every path, the others none; an
+ * error number is never the kind that holds.
  */
 static bool trylock_wrapper(const struct fn *f, name_vec *held, bool *zero_success)
 {
 	name_vec side[2] = {VEC_INIT, VEC_INIT}, may = VEC_INIT;
-	bool seen[2] = {false, false}, ok = true, any_held[2] = {false, false};
+	bool seen[2] = {false, false}, ok = true, any_held[2] = {false, false}, any_err[2] = {false, false};
 	for (size_t n = 0; n < f->cfg.nodes.len && ok; n++) {
 		const struct cfg_node *node = &f->cfg.nodes.items[n];
 		if (node->kind != CFG_RETURN || !f->reached[n])
 			continue;
-		int c = return_constant(f, node->ast);
+		bool err = false;
+		int c = return_constant(f, node->ast, &err);
 		if (c < 0) {
 			ok = false;
 			break;
@@ -126,11 +150,13 @@ static bool trylock_wrapper(const struct fn *f, name_vec *held, bool *zero_succe
 			vec_release(&must);
 		}
 		any_held[c] = side[c].len > 0;
+		any_err[c] |= err;
 	}
 	/* a return falling off the end of an int function gives no constant */
 	ok = ok && seen[0] && seen[1] && any_held[0] != any_held[1];
+	int h = any_held[0] ? 0 : 1;
+	ok = ok && !any_err[h]; /* `return -EBUSY;` with the lock held is a leak, no success */
 	if (ok) {
-		int h = any_held[0] ? 0 : 1;
 		*zero_success = h == 0;
 		for (size_t i = 0; i < side[h].len; i++)
 			vec_push(held, side[h].items[i]);
