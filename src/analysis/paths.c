@@ -171,6 +171,14 @@ static void node_writes(struct explorer *x, uint32_t id, struct pstate *s)
 	s->alias &= ~x->pf.alias_kills[id];
 	if (nf->gen_fact >= 0)
 		fact_set(s, nf->gen_fact, nf->gen_value);
+	if (nf->try_key >= 0) {
+		/* the copy that took the lock got the success value: 0 for a zero-success wrapper */
+		bool ok = s->depth[nf->try_key] > 0;
+		if (nf->try_fact >= 0)
+			fact_set(s, nf->try_fact, nf->try_zero_success ? !ok : ok);
+		if (nf->try_neg_fact >= 0)
+			fact_set(s, nf->try_neg_fact, !ok && nf->try_zero_success && nf->try_fail_negative);
+	}
 	if (nf->alias >= 0) {
 		const struct alias *al = &x->pf.aliases.items[nf->alias];
 		s->alias |= (uint32_t)1 << nf->alias;

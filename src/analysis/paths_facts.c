@@ -249,6 +249,50 @@ static void node_assign(struct path_facts *pf, const struct fn *f, struct node_f
 	free(name);
 }
 
+static int fact_find(const struct path_facts *pf, const char *text)
+{
+	for (size_t i = 0; i < pf->facts.len; i++)
+		if (strcmp(pf->facts.items[i].text, text) == 0)
+			return (int)i;
+	return -1;
+}
+
+/*
+ * `ret = sharp_wait(...);` then `if (ret < 0)`: a trylock (or trylock
+ * wrapper) whose result a variable keeps; the path that took the lock and
+ * the one that did not know the variable's test apart.
+ */
+static void node_try_result(struct path_facts *pf, const struct fn *f, uint32_t id)
+{
+	const event_vec *ev = &f->events.items[id];
+	struct node_facts *nf = &pf->nodes[id];
+	for (size_t k = 0; k < ev->len && nf->try_key < 0; k++) {
+		const struct event *e = &ev->items[k];
+		if (!e->api || e->api->op != API_TRYLOCK || e->polarity >= 0)
+			continue;
+		TSNode p = ts_parent(e->call), v = ts_null();
+		if (ts_type_is(p, "assignment_expression") && ts_node_eq(ts_field(p, "right"), e->call) &&
+		    ts_text_is(ts_field(p, "operator"), f->src, "="))
+			v = ts_field(p, "left");
+		else if (ts_type_is(p, "init_declarator") && ts_node_eq(ts_field(p, "value"), e->call))
+			v = ts_field(p, "declarator");
+		if (!ts_type_is(v, "identifier"))
+			continue;
+		const struct wrapper *w = NULL;
+		for (size_t i = 0; f->wrappers && i < f->wrappers->len && !w; i++)
+			if (&f->wrappers->items[i].api == e->api)
+				w = &f->wrappers->items[i];
+		char *name = canon(v, f->src), *neg = xasprintf("%s<0", name);
+		nf->try_key = (int)f->acqs.items[e->acq].key_id;
+		nf->try_fact = fact_find(pf, name);
+		nf->try_neg_fact = fact_find(pf, neg);
+		nf->try_zero_success = w && w->zero_success;
+		nf->try_fail_negative = w && w->fail_negative;
+		free(name);
+		free(neg);
+	}
+}
+
 /* The key pairs an alias joins: p->x and q->x, both keys of F. */
 static void alias_pairs(struct alias *a, const struct fn *f)
 {
@@ -347,7 +391,8 @@ void path_facts_find(struct path_facts *pf, const struct fn *f)
 	pf->kills = xcalloc(n, sizeof *pf->kills);
 	pf->alias_kills = xcalloc(n, sizeof *pf->alias_kills);
 	for (uint32_t id = 0; id < n; id++)
-		pf->nodes[id].cond = pf->nodes[id].first_fact = pf->nodes[id].gen_fact = pf->nodes[id].alias = -1;
+		pf->nodes[id].cond = pf->nodes[id].first_fact = pf->nodes[id].gen_fact = pf->nodes[id].alias =
+			pf->nodes[id].try_key = -1;
 	for (size_t a = 0; a < f->cfg.arms.len; a++)
 		arm_fact(pf, f, &f->cfg.arms.items[a]);
 	for (uint32_t id = 0; id < n; id++) {
@@ -368,6 +413,7 @@ void path_facts_find(struct path_facts *pf, const struct fn *f)
 		struct reads_ctx w = {f->src, &pf->nodes[id].writes};
 		ts_walk(ast, writes_visit, &w);
 		node_assign(pf, f, &pf->nodes[id], ast);
+		node_try_result(pf, f, id);
 	}
 	for (size_t a = 0; a < pf->aliases.len; a++)
 		alias_pairs(&pf->aliases.items[a], f);

@@ -40,6 +40,12 @@ struct node_facts {
 	int gen_fact;      /* a fact it sets to a constant (`locked = 1;`), or -1 */
 	bool gen_value;
 	int alias;         /* the alias it makes (`p = q;`), or -1 */
+	/*
+	 * `v = trylock(...)`: the key it takes (-1 none) and the facts its
+	 * result decides on each outcome, `v` and `v<0` (-1 when no test reads them).
+	 */
+	int try_key, try_fact, try_neg_fact;
+	bool try_zero_success, try_fail_negative;
 };
 
 struct path_facts {

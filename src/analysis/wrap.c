@@ -93,9 +93,9 @@ static bool errno_name(TSNode n, const char *src)
 
 /*
  * An integer constant return value: 0 or not (-1 when it is no constant);
- * -EBUSY is not 0, and sets *ERR.
+ * -EBUSY is not 0, and sets *ERR; *NEG is set for a negative one.
  */
-static int return_constant(const struct fn *f, TSNode ret, bool *err)
+static int return_constant(const struct fn *f, TSNode ret, bool *err, bool *neg)
 {
 	TSNode v = ts_node_named_child_count(ret) ? ts_node_named_child(ret, 0) : ts_null();
 	bool negated = false;
@@ -103,6 +103,7 @@ static int return_constant(const struct fn *f, TSNode ret, bool *err)
 		negated |= ts_type_is(v, "unary_expression") && ts_text_is(ts_field(v, "operator"), f->src, "-");
 		v = ts_node_named_child(v, 0);
 	}
+	*neg = negated;
 	if (negated && errno_name(v, f->src)) {
 		*err = true;
 		return 1;
@@ -122,16 +123,17 @@ static int return_constant(const struct fn *f, TSNode ret, bool *err)
  * kind (0, or not 0) hold the same keys on every path, the others none; an
  * error number is never the kind that holds.
  */
-static bool trylock_wrapper(const struct fn *f, name_vec *held, bool *zero_success)
+static bool trylock_wrapper(const struct fn *f, name_vec *held, struct wrapper *w)
 {
 	name_vec side[2] = {VEC_INIT, VEC_INIT}, may = VEC_INIT;
 	bool seen[2] = {false, false}, ok = true, any_held[2] = {false, false}, any_err[2] = {false, false};
+	bool all_neg[2] = {true, true};
 	for (size_t n = 0; n < f->cfg.nodes.len && ok; n++) {
 		const struct cfg_node *node = &f->cfg.nodes.items[n];
 		if (node->kind != CFG_RETURN || !f->reached[n])
 			continue;
-		bool err = false;
-		int c = return_constant(f, node->ast, &err);
+		bool err = false, neg = false;
+		int c = return_constant(f, node->ast, &err, &neg);
 		if (c < 0) {
 			ok = false;
 			break;
@@ -151,13 +153,15 @@ static bool trylock_wrapper(const struct fn *f, name_vec *held, bool *zero_succe
 		}
 		any_held[c] = side[c].len > 0;
 		any_err[c] |= err;
+		all_neg[c] &= neg;
 	}
 	/* a return falling off the end of an int function gives no constant */
 	ok = ok && seen[0] && seen[1] && any_held[0] != any_held[1];
 	int h = any_held[0] ? 0 : 1;
 	ok = ok && !any_err[h]; /* `return -EBUSY;` with the lock held is a leak, no success */
 	if (ok) {
-		*zero_success = h == 0;
+		w->zero_success = h == 0;
+		w->fail_negative = all_neg[!h];
 		for (size_t i = 0; i < side[h].len; i++)
 			vec_push(held, side[h].items[i]);
 	}
@@ -259,7 +263,7 @@ static bool classify(const struct file_analysis *fa, struct fn *f, struct wrappe
 			ok = true;
 		} else {
 			held.len = 0;
-			if (trylock_wrapper(f, &held, &w->zero_success) && key_bits(held.items, held.len)) {
+			if (trylock_wrapper(f, &held, w) && key_bits(held.items, held.len)) {
 				w->api.op = API_TRYLOCK;
 				ok = true;
 			}
