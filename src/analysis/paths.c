@@ -68,6 +68,17 @@ static void key_step(struct explorer *x, struct pstate *s, uint32_t key, bool ta
 	}
 }
 
+/* A release at event SLOT of a key F never takes, which an active alias makes one it does. */
+static void alias_release(struct explorer *x, struct pstate *s, uint32_t slot)
+{
+	for (size_t a = 0; a < x->pf.aliases.len; a++) {
+		const struct alias *al = &x->pf.aliases.items[a];
+		for (size_t i = 0; ((s->alias >> a) & 1) && i + 1 < al->rels.len; i += 2)
+			if (al->rels.items[i] == slot)
+				key_step(x, s, al->rels.items[i + 1], false);
+	}
+}
+
 static void observe(struct explorer *x, uint32_t slot, uint32_t key, const struct pstate *s)
 {
 	x->out->ev[slot] |= s->depth[key] ? PATH_HELD : PATH_FREE;
@@ -90,6 +101,8 @@ static void event_step(struct explorer *x, const struct event *e, uint32_t slot,
 					observe(x, slot * 2 + (uint32_t)r, (uint32_t)e->rel[r], s);
 					key_step(x, s, (uint32_t)e->rel[r], false);
 				}
+			if (e->rel[0] == -2)
+				alias_release(x, s, slot);
 			continue;
 		}
 		if (api->op == API_TRYLOCK && !on_edge) {

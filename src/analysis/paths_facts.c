@@ -215,7 +215,10 @@ static bool changes(const char *w, const char *r)
 	return strncmp(w, r, n) == 0 && (r[n] == '\0' || r[n] == '-' || r[n] == '.' || r[n] == '[');
 }
 
-/* `v = 1;`, `int v = 0;`: sets the fact that is exactly v; `p = q;`: an alias. */
+/*
+ * `v = 1;`, `int v = 0;`: sets the fact that is exactly v; `p = q;`,
+ * `p = q->r;` and their declarations: an alias.
+ */
 static void node_assign(struct path_facts *pf, const struct fn *f, struct node_facts *nf, TSNode ast)
 {
 	TSNode l = ts_null(), r = ts_null();
@@ -227,6 +230,8 @@ static void node_assign(struct path_facts *pf, const struct fn *f, struct node_f
 		TSNode d = ts_field(ast, "declarator");
 		if (ts_type_is(d, "init_declarator"))
 			l = ts_field(d, "declarator"), r = ts_field(d, "value");
+		while (ts_type_is(l, "pointer_declarator")) /* `struct card *card = ...` */
+			l = ts_field(l, "declarator");
 	}
 	if (!ts_type_is(l, "identifier") || ts_node_is_null(r))
 		return;
@@ -239,9 +244,12 @@ static void node_assign(struct path_facts *pf, const struct fn *f, struct node_f
 			nf->gen_fact = (int)i;
 			nf->gen_value = !is_zero(r, f->src) && !ts_type_is(r, "false");
 		}
-	if (ts_type_is(r, "identifier") && ts_type_is(ast, "expression_statement") &&
+	/* `card = state ? state->card : 0;`: where it is no null pointer, card is state->card */
+	if (ts_type_is(r, "conditional_expression") && is_zero(ts_field(r, "alternative"), f->src))
+		r = ts_strip_parens(ts_field(r, "consequence"), f->src);
+	if ((ts_type_is(r, "identifier") || ts_type_is(r, "field_expression")) && pure(r, f->src) &&
 	    pf->aliases.len < PATH_MAX_ALIASES) {
-		struct alias a = {name, canon(r, f->src), VEC_INIT};
+		struct alias a = {name, canon(r, f->src), VEC_INIT, VEC_INIT};
 		vec_push(&pf->aliases, a);
 		nf->alias = (int)(pf->aliases.len - 1);
 		return;
@@ -291,6 +299,30 @@ static void node_try_result(struct path_facts *pf, const struct fn *f, uint32_t 
 		free(name);
 		free(neg);
 	}
+}
+
+/* The releases of p->x that drop q->x while the alias holds (p->x is no key of F). */
+static void alias_releases(struct alias *a, const struct fn *f)
+{
+	size_t np = strlen(a->p);
+	uint32_t slot = 0;
+	for (size_t n = 0; n < f->events.len; n++)
+		for (size_t k = 0; k < f->events.items[n].len; k++, slot++) {
+			const struct event *e = &f->events.items[n].items[k];
+			if (!e->api || e->api->op != API_RELEASE || !(e->api->keys & KEY_LOCK) || e->rel[0] != -2)
+				continue;
+			char *key = event_key(e, KEY_LOCK, f->src);
+			if (strncmp(key, a->p, np) == 0 && (key[np] == '-' || key[np] == '.')) {
+				char *q = xasprintf("%s%s", a->q, key + np);
+				for (size_t i = 0; i < f->keys.len; i++)
+					if (strcmp(f->keys.items[i], q) == 0) {
+						vec_push(&a->rels, slot);
+						vec_push(&a->rels, (uint32_t)i);
+					}
+				free(q);
+			}
+			free(key);
+		}
 }
 
 /* The key pairs an alias joins: p->x and q->x, both keys of F. */
@@ -378,7 +410,7 @@ static void node_kills(struct path_facts *pf, uint32_t id)
 					pf->kills[id] |= (uint64_t)1 << k;
 		for (size_t a = 0; a < pf->aliases.len; a++)
 			if (strcmp(w->items[i], pf->aliases.items[a].p) == 0 ||
-			    strcmp(w->items[i], pf->aliases.items[a].q) == 0)
+			    changes(w->items[i], pf->aliases.items[a].q))
 				pf->alias_kills[id] |= (uint32_t)1 << a;
 	}
 }
@@ -415,8 +447,10 @@ void path_facts_find(struct path_facts *pf, const struct fn *f)
 		node_assign(pf, f, &pf->nodes[id], ast);
 		node_try_result(pf, f, id);
 	}
-	for (size_t a = 0; a < pf->aliases.len; a++)
+	for (size_t a = 0; a < pf->aliases.len; a++) {
 		alias_pairs(&pf->aliases.items[a], f);
+		alias_releases(&pf->aliases.items[a], f);
+	}
 	for (uint32_t id = 0; id < n; id++)
 		node_kills(pf, id);
 }
@@ -433,6 +467,7 @@ void path_facts_release(struct path_facts *pf, size_t nodes)
 		free(pf->aliases.items[i].p);
 		free(pf->aliases.items[i].q);
 		vec_release(&pf->aliases.items[i].pairs);
+		vec_release(&pf->aliases.items[i].rels);
 	}
 	vec_release(&pf->aliases);
 	for (size_t i = 0; pf->nodes && i < nodes; i++) {

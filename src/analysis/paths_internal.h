@@ -29,6 +29,11 @@ struct fact {
 struct alias {
 	char *p, *q;                 /* owned */
 	VEC(uint32_t) pairs;         /* key ids, two by two: p's key, q's key */
+	/*
+	 * Releases of p->x where F never takes p->x itself (only q->x), two
+	 * by two: the event's index over the function (paths.c's slots), q's key.
+	 */
+	VEC(uint32_t) rels;
 };
 
 struct node_facts {
