@@ -52,8 +52,9 @@ static int trylock_polarity(TSNode call, TSNode root, const char *src)
 					return -1;
 			} else if (ts_text_is(op, src, "==") && zero) {
 				pol ^= 1;
-			} else if (!(ts_text_is(op, src, "!=") && zero)) {
-				return -1;
+			} else if (!(zero && (ts_text_is(op, src, "!=") ||
+					      (ts_text_is(op, src, "<") && ts_node_eq(l, n))))) {
+				return -1; /* `x < 0` fails as `x != 0` does: a lock call's failures are negative */
 			}
 		} else if (strcmp(t, "parenthesized_expression") != 0 &&
 			   strcmp(t, "argument_list") != 0 && strcmp(t, "call_expression") != 0) {
@@ -165,6 +166,11 @@ static event_vec node_events(struct fn *f, const struct source *src, const struc
 					trylock_polarity(call, node->ast, src->parse_text) : -1;
 			if (w && w->zero_success && e.polarity >= 0)
 				e.polarity ^= 1; /* `if (icmp_xmit_lock()) return;`: held on the false edge */
+			/* `if (aac_queue_get(...) < 0) return;`: a wrapper that never fails takes only the false edge */
+			if (w && w->never_fails && node->kind == CFG_COND) {
+				e.polarity = trylock_polarity(call, node->ast, src->parse_text);
+				e.polarity = e.polarity >= 0 ? e.polarity ^ 1 : -1;
+			}
 		}
 		vec_push(&ev, e);
 	}

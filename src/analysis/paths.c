@@ -210,6 +210,10 @@ static void follow(struct explorer *x, uint32_t id, const struct cfg_edge *e, st
 		int pol = e->label == EDGE_TRUE ? 1 : e->label == EDGE_FALSE ? 0 : -2;
 		for (size_t k = 0; k < ev->len; k++) {
 			const struct event *t = &ev->items[k];
+			if (t->api && t->api->op == API_ACQUIRE && t->polarity >= 0 && pol >= 0 && t->polarity != pol) {
+				free(c->depth); /* the failure edge of a wrapper that never fails */
+				return;
+			}
 			if (t->api && t->api->op == API_TRYLOCK && t->polarity >= 0 && t->polarity == pol) {
 				pstate_vec one = {c, 1, 1};
 				event_step(x, t, x->out->ev_first[id] + (uint32_t)k, true, &one);

@@ -171,6 +171,22 @@ static bool trylock_wrapper(const struct fn *f, name_vec *held, struct wrapper *
 	return ok;
 }
 
+/* Does every reachable return of F give 0 (aacraid's aac_queue_get(), which its callers test)? */
+static bool returns_zero(const struct fn *f)
+{
+	bool any = false;
+	for (size_t n = 0; n < f->cfg.nodes.len; n++) {
+		const struct cfg_node *node = &f->cfg.nodes.items[n];
+		if (node->kind != CFG_RETURN || !f->reached[n])
+			continue;
+		bool err = false, neg = false;
+		if (return_constant(f, node->ast, &err, &neg) != 0)
+			return false;
+		any = true;
+	}
+	return any;
+}
+
 static bool calls_wrapper(const struct fn *f, const wrapper_vec *w)
 {
 	for (size_t n = 0; n < f->events.len; n++)
@@ -260,6 +276,7 @@ static bool classify(const struct file_analysis *fa, struct fn *f, struct wrappe
 			releases = fn_releases(f, held.items[i]);
 		if (held.len && same_keys(&held, &may) && key_bits(held.items, held.len) && !releases) {
 			w->api.op = API_ACQUIRE;
+			w->never_fails = returns_zero(f);
 			ok = true;
 		} else {
 			held.len = 0;
