@@ -166,11 +166,11 @@ static event_vec node_events(struct fn *f, const struct source *src, const struc
 					trylock_polarity(call, node->ast, src->parse_text) : -1;
 			if (w && w->zero_success && e.polarity >= 0)
 				e.polarity ^= 1; /* `if (icmp_xmit_lock()) return;`: held on the false edge */
-			/* `if (aac_queue_get(...) < 0) return;`: a wrapper that never fails takes only the false edge */
-			if (w && w->never_fails && node->kind == CFG_COND) {
-				e.polarity = trylock_polarity(call, node->ast, src->parse_text);
-				e.polarity = e.polarity >= 0 ? e.polarity ^ 1 : -1;
-			}
+		}
+		/* `if (aac_queue_get(...) < 0) return;`: a wrapper that never fails takes only the false edge */
+		if (w && w->never_fails && node->kind == CFG_COND) {
+			e.polarity = trylock_polarity(call, node->ast, src->parse_text);
+			e.polarity = e.polarity >= 0 ? e.polarity ^ 1 : -1;
 		}
 		vec_push(&ev, e);
 	}

@@ -54,7 +54,7 @@ struct wrapper {
 	struct api api;    /* api.name: the function's name (the fn's string) */
 	bool zero_success; /* API_TRYLOCK: held when it returns 0 */
 	bool fail_negative; /* API_TRYLOCK: every return that fails is negative (-EBUSY) */
-	bool never_fails;   /* API_ACQUIRE: every return gives 0, so `if (w() < 0)` is never taken */
+	bool never_fails;   /* API_ACQUIRE, API_RELEASE: every return gives 0, so `if (w() < 0)` is never taken */
 	char *held;        /* "icmp_socket->sk->lock.slock, bh"; owned */
 	char *lock;        /* its lock's key (api.lock), or NULL; owned */
 };

@@ -210,7 +210,7 @@ static void follow(struct explorer *x, uint32_t id, const struct cfg_edge *e, st
 		int pol = e->label == EDGE_TRUE ? 1 : e->label == EDGE_FALSE ? 0 : -2;
 		for (size_t k = 0; k < ev->len; k++) {
 			const struct event *t = &ev->items[k];
-			if (t->api && t->api->op == API_ACQUIRE && t->polarity >= 0 && pol >= 0 && t->polarity != pol) {
+			if (t->api && t->api->op != API_TRYLOCK && t->polarity >= 0 && pol >= 0 && t->polarity != pol) {
 				free(c->depth); /* the failure edge of a wrapper that never fails */
 				return;
 			}

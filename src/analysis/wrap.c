@@ -288,6 +288,7 @@ static bool classify(const struct file_analysis *fa, struct fn *f, struct wrappe
 	} else if (!f->acqs.len && pure_release && key_bits((const char *const *)dropped.items, dropped.len) &&
 		   flow_caller_keys_gone(f, dropped.items, dropped.len, UINT32_MAX)) {
 		w->api.op = API_RELEASE;
+		w->never_fails = returns_zero(f);
 		for (size_t i = 0; i < dropped.len; i++)
 			vec_push(&held, dropped.items[i]);
 		ok = true;
