@@ -203,6 +203,16 @@ static const char *const cpu_local_prefixes[] = {
 	"apic_read", "apic_write", "ack_APIC_irq", "__local_flush", "local_tlb",
 };
 
+bool api_noreturn(const char *name, size_t len)
+{
+	static const char *const names[] = {"panic", "do_exit", "complete_and_exit", "machine_halt",
+					    "machine_restart", "machine_power_off"};
+	for (size_t i = 0; i < ARRAY_SIZE(names); i++)
+		if (strlen(names[i]) == len && memcmp(names[i], name, len) == 0)
+			return true;
+	return false;
+}
+
 bool api_context_test(const char *name, size_t len)
 {
 	/* not in_interrupt() or in_softirq(): local_bh_disable() changes them */

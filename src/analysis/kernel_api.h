@@ -78,6 +78,9 @@ bool api_bkl_spins(void);
  */
 const char *api_arch_without_preempt(const char *path, size_t *len);
 
+/* Does the call NAME never return (panic(), do_exit())? A path through it ends there. */
+bool api_noreturn(const char *name, size_t len);
+
 /*
  * Is NAME a test of the context the function runs in, whose answer no
  * statement of a driver's function changes (in_irq())? A path that took

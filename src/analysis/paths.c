@@ -251,10 +251,18 @@ static void visit(struct explorer *x, uint32_t id, struct pstate in)
 			free(in.depth);
 			return;
 		}
-	pstate_vec v = VEC_INIT;
-	vec_push(&v, in);
 	const struct cfg_node *node = &x->f->cfg.nodes.items[id];
 	const event_vec *ev = &x->f->events.items[id];
+	for (size_t k = 0; k < ev->len; k++) {
+		const char *name;
+		size_t len = ev->items[k].api ? 0 : ts_call_name(ev->items[k].call, x->f->src, &name);
+		if (len && api_noreturn(name, len)) {
+			free(in.depth); /* panic(): the path ends here, it leaves nothing held */
+			return;
+		}
+	}
+	pstate_vec v = VEC_INIT;
+	vec_push(&v, in);
 	for (size_t k = 0; k < ev->len; k++) {
 		const struct event *e = &ev->items[k];
 		if (!e->api || e->api->op == API_NONE ||
