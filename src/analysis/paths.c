@@ -305,7 +305,7 @@ void paths_explore(const struct fn *f, struct path_result *out)
 	for (size_t k = 0; k < x.nk; k++)
 		x.counts[k] = flow_key_counts(f->keys.items[k]);
 	path_facts_find(&x.pf, f);
-	struct pstate s0 = {0, 0, 0, xcalloc(x.nk + 1, 1)};
+	struct pstate s0 = {x.pf.init_known, x.pf.init_val, 0, xcalloc(x.nk + 1, 1)};
 	join(&x, CFG_ENTRY_ID, &s0);
 	while (x.work.len && !x.failed) {
 		uint32_t idx = x.work.items[--x.work.len];

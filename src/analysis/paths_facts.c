@@ -361,6 +361,26 @@ static void arm_fact(struct path_facts *pf, const struct fn *f, const struct cfg
 		vec_push(&pf->nodes[arm->node].arms, fact * 2 + (arm->taken != neg));
 }
 
+/*
+ * `#ifdef USE_TASKLET` where the file itself says `#define USE_TASKLET`
+ * before the function, outside any #if: known at entry.
+ */
+static void arm_facts_at_entry(struct path_facts *pf, const struct fn *f)
+{
+	for (size_t i = 0; i < pf->facts.len; i++) {
+		const char *t = pf->facts.items[i].text;
+		size_t n = strlen(t);
+		if (n < 10 || strncmp(t, "defined(", 8) != 0 || t[n - 1] != ')')
+			continue;
+		int v = text_defined_before(f->src, ts_node_start_byte(f->def), t + 8, n - 9);
+		if (v < 0)
+			continue;
+		pf->init_known |= (uint64_t)1 << i;
+		if (v)
+			pf->init_val |= (uint64_t)1 << i;
+	}
+}
+
 /* `for (i = 0; i < n; i++)` entered from its initializer: a fact of its own. */
 static void loop_first_test(struct path_facts *pf, const struct fn *f, uint32_t id)
 {
@@ -427,6 +447,7 @@ void path_facts_find(struct path_facts *pf, const struct fn *f)
 			pf->nodes[id].try_key = -1;
 	for (size_t a = 0; a < f->cfg.arms.len; a++)
 		arm_fact(pf, f, &f->cfg.arms.items[a]);
+	arm_facts_at_entry(pf, f);
 	for (uint32_t id = 0; id < n; id++) {
 		const struct cfg_node *node = &f->cfg.nodes.items[id];
 		struct node_facts *nf = &pf->nodes[id];

@@ -60,6 +60,7 @@ struct path_facts {
 	struct node_facts *nodes;   /* per CFG node */
 	uint64_t *kills;            /* per node: facts whose reads it changes */
 	uint32_t *alias_kills;      /* per node: aliases whose names it changes */
+	uint64_t init_known, init_val; /* facts true at entry: `defined(X)` of the file's own #define X */
 };
 
 void path_facts_find(struct path_facts *pf, const struct fn *f);

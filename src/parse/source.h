@@ -75,6 +75,13 @@ void asm_blank_comments(char *text, size_t len);
  * not a member (`.WORD`, `->WORD`)? Those live in other name spaces.
  */
 bool text_names_object(const char *text, size_t len, const char *word);
+
+/*
+ * What the directives of TEXT before offset UPTO, outside every #if, say
+ * of macro NAME (N bytes): 1 when the last of them #defines it, 0 when it
+ * #undefs it, -1 when none names it (its value then comes from elsewhere).
+ */
+int text_defined_before(const char *text, size_t upto, const char *name, size_t n);
 /* The member accesses `->FIELD` / `.FIELD` in TEXT (comments too), counted up to MOST (0: all). */
 unsigned text_member_accesses(const char *text, size_t len, const char *field, unsigned most);
 

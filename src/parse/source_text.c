@@ -1,7 +1,8 @@
 /*
  * Raw text outside the neutraliser (source.h): whole-word searches
  * (text_has_word(), text_names_object(), text_member_accesses()) over a
- * file's bytes, and the blanking of an assembly file's comments
+ * file's bytes, what its unconditional #defines say of a macro
+ * (text_defined_before()), and the blanking of an assembly file's comments
  * (asm_blank_comments()).
  */
 #define _GNU_SOURCE /* memmem */
@@ -125,4 +126,37 @@ void asm_blank_comments(char *text, size_t len)
 				text[k] = ' ';
 		i = e - 1;
 	}
+}
+
+/* The directive word at T[I] (its '#'), as its start and length; 0 when none. */
+static size_t directive_name(const char *t, size_t e, size_t i, size_t *at)
+{
+	for (i++; i < e && (t[i] == ' ' || t[i] == '\t'); i++)
+		;
+	*at = i;
+	while (i < e && is_ident_char(t[i]))
+		i++;
+	return i - *at;
+}
+
+int text_defined_before(const char *text, size_t upto, const char *name, size_t n)
+{
+	int depth = 0, said = -1;
+	struct ctext cx;
+	for (ctext_init(&cx, text, upto); ctext_more(&cx); ctext_next(&cx)) {
+		if (cx.kind != CTEXT_CODE || !cx.line_start || text[cx.pos] != '#')
+			continue;
+		size_t e = ctext_directive_end(text, upto, cx.pos), w, wn = directive_name(text, e, cx.pos, &w);
+		size_t m, mn = directive_name(text, e, w + wn - 1, &m);
+		if (wn >= 2 && memcmp(text + w, "if", 2) == 0)
+			depth++;
+		else if (wn == 5 && memcmp(text + w, "endif", 5) == 0)
+			depth--;
+		else if (depth == 0 && mn == n && memcmp(text + m, name, n) == 0 &&
+			 ((wn == 6 && memcmp(text + w, "define", 6) == 0) || (wn == 5 && memcmp(text + w, "undef", 5) == 0)))
+			said = text[w] == 'd';
+		while (ctext_more(&cx) && cx.end < e)
+			ctext_next(&cx);
+	}
+	return said;
 }
