@@ -17,6 +17,7 @@
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -29,7 +30,7 @@
 /* Runs with effects (files written), or inputs beyond the files (git history, SARIF's repository facts), are never cached. */
 static bool cacheable(int argc, char **argv)
 {
-	if (strcmp(argv[0], "scan") != 0 && strcmp(argv[0], "diff") != 0)
+	if (strcmp(argv[0], "scan") != 0 && strcmp(argv[0], "diff") != 0 && strcmp(argv[0], "explain") != 0)
 		return false;
 	static const char *const never[] = {"--help", "--since", "--output", "--write-baseline", "--no-cache", NULL};
 	for (int i = 1; i < argc; i++) {
@@ -162,6 +163,26 @@ static void key_configs(struct buf *km, const char *path)
 	free(dir);
 }
 
+/* FILE of ARG when ARG is FILE:LINE or FILE:LINE:COL (owned), else NULL. */
+static char *location_file(const char *arg)
+{
+	size_t n = strlen(arg);
+	for (int parts = 0; parts < 2; parts++) {
+		size_t d = n;
+		while (d > 0 && arg[d - 1] >= '0' && arg[d - 1] <= '9')
+			d--;
+		if (d == n || d < 2 || arg[d - 1] != ':')
+			break;
+		n = d - 1;
+		char *file = xstrndup(arg, n);
+		struct stat st;
+		if (stat(file, &st) == 0 && S_ISREG(st.st_mode))
+			return file;
+		free(file);
+	}
+	return NULL;
+}
+
 /* Real paths of the command line's existing paths and the kernel trees above them, outermost only. */
 static void find_roots(int argc, char **argv, struct strvec *roots)
 {
@@ -170,11 +191,16 @@ static void find_roots(int argc, char **argv, struct strvec *roots)
 			i += argv[i][11] == '\0';
 			continue;
 		}
-		char *real = realpath(argv[i], NULL);
-		if (!real)
+		char *real = realpath(argv[i], NULL), *file = NULL;
+		if (!real && (file = location_file(argv[i])))
+			real = realpath(file, NULL); /* explain FILE:LINE[:COL] reads FILE */
+		if (!real) {
+			free(file);
 			continue;
+		}
 		bool is_path = false;
-		char *tree = cli_tree_root(argv[i], &is_path);
+		char *tree = cli_tree_root(file ? file : argv[i], &is_path);
+		free(file);
 		char *tree_real = tree ? realpath(tree, NULL) : NULL;
 		vec_push(roots, real);
 		if (tree_real)
@@ -265,6 +291,9 @@ int cache_key(int argc, char **argv, const char *dir, char keyhex[33], size_t *f
 	else
 		key_file(&km, "binary", "/proc/self/exe");
 	buf_printf(&km, "cwd %s\ntty %d%d%d\n", getcwd(cwd, sizeof cwd) ? cwd : "?", isatty(0), isatty(1), isatty(2));
+	struct winsize ws; /* explain wraps its reasons at the terminal's width */
+	if (isatty(STDOUT_FILENO) && ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0)
+		buf_printf(&km, "width %u\n", (unsigned)ws.ws_col);
 	for (int i = 0; i < argc; i++)
 		buf_printf(&km, "arg %s%c", argv[i], 0);
 	for (size_t i = 0; env[i]; i++) {

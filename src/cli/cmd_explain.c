@@ -281,6 +281,9 @@ int cmd_explain(int argc, char **argv)
 		{"no-tree", 0, OPT_FLAG, &a.no_tree, NULL, "the file alone: callers in other files unknown"},
 		{"config", 0, OPT_STRING, &a.config, "FILE", "read FILE instead of the nearest " CONFIG_FILE_NAME},
 		{"no-config", 0, OPT_FLAG, &a.no_config, NULL, "read no " CONFIG_FILE_NAME},
+		{"cache-dir", 0, OPT_STRING, &a.cache_dir, "DIR",
+		 "keep the result cache in DIR (default: $XDG_CACHE_HOME/preemptify, else ~/.cache/preemptify)"},
+		{"no-cache", 0, OPT_FLAG, &a.no_cache, NULL, "neither read nor write the result cache"},
 		CLI_QUIET_OPTION(&quiet),
 		{NULL, 0, 0, NULL, NULL, NULL},
 	};

@@ -126,6 +126,25 @@ if [ -w /dev/full ]; then
 	done
 fi
 
+# explain is cached too: FILE and FILE:LINE, cold, warm and uncached the same
+# bytes; a changed byte in another file of the tree recomputes
+rm -rf "$C" ex && cp -r trees/fastnet ex
+line=$("$BIN" scan --no-cache ex/drivers/net/fastnet.c 2>/dev/null | sed -n 's/^ex\/drivers\/net\/fastnet\.c:\([0-9]*\):.*/\1/p' | head -1)
+[ -n "$line" ] && ok || bad "explain: a line with a finding to explain"
+for target in ex/drivers/net/fastnet.c "ex/drivers/net/fastnet.c:$line"; do
+	"$BIN" explain --no-cache "$target" >ref.out 2>/dev/null; want=$?
+	run explain --cache-dir "$C" "$target"; cp .out cold.out
+	if reused; then bad "explain $target: a first run is not served from the cache"; else ok; fi
+	run explain --cache-dir "$C" "$target"
+	reused && ok || bad "explain $target: the second run reuses the first"
+	[ "$rc" -eq "$want" ] && cmp -s ref.out cold.out && cmp -s ref.out .out && ok ||
+		bad "explain $target: cold, warm and --no-cache outputs differ"
+done
+printf '/* changed */\n' >>ex/net/core/fastcore.c
+run explain --cache-dir "$C" "ex/drivers/net/fastnet.c:$line"
+if reused; then bad "explain: a changed file elsewhere in the tree is not answered from the cache"; else ok; fi
+rm -rf "$C"
+
 # the spatch steps' part: a run the run's entry cannot answer (a file
 # changed) asks spatch only for steps whose input changed; a changed
 # function runs again; a damaged step entry is rebuilt; the answer is
