@@ -163,26 +163,6 @@ static void key_configs(struct buf *km, const char *path)
 	free(dir);
 }
 
-/* FILE of ARG when ARG is FILE:LINE or FILE:LINE:COL (owned), else NULL. */
-static char *location_file(const char *arg)
-{
-	size_t n = strlen(arg);
-	for (int parts = 0; parts < 2; parts++) {
-		size_t d = n;
-		while (d > 0 && arg[d - 1] >= '0' && arg[d - 1] <= '9')
-			d--;
-		if (d == n || d < 2 || arg[d - 1] != ':')
-			break;
-		n = d - 1;
-		char *file = xstrndup(arg, n);
-		struct stat st;
-		if (stat(file, &st) == 0 && S_ISREG(st.st_mode))
-			return file;
-		free(file);
-	}
-	return NULL;
-}
-
 /* Real paths of the command line's existing paths and the kernel trees above them, outermost only. */
 static void find_roots(int argc, char **argv, struct strvec *roots)
 {
@@ -192,7 +172,8 @@ static void find_roots(int argc, char **argv, struct strvec *roots)
 			continue;
 		}
 		char *real = realpath(argv[i], NULL), *file = NULL;
-		if (!real && (file = location_file(argv[i])))
+		unsigned line, col;
+		if (!real && explain_parse_location(argv[i], &file, &line, &col) == 0)
 			real = realpath(file, NULL); /* explain FILE:LINE[:COL] reads FILE */
 		if (!real) {
 			free(file);

@@ -42,9 +42,7 @@ static bool step_get(void *ctx, const char *key, size_t key_len, char **out, siz
 	bool hit = cache_load(s->dir, hex, &e) == 1 && e.rc == 0;
 	if (hit) {
 		*out_len = e.out.len;
-		*out = xmalloc(e.out.len + 1);
-		memcpy(*out, e.out.ptr ? e.out.ptr : "", e.out.len);
-		(*out)[e.out.len] = '\0';
+		*out = buf_detach(&e.out);
 	}
 	cache_entry_release(&e);
 	return hit;

@@ -22,8 +22,7 @@
 
 /* ---- explain ------------------------------------------------------------- */
 
-/* Parses FILE:LINE or FILE:LINE:COL (as printed by scan). COL is 0 when absent. */
-static int parse_location(const char *arg, char **out_file, unsigned *out_line, unsigned *out_col)
+int explain_parse_location(const char *arg, char **out_file, unsigned *out_line, unsigned *out_col)
 {
 	unsigned nums[2] = {0, 0};
 	size_t n_nums = 0;
@@ -168,7 +167,7 @@ static int explain_target(const struct strvec *args, char **file, unsigned *line
 {
 	struct stat st;
 	*whole = false;
-	if (args->len == 1 && parse_location(args->items[0], file, line, col) < 0 &&
+	if (args->len == 1 && explain_parse_location(args->items[0], file, line, col) < 0 &&
 	    stat(args->items[0], &st) == 0 && S_ISREG(st.st_mode)) {
 		free(*file);
 		*file = xstrdup(args->items[0]);

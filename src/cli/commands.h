@@ -15,6 +15,13 @@
 int cmd_scan(int argc, char **argv);    /* cmd_scan.c */
 int cmd_explain(int argc, char **argv); /* cmd_explain.c */
 int cmd_rules(int argc, char **argv);   /* cmd_explain.c */
+
+/*
+ * Parses explain's FILE:LINE or FILE:LINE:COL (as printed by scan; COL 0
+ * when absent): 0 with *OUT_FILE owned, or -1 (cmd_explain.c; the cache's
+ * key reads the file the same way).
+ */
+int explain_parse_location(const char *arg, char **out_file, unsigned *out_line, unsigned *out_col);
 /* Added by later stages; declared here so their table row is one line. */
 int cmd_diff(int argc, char **argv);
 int cmd_apply(int argc, char **argv);

@@ -75,22 +75,29 @@ static char *spatch_failure(enum fix_kind kind, const struct spawn_result *res)
 	return err;
 }
 
+/* "h" when J's file is a header, else "c": spatch's input is named so. */
+static const char *input_ext(const struct job *j)
+{
+	size_t plen = strlen(j->out->path);
+	return plen > 2 && strcmp(j->out->path + plen - 2, ".h") == 0 ? "h" : "c";
+}
+
 /* The spatch input of J in its work directory DIR, relative to TMPDIR: fN/in.c (in.h for a header). */
 char *input_name(const struct job *j, const char *dir)
 {
-	size_t plen = strlen(j->out->path), tl = strlen(j->tmpdir);
+	size_t tl = strlen(j->tmpdir);
 	const char *rel = strncmp(dir, j->tmpdir, tl) == 0 && dir[tl] == '/' ? dir + tl + 1 : dir;
-	return xasprintf("%s/in.%s", rel, plen > 2 && strcmp(j->out->path + plen - 2, ".h") == 0 ? "h" : "c");
+	return xasprintf("%s/in.%s", rel, input_ext(j));
 }
 
 void step_key(struct buf *key, const struct job *j, enum fix_kind kind, enum edit_op op, const char *group,
 	      const site_vec *sites, const char *text, size_t len)
 {
-	size_t plen = strlen(j->out->path);
-	bool header = plen > 2 && strcmp(j->out->path + plen - 2, ".h") == 0;
-	buf_printf(key, "spatch step 1\nspatch %s\npython %s\nfix %s %s\ninput in.%s\n", j->opts->spatch,
-		   j->python ? j->python : "-", fix_name(kind), op_virtual(op), header ? "h" : "c");
-	sidecar(key, header ? "in.h" : "in.c", kind, op, group, sites);
+	char name[] = "in.c";
+	name[3] = input_ext(j)[0];
+	buf_printf(key, "spatch step 1\nspatch %s\npython %s\nfix %s %s\ninput %s\n", j->opts->spatch,
+		   j->python ? j->python : "-", fix_name(kind), op_virtual(op), name);
+	sidecar(key, name, kind, op, group, sites);
 	buf_printf(key, "text %zu\n", len);
 	buf_add(key, text, len);
 }
