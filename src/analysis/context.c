@@ -14,7 +14,7 @@
 #include <string.h>
 
 /* Gives F context CTX for REASON (owned), unless it already has a stronger one. */
-static void set_context_text(struct fn *f, enum fn_context ctx, char *reason)
+void context_set_text(struct fn *f, enum fn_context ctx, char *reason)
 {
 	if (f->ctx == CTX_HARDIRQ || (f->ctx == CTX_SOFTIRQ && ctx != CTX_HARDIRQ)) {
 		free(reason); /* keep the first, strongest reason */
@@ -27,7 +27,7 @@ static void set_context_text(struct fn *f, enum fn_context ctx, char *reason)
 
 static void set_context(struct fn *f, enum fn_context ctx, const char *fmt, unsigned line)
 {
-	set_context_text(f, ctx, xasprintf(fmt, line));
+	context_set_text(f, ctx, xasprintf(fmt, line));
 }
 
 struct ident_scan {
@@ -359,7 +359,7 @@ static bool ident_visit(TSNode n, void *ctx)
 		return false;
 	f->addr_taken = true;
 	if (u.kind == USE_REGISTERED)
-		set_context_text(f, u.ctx, u.reason);
+		context_set_text(f, u.ctx, u.reason);
 	/* stored in one struct field or one pointer only: the calls through it decide */
 	char *fld = u.kind == USE_ADDRESS ? context_stored_field(n, src) : NULL;
 	char *ptr = u.kind == USE_ADDRESS && !fld ? context_stored_pointer(n, src) : NULL;
@@ -686,5 +686,6 @@ void context_find(struct file_analysis *fa)
 	vec_release(&is.idle_lines);
 	macro_contexts(fa);
 	irq_entry_contexts(fa);
+	contract_find(fa);
 	private_fields(fa);
 }

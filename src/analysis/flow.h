@@ -341,6 +341,10 @@ void flow_exit_keys(const struct fn *f, bool may, name_vec *out);
 void wrap_find(struct file_analysis *fa);
 /* context.c: contexts from registrations, signatures, irq_enter() and DECLARE_TASKLET(). */
 void context_find(struct file_analysis *fa);
+/* context.c: gives F the context CTX for REASON (owned), unless it already has a stronger one. */
+void context_set_text(struct fn *f, enum fn_context ctx, char *reason);
+/* contract.c: contexts the functions' own comments state ("Must be called with interrupts disabled"). */
+void contract_find(struct file_analysis *fa);
 /*
  * context.c: the pessimistic fixed point that makes a static function
  * atomic at entry once every call to it in the file has preemption off;

@@ -119,8 +119,14 @@ static void check_check_resched(struct ctx *c, const struct fn *f, TSNode call)
 static void noresched_site(struct ctx *c, const struct fn *f, TSNode call, bool misspelt)
 {
 	const char *what = NULL;
-	/* in hard-IRQ context the return from the interrupt reschedules */
-	TSNode bad = f->ctx == CTX_HARDIRQ ? ts_null() : p005_search(c, f, call, &what);
+	/*
+	 * In hard-IRQ context the return from the interrupt reschedules; in a
+	 * function its callers (or its contract) call with preemption off, the
+	 * count stays above zero until they give it back, and that reschedules.
+	 */
+	struct point_state ps = flow_state_at(f, ts_node_start_byte(call));
+	bool callers_off = f->ctx != CTX_PROCESS && (ps.atomic_ctx || ps.entry_held);
+	TSNode bad = f->ctx == CTX_HARDIRQ || callers_off ? ts_null() : p005_search(c, f, call, &what);
 	if (ts_node_is_null(bad) && !misspelt && c->opts->target != TARGET_MODERN)
 		return;
 	struct buf ev = BUF_INIT;

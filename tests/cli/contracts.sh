@@ -1,0 +1,116 @@
+#!/usr/bin/env bash
+# Contracts a function's own comment states (src/analysis/contract.c): a
+# function documented as called with interrupts off, from an interrupt, or
+# with a spinlock of its file held runs with preemption off, whatever its
+# callers look like; a sentence that hedges (may, if, can), describes
+# something else (a handler), or names a lock the file never spins on
+# states nothing.
+. "$(dirname "$0")/lib.sh"
+
+cat > contract.c <<'C'
+#include <linux/smp.h>
+#include <linux/spinlock.h>
+#include <asm/semaphore.h>
+
+struct dev { spinlock_t lock; struct semaphore cfg_lock; int last[32]; };
+void note(int cpu);
+
+/*
+ * Must be called with interrupts disabled.
+ */
+void irq_off_fn(struct dev *d)
+{
+	note(smp_processor_id());
+}
+
+/* Called with d->lock held. */
+void lock_held_fn(struct dev *d)
+{
+	note(smp_processor_id());
+}
+
+void lock_taker(struct dev *d)
+{
+	spin_lock(&d->lock);
+	lock_held_fn(d);
+	spin_unlock(&d->lock);
+	down(&d->cfg_lock);
+	sem_held_fn(d);
+	up(&d->cfg_lock);
+}
+
+/* Called with d->cfg_lock held. */
+void sem_held_fn(struct dev *d)
+{
+	note(smp_processor_id());
+}
+
+/* This may be called from interrupt context. */
+void hedged_fn(struct dev *d)
+{
+	note(smp_processor_id());
+}
+
+/* Its handler is called with interrupts disabled. */
+void handler_setup_fn(struct dev *d)
+{
+	note(smp_processor_id());
+}
+
+void body_comment_fn(struct dev *d)
+{
+	/* This is safe as we are holding d->lock */
+	note(smp_processor_id());
+}
+
+/*
+ * vx_tick - called from the timer interrupt handler
+ */
+void tick_fn(struct dev *d)
+{
+	note(smp_processor_id());
+}
+C
+run scan -v --no-tree contract.c; expect_rc 1 "contracts: the plain functions are still flagged"
+expect_out '^contract\.c:13:7: note: why: irq_off_fn\(\) is called with preemption off: its comment \(line 8\) states the contract "Must be called with interrupts disabled"' \
+	"an irq-off contract protects the function, and the reason quotes it"
+expect_out '^contract\.c:19:7: note: why: lock_held_fn\(\) is called with preemption off: its comment \(line 16\) states the contract "Called with d->lock held"' \
+	"a spinlock the file takes protects the function"
+expect_out '^contract\.c:35:7: warning: .*\[P003(, fixable)?\]' "a lock the file only takes with down() is no contract"
+expect_out '^contract\.c:41:7: warning: .*\[P003(, fixable)?\]' "a hedged sentence (may) is no contract"
+expect_out '^contract\.c:47:7: warning: .*\[P003(, fixable)?\]' "a sentence about a handler is no contract"
+expect_out '^contract\.c:53:7: note: why: body_comment_fn\(\) is called with preemption off: its comment \(line 52\)' \
+	"the comment that opens the body counts too"
+expect_out '^contract\.c:61:7: note: why: tick_fn\(\) runs in hard-IRQ context: its comment \(line 56\) states the contract "vx_tick - called from the timer interrupt handler"' \
+	"called from an interrupt handler: hard-IRQ context"
+expect_no_out '^contract\.c:(13|19|53|61):7: warning' "no P003 where a contract holds"
+
+# P005: a function entered with preemption off gives the count back to its
+# caller, which reschedules; the same code without the contract is flagged
+cat > noresched.c <<'C'
+#include <linux/preempt.h>
+void step(void);
+
+/*
+ * Interrupts are disabled on entry as trap3 is an interrupt gate.
+ */
+int trap_handler(void)
+{
+	preempt_disable();
+	step();
+	preempt_enable_no_resched();
+	return 1;
+}
+
+int plain_handler(void)
+{
+	preempt_disable();
+	step();
+	preempt_enable_no_resched();
+	return 1;
+}
+C
+run scan --no-tree noresched.c; expect_rc 1 "P005: the plain function is flagged"
+expect_out '^noresched\.c:19:2: warning: .*\[P005(, fixable)?\]' "P005 without a contract"
+expect_no_out '^noresched\.c:11:' "no P005 in a function entered with interrupts off"
+finish
