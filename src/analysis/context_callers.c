@@ -153,6 +153,34 @@ static char *callers_reason(const struct fn *callee, const struct buf *why, size
 	return r;
 }
 
+/* For explain: the first call with preemption on to each static function the fixed point left preemptible. */
+static void callers_notes(struct file_analysis *fa, const struct callers *cl)
+{
+	for (size_t g = 0; g < fa->fns.len; g++) {
+		struct fn *callee = &fa->fns.items[g];
+		if (callee->ctx != CTX_PROCESS || !callee->is_static || callee->addr_taken)
+			continue;
+		for (size_t k = cl->first[g]; k < cl->first[g + 1]; k++) {
+			const struct fn *caller = &fa->fns.items[cl->refs[k].caller];
+			const struct call_site *cs = &caller->calls.items[cl->refs[k].call];
+			if (cs->protected_call)
+				continue;
+			unsigned line = source_pos(fa->src, ts_node_start_byte(cs->call)).line;
+			if (cl->refs[k].caller == g) {
+				callee->callers_note = xasprintf("it calls itself at line %u with preemption on", line);
+				break;
+			}
+			struct point_state ps = flow_state_at(caller, ts_node_start_byte(cs->call));
+			struct buf why = BUF_INIT;
+			point_explain(caller, &ps, &why);
+			callee->callers_note = xasprintf("called from %s() at line %u with preemption on (%s)",
+							 caller->name, line, buf_cstr(&why));
+			buf_release(&why);
+			break;
+		}
+	}
+}
+
 void context_callers_fixpoint(struct file_analysis *fa)
 {
 	size_t nf = fa->fns.len;
@@ -190,6 +218,7 @@ void context_callers_fixpoint(struct file_analysis *fa)
 	}
 	fa->callers = cl; /* the final calls, for context_roots() */
 	free(dirty);
+	callers_notes(fa, cl);
 }
 
 void context_release(struct file_analysis *fa)

@@ -48,7 +48,7 @@ static const char *const pat_lock =
 static const char *const pat_not =
 	"(^|[^a-z])(not|never|without|unless|if|may|might|can|could|after|before|or|when|whenever|while|should|"
 	"needs|takes|grabs|acquires|drops|releases|unlocks|except|until|sometimes|usually|normally|mutex|sem|"
-	"semaphore|rwsem|means|allow|allows|both|process context|being|case|require|required|devices|would|danger|but|also|some|partly)([^a-z]|$)|n't|enabl|\\?"
+	"semaphore|rwsem|means|allow|allows|both|process context|being|case|require|required|devices|would|danger|but|also|some|partly|itself)([^a-z]|$)|n't|enabl|\\?"
 	"|(handler|handlers|callback|callbacks) (is |are )?(called|run|runs|executed|invoked)";
 
 static regex_t re_irq_off, re_irq_ctx, re_lock, re_not;
@@ -72,7 +72,7 @@ static char *comment_words(const char *s, size_t n)
 	for (size_t i = 0; i < n; i++) {
 		char c = s[i];
 		if (c == '\n') {
-			buf_putc(&b, line_empty ? '.' : ' ');
+			buf_puts(&b, line_empty ? ". " : " ");
 			line_start = line_empty = true;
 			continue;
 		}
@@ -128,7 +128,10 @@ static bool lock_spins(const char *s, const regmatch_t *m, const char *text, siz
 static char *sentence_contract(char *words, const char *text, size_t len, enum fn_context *ctx)
 {
 	for (char *s = words; *s;) {
-		size_t n = strcspn(s, ".;:!");
+		/* a mark ends a sentence when a blank follows (not the dot of time.c) */
+		size_t n = 0;
+		while (s[n] && !(strchr(".;:!", s[n]) && (s[n + 1] == ' ' || s[n + 1] == '\0')))
+			n++;
 		char end = s[n];
 		s[n] = '\0';
 		regmatch_t m[1];

@@ -600,8 +600,10 @@ void point_explain(const struct fn *f, const struct point_state *s, struct buf *
 				   fn_store_kind(f), fn_store_name(f), f->tree_note);
 		else if (f->tree_note)
 			buf_printf(out, "; %s", f->tree_note);
+		else if (f->callers_note)
+			buf_printf(out, "; %s", f->callers_note);
 		else if (f->is_static && !f->addr_taken)
-			buf_puts(out, "; not every caller in this file holds a lock");
+			buf_puts(out, "; no call to it in this file");
 	}
 }
 

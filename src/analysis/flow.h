@@ -111,6 +111,7 @@ struct fn {
 	VEC(struct call_site) calls;
 	const char *src;          /* the parsed text */
 	const char *tree_note;    /* why the tree leaves it preemptible; the tree context's */
+	char *callers_note;       /* a static function: its first call in the file with preemption on (owned) */
 	const wrapper_vec *wrappers; /* the file's lock wrappers, for its calls; or NULL */
 	const struct wrapper *wraps; /* F is this lock wrapper, or NULL */
 };

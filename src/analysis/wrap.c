@@ -316,6 +316,59 @@ static bool classify(const struct file_analysis *fa, struct fn *f, struct wrappe
 	return ok;
 }
 
+/*
+ * The kernel call a function-like macro of the file stands for, when its
+ * body is that one call and it takes or drops no lock of its own (the CPU's
+ * state only): 2.6.9 fs/buffer.c `#define bh_lru_lock() local_irq_disable()`
+ * (preempt_disable() without CONFIG_SMP: the first definition is taken,
+ * and its partner's too, so the pair stays one key). NULL if not so.
+ */
+static const struct api *macro_api(const struct macro_def *d)
+{
+	if (!d->function_like || !d->body)
+		return NULL;
+	const char *b = d->body;
+	while (*b == ' ' || *b == '\t')
+		b++;
+	size_t n = 0;
+	while (is_ident_char(b[n]))
+		n++;
+	const char *open = b + n;
+	while (*open == ' ' || *open == '\t')
+		open++;
+	if (!n || *open != '(')
+		return NULL;
+	const char *close = strchr(open, ')');
+	if (!close || memchr(open + 1, '(', (size_t)(close - open - 1)))
+		return NULL;
+	for (const char *t = close + 1; *t; t++)
+		if (*t != ' ' && *t != '\t' && *t != ';' && *t != '\n')
+			return NULL;
+	const struct api *a = api_lookup(b, n);
+	return a && a->op != API_TRYLOCK && !(a->keys & KEY_LOCK) ? a : NULL;
+}
+
+/* Adds a wrapper for each macro of the file that stands for one kernel call (macro_api()). */
+static void macro_wrappers(const struct file_analysis *fa, wrapper_vec *found)
+{
+	const struct source *src = fa->src;
+	for (size_t i = 0; i < src->defs.len; i++) {
+		const struct macro_def *d = &src->defs.items[i];
+		const struct api *a = macro_api(d);
+		bool first = true;
+		for (size_t k = 0; k < i && first; k++)
+			first = strcmp(src->defs.items[k].name, d->name) != 0;
+		if (!a || !first || analysis_fn_index(fa, d->name, strlen(d->name)) >= 0)
+			continue;
+		struct wrapper w;
+		memset(&w, 0, sizeof w);
+		w.api = *a;
+		w.api.name = d->name;
+		w.held = xstrdup(a->keys & KEY_IRQ ? "irq" : a->keys & KEY_BH ? "bh" : "preempt");
+		vec_push(found, w);
+	}
+}
+
 void wrap_find(struct file_analysis *fa)
 {
 	wrapper_vec found = VEC_INIT;
@@ -339,8 +392,10 @@ void wrap_find(struct file_analysis *fa)
 			vec_push(&owner, i);
 		}
 	}
+	size_t fn_wrappers = found.len;
+	macro_wrappers(fa, &found);
 	fa->wrappers = found; /* final: the events below point into it */
-	for (size_t k = 0; k < owner.len; k++)
+	for (size_t k = 0; k < owner.len && k < fn_wrappers; k++)
 		fa->fns.items[owner.items[k]].wraps = &fa->wrappers.items[k];
 	vec_release(&owner);
 	if (!fa->wrappers.len)

@@ -105,6 +105,42 @@ run scan pd.c; expect_rc 1 "preempt_disable() and a lock-dropping sleeper: a fin
 expect_out '^pd\.c:18:2: error: wait_for_room\(\) \(which calls sleep_on\(\) at line 11\) may sleep, but preemption is off here \[P006(, fixable)?\]' \
 	"preempt_disable(): the helper's lock drop does not re-enable preemption"
 
+# a macro of the file that stands for one kernel call (2.6.9 fs/buffer.c
+# bh_lru_lock()): its uses take and drop what the call does
+cat > lru.c <<'C'
+#include <linux/percpu.h>
+#include <linux/interrupt.h>
+
+struct lru { int n; };
+DEFINE_PER_CPU(struct lru, lrus);
+
+#ifdef CONFIG_SMP
+#define lru_lock()	local_irq_disable()
+#define lru_unlock()	local_irq_enable()
+#else
+#define lru_lock()	preempt_disable()
+#define lru_unlock()	preempt_enable()
+#endif
+
+void lru_add(void)
+{
+	lru_lock();
+	__get_cpu_var(lrus).n++;
+	lru_unlock();
+}
+
+void lru_peek(int *n)
+{
+	lru_unlock();
+	*n = __get_cpu_var(lrus).n;
+	lru_lock();
+}
+C
+run scan --no-tree lru.c; expect_rc 1 "macro lock: the use after its release is flagged"
+expect_no_out '^lru\.c:18:' "macro lock: the use between lru_lock() and lru_unlock() is protected"
+expect_out '^lru\.c:25:7: warning: .*\[P002(, fixable)?\]' "macro lock: the use after lru_unlock() is not"
+expect_no_out '\[P007' "macro lock: the pair is balanced"
+
 # the prefilter: each trigger alone gets its file parsed and its finding
 parsed_findings() { # FILE: "PARSED FINDINGS" from the JSON stats
 	"$BIN" scan -f json "$1" 2>/dev/null | python3 -c '

@@ -113,4 +113,32 @@ C
 run scan --no-tree noresched.c; expect_rc 1 "P005: the plain function is flagged"
 expect_out '^noresched\.c:19:2: warning: .*\[P005(, fixable)?\]' "P005 without a contract"
 expect_no_out '^noresched\.c:11:' "no P005 in a function entered with interrupts off"
+# a static function some caller of its file calls with preemption on: the
+# reason names that caller and its line, not only "not every caller"
+cat > callers.c <<'C'
+#include <linux/smp.h>
+#include <linux/spinlock.h>
+static spinlock_t l = SPIN_LOCK_UNLOCKED;
+void note(int cpu);
+
+static void helper(void)
+{
+	note(smp_processor_id());
+}
+
+void locked(void)
+{
+	spin_lock(&l);
+	helper();
+	spin_unlock(&l);
+}
+
+void unlocked(void)
+{
+	helper();
+}
+C
+run scan -v --no-tree callers.c; expect_rc 1 "callers: the helper is flagged"
+expect_out '^callers\.c:8:7: note: why: no lock held, interrupts and preemption enabled on every path from entry; called from unlocked\(\) at line 20 with preemption on' \
+	"the reason names the caller that calls with preemption on"
 finish
