@@ -301,6 +301,16 @@ const char *fn_context_name(enum fn_context c)
 static const struct registration registrations[] = {
 	{REG_CALL, "request_irq", 1, CTX_HARDIRQ, "interrupt handler passed to request_irq() at line %u", NULL},
 	{REG_CALL, "setup_timer", 1, CTX_SOFTIRQ, "timer function set by setup_timer() at line %u", NULL},
+	/* 2.6 arm, arm26 (include/asm-arm/mach/irq.h): asm_do_IRQ() calls desc->handle(irq, desc, regs) */
+	{REG_CALL, "set_irq_handler", 1, CTX_HARDIRQ,
+	 "interrupt flow handler set by set_irq_handler() at line %u: asm_do_IRQ() calls it in interrupt context",
+	 NULL},
+	{REG_CALL, "set_irq_chained_handler", 1, CTX_HARDIRQ,
+	 "chained interrupt handler set by set_irq_chained_handler() at line %u: asm_do_IRQ() calls it in "
+	 "interrupt context", NULL},
+	{REG_CALL, "__set_irq_handler", 1, CTX_HARDIRQ,
+	 "interrupt flow handler set by __set_irq_handler() at line %u: asm_do_IRQ() calls it in interrupt context",
+	 NULL},
 	{REG_CALL, "tasklet_init", 1, CTX_SOFTIRQ, "tasklet function set by tasklet_init() at line %u", NULL},
 	{REG_CALL, "open_softirq", 1, CTX_SOFTIRQ, "softirq action registered by open_softirq() at line %u", NULL},
 	{REG_CALL, "init_bh", 1, CTX_SOFTIRQ, "bottom half registered by init_bh() at line %u", NULL},

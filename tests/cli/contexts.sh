@@ -105,6 +105,42 @@ run scan pd.c; expect_rc 1 "preempt_disable() and a lock-dropping sleeper: a fin
 expect_out '^pd\.c:18:2: error: wait_for_room\(\) \(which calls sleep_on\(\) at line 11\) may sleep, but preemption is off here \[P006(, fixable)?\]' \
 	"preempt_disable(): the helper's lock drop does not re-enable preemption"
 
+# 2.6 arm: a flow handler installed with set_irq_handler() (or chained) runs
+# in interrupt context, called by asm_do_IRQ() through the descriptor
+cat > armirq.c <<'C'
+#include <linux/smp.h>
+#include <asm/mach/irq.h>
+void note(int cpu);
+
+static void board_level_irq(unsigned int irq, struct irqdesc *desc, struct pt_regs *regs)
+{
+	note(smp_processor_id());
+}
+
+static void board_demux(unsigned int irq, struct irqdesc *desc, struct pt_regs *regs)
+{
+	note(smp_processor_id());
+}
+
+static void board_other(unsigned int irq, struct irqdesc *desc, struct pt_regs *regs)
+{
+	note(smp_processor_id());
+}
+
+void board_init_irq(void (*save)(void *))
+{
+	set_irq_handler(3, board_level_irq);
+	set_irq_chained_handler(4, board_demux);
+	save(board_other);
+}
+C
+run scan -v --no-tree armirq.c; expect_rc 1 "set_irq_handler: a pointer stored elsewhere is still flagged"
+expect_out '^armirq\.c:7:7: note: why: board_level_irq\(\) runs in hard-IRQ context: interrupt flow handler set by set_irq_handler\(\) at line 22' \
+	"set_irq_handler(): hard-IRQ context"
+expect_out '^armirq\.c:12:7: note: why: board_demux\(\) runs in hard-IRQ context: chained interrupt handler set by set_irq_chained_handler\(\) at line 23' \
+	"set_irq_chained_handler(): hard-IRQ context"
+expect_out '^armirq\.c:17:7: warning: .*\[P003(, fixable)?\]' "a handler given to an unknown function: flagged"
+
 # a macro of the file that stands for one kernel call (2.6.9 fs/buffer.c
 # bh_lru_lock()): its uses take and drop what the call does
 cat > lru.c <<'C'
