@@ -9,7 +9,8 @@
  *  - a pinned task: after set_cpus_allowed(current, <one CPU>), or the 2.4
  *    `current->cpus_allowed = <one CPU>;` and a schedule() (or in the loop
  *    `while (smp_processor_id() != cpu) schedule();` that waits for it), the task
- *    stays where it is (2.6.9 keeps a bare smp_processor_id() there, apm.c).
+ *    stays where it is (2.6.9 keeps a bare smp_processor_id() there, apm.c);
+ *  - the idle loop, cpu_idle(): each CPU's idle task never leaves its CPU.
  * A pinned task keeps only its number: another task on the same CPU may
  * still preempt it, so its per-CPU data keeps its own rules (P001/P002).
  * Bring-up code has its CPU to itself: nothing else runs there yet.
@@ -302,5 +303,8 @@ char *cpu_stable(struct ctx *c, const struct fn *f, TSNode read, bool *whole)
 		return xasprintf("the loop waits on schedule() until the task runs on the one CPU "
 				 "`current->cpus_allowed = ...` at line %u allows, which it cannot leave",
 				 line_of(c, ps.mask));
+	/* 2.6 init/main.c rest_init() and each architecture's secondary start end in cpu_idle() */
+	if (strcmp(f->name, "cpu_idle") == 0)
+		return xstrdup("cpu_idle() is the loop of this CPU's idle task, which never leaves its CPU");
 	return NULL;
 }

@@ -59,4 +59,30 @@ done
 run explain --context-root bu bu/arch/demo/kernel/smpboot.c:20; expect_rc 0 "a sleeping static helper of start_secondary(): a finding"; expect_out ": flagged \(" "a sleeping static helper of start_secondary(): a finding (flagged)"
 expect_out 'demo_callin_alloc\(\) is called only from start_secondary\(\) \(line 28\), which runs bound to its CPU, but it may sleep \(calls kmalloc\(GFP_KERNEL\) at line 22\)' "the sleep named as the reason"
 
+# the idle loop: each CPU's idle task never leaves its CPU, so the number it
+# reads stays right (its per-CPU data keeps its rules)
+mkdir -p idle && cat > idle/process.c <<'C'
+#include <linux/smp.h>
+#include <linux/percpu.h>
+DEFINE_PER_CPU(int, idle_ticks);
+void note(int cpu);
+
+void cpu_idle(void)
+{
+	for (;;) {
+		note(smp_processor_id());
+		__get_cpu_var(idle_ticks)++;
+	}
+}
+
+void not_idle(void)
+{
+	note(smp_processor_id());
+}
+C
+run scan -v --no-tree idle/process.c; expect_rc 1 "cpu_idle(): its per-CPU data and another function are still flagged"
+expect_out '^idle/process\.c:9:8: note: why: cpu_idle\(\) is the loop of this CPU.s idle task, which never leaves its CPU' \
+	"cpu_idle(): the CPU number is stable"
+expect_out '^idle/process\.c:10:3: warning: .*\[P002(, fixable)?\]' "cpu_idle(): per-CPU data is still flagged"
+expect_out '^idle/process\.c:16:7: warning: .*\[P003(, fixable)?\]' "another function: flagged"
 finish
