@@ -1,9 +1,12 @@
-/// Hold preemption off around a statement whose macro reads the CPU number:
+/// Hold preemption off around a statement whose macro reads the CPU number,
+/// or around a read and the calls on this CPU's own state beside it:
 /// preempt_disable(); STATEMENT ... preempt_enable();.
 ///
 /// Sidecar: B sites insert preempt_disable(); before the statement that
-/// expands the macro (and preempt_enable(); before each exit from the
-/// region); A sites insert preempt_enable(); after its last statement.
+/// expands the macro, or before the first statement of the run holding the
+/// read and the calls (an if, while or for too), and preempt_enable();
+/// before each exit from the region; A sites insert preempt_enable(); after
+/// its last statement.
 /// Standalone: for each function-like macro of the file whose body reads
 /// smp_processor_id() (or the one -D macro=NAME names, from a header),
 /// every statement NAME(...); or x = NAME(...); gets preempt_disable();
@@ -109,11 +112,12 @@ expression E; statement S1, S2; type T; identifier x;
 )
 
 // Sidecar: insert the sites TEXT before the region's first statement (an
-// expression statement: preempt_disable();) or before a
-// return/goto/break/continue leaving it (preempt_enable();).
+// expression statement, or an if, while or for when the region covers a
+// read and the calls on this CPU's own state: preempt_disable();) or
+// before a return/goto/break/continue leaving it (preempt_enable();).
 @ib depends on !op_R && !op_A@
 position p : script:python () { site(p, "B") };
-expression E; identifier l;
+expression E; identifier l; statement S1, S2;
 @@
 (
   return@p E;
@@ -127,6 +131,14 @@ expression E; identifier l;
   continue@p;
 |
   E@p;
+|
+  if@p (E) S1 else S2
+|
+  if@p (E) S1
+|
+  while@p (E) S1
+|
+  for@p (...;...;...) S1
 )
 
 @script:python ib_text@
@@ -136,7 +148,7 @@ t;
 coccinelle.t = cocci.make_ident(site_text(p, "B"))
 
 @depends on ib && !context@
-position ib.p; identifier ib_text.t; expression E; identifier l;
+position ib.p; identifier ib_text.t; expression E; identifier l; statement S1, S2;
 @@
 (
 + t;
@@ -156,6 +168,18 @@ position ib.p; identifier ib_text.t; expression E; identifier l;
 |
 + t;
   E@p;
+|
++ t;
+  if@p (E) S1 else S2
+|
++ t;
+  if@p (E) S1
+|
++ t;
+  while@p (E) S1
+|
++ t;
+  for@p (...;...;...) S1
 )
 
 // Standalone: the function-like macros of the file whose body reads the

@@ -222,7 +222,7 @@ static void unit_summary(void)
 		{FIX_YIELD, "use yield()"},
 		{FIX_CHECK_RESCHED, "call preempt_check_resched() after preempt_enable_no_resched()"},
 		{FIX_RESCHED_FLAG, "use set_tsk_need_resched()/clear_tsk_need_resched()"},
-		{FIX_PREEMPT_REGION, "hold preemption off where a macro reads the CPU number"},
+		{FIX_PREEMPT_REGION, "hold preemption off where the CPU number is read"},
 	};
 	for (size_t i = 0; i < ARRAY_SIZE(one); i++) {
 		struct finding f = mkfinding(RULE_P004, one[i].fix, 1, "m", NULL);

@@ -103,8 +103,8 @@ static bool node_in(const char *node, const char *const *set)
 /* The statements spatch can anchor an insertion on (the .cocci rules match these). */
 static const char *const after_anchors[] = {"expression_statement", "if_statement",
 	"for_statement", "while_statement", "declaration", NULL};
-/* if/while/for: only get-cpu.cocci anchors before them (a hoisted read's get_cpu()), and
- * only get-cpu plans insert there */
+/* if/while/for: get-cpu.cocci anchors before them (a hoisted read's get_cpu()), and
+ * preempt-region.cocci (a region over a read and the calls on this CPU's own state) */
 static const char *const before_anchors[] = {"return_statement", "goto_statement",
 	"break_statement", "continue_statement", "expression_statement", "if_statement",
 	"while_statement", "for_statement", NULL};

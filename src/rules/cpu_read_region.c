@@ -90,6 +90,12 @@ void share_region(struct finding *fd, const struct finding *owner)
 		e.text = xstrdup(e.text);
 		vec_push(&fd->edits, e);
 	}
+	if (owner->fix == FIX_PREEMPT_REGION) {
+		fd->fix = FIX_PREEMPT_REGION;
+		set_note(fd, xasprintf("stays smp_processor_id(): inside the preempt_disable()/preempt_enable() "
+					 "region of the read at line %u", owner->pos.line));
+		return;
+	}
 	set_note(fd, xasprintf("stays smp_processor_id(): inside the get_cpu()/put_cpu() region "
 				 "opened at line %u", owner->pos.line));
 }

@@ -103,6 +103,14 @@ TSNode cpu_local_extend(const struct ctx *c, TSNode first, TSNode *last);
 char *value_outlives(const struct ctx *c, TSNode first, TSNode last);
 char *extended_refusal(const struct ctx *c, TSNode call, char *why);
 /*
+ * region_own.c: preempt_disable(); before the smallest run of statements
+ * of one block holding SITE (a CPU read of F) and every call of F on this
+ * CPU's own state and every smp_call_function(), preempt_enable(); after
+ * it and before its exits (plan_region()), as 2.6.9 holds preemption off
+ * over flush_tlb_mm(). NULL (edits into FD) or why not (owned).
+ */
+char *plan_own_region(const struct ctx *c, const struct fn *f, TSNode site, struct finding *fd);
+/*
  * region_exit.c: the returns EXITS[0..n) of a region ending with LAST,
  * which ends the function, made one: `ret = value;` each, `PUT; return
  * ret;` after LAST, a `ret` local of the function's type. NULL (edits

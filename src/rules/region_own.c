@@ -156,3 +156,98 @@ char *extended_refusal(const struct ctx *c, TSNode call, char *why)
 	free(why);
 	return r;
 }
+
+/* ---- one preempt_disable() region over a read and the calls on this CPU's state ---- */
+
+struct own_span {
+	const struct ctx *c;
+	uint32_t lo, hi;  /* the calls' bytes */
+	unsigned own;     /* calls on this CPU's own state seen */
+};
+
+/*
+ * The calls a region over this CPU's own state must hold: api_cpu_local()
+ * ones, and smp_call_function(), which runs its function on every CPU but
+ * this one: with a local flush beside it, the two must see one CPU
+ * (2.6.9's flush_tlb_mm() holds preemption off over both).
+ */
+static bool own_span_visit(TSNode n, void *ctx)
+{
+	struct own_span *os = ctx;
+	const char *name;
+	size_t len;
+	if (!ts_type_is(n, "call_expression") || !(len = ts_call_name(n, os->c->text, &name)))
+		return true;
+	bool own = api_cpu_local(name, len);
+	if (!own && !name_eq(name, len, "smp_call_function"))
+		return true;
+	os->own += own;
+	if (ts_node_start_byte(n) < os->lo)
+		os->lo = ts_node_start_byte(n);
+	if (ts_node_end_byte(n) > os->hi)
+		os->hi = ts_node_end_byte(n);
+	return false;
+}
+
+/* The statement of BLOCK that holds byte AT. */
+static TSNode block_child_at(TSNode block, uint32_t at)
+{
+	TSNode n = ts_node_descendant_for_byte_range(block, at, at);
+	while (!ts_node_is_null(n) && !ts_node_eq(ts_parent(n), block))
+		n = ts_parent(n);
+	return n;
+}
+
+/* An edit of an earlier finding of this function inside [FROM, TO): its finding's line, or 0. */
+static unsigned earlier_fix_inside(const struct ctx *c, uint32_t from, uint32_t to)
+{
+	for (size_t i = c->fn_first_finding; i < c->out->findings.len; i++) {
+		const struct finding *o = &c->out->findings.items[i];
+		for (size_t k = 0; k < o->edits.len; k++)
+			if (o->edits.items[k].start.offset >= from && o->edits.items[k].start.offset < to)
+				return o->pos.line;
+	}
+	return 0;
+}
+
+/*
+ * The smallest run of statements of one block holding SITE and the calls
+ * own_span_visit() names: [*FIRST, *LAST]. False when F has no call on
+ * this CPU's own state.
+ */
+static bool own_span(const struct ctx *c, const struct fn *f, TSNode site, TSNode *first, TSNode *last)
+{
+	struct own_span os = {c, ts_node_start_byte(site), ts_node_end_byte(site), 0};
+	ts_walk(f->body, own_span_visit, &os);
+	if (!os.own)
+		return false;
+	TSNode b = ts_node_descendant_for_byte_range(f->body, os.lo, os.hi);
+	while (!ts_node_is_null(b) && !ts_type_is(b, "compound_statement"))
+		b = ts_parent(b);
+	if (ts_node_is_null(b) || !node_within(b, f->body))
+		return false;
+	*first = block_child_at(b, os.lo);
+	*last = block_child_at(b, os.hi - 1);
+	return !ts_node_is_null(*first) && !ts_node_is_null(*last);
+}
+
+char *plan_own_region(const struct ctx *c, const struct fn *f, TSNode site, struct finding *fd)
+{
+	TSNode first, last;
+	if (!own_span(c, f, site, &first, &last))
+		return xstrdup("the function makes no call on this CPU's own state");
+	if (ts_type_is(first, "declaration"))
+		return xasprintf("the region over the calls on this CPU's own state would start at the "
+				 "declaration at line %u", line_of(c, first));
+	unsigned other = earlier_fix_inside(c, ts_node_start_byte(first), ts_node_end_byte(last));
+	if (other)
+		return xasprintf("the region over the calls on this CPU's own state (lines %u-%u) would hold "
+				 "the fix of line %u", line_of(c, first), line_of(c, last), other);
+	char *no = value_outlives(c, first, last);
+	if (!no)
+		no = plan_region(c, first, last, NULL, "preempt_enable()", fd);
+	if (no)
+		return no;
+	add_edit(c, fd, EDIT_INSERT_BEFORE, first, "preempt_disable();");
+	return NULL;
+}
