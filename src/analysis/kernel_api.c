@@ -229,6 +229,18 @@ bool api_cpu_local(const char *name, size_t len)
 	return false;
 }
 
+const char *api_context_switch(const char *caller, const char *name, size_t len)
+{
+	static const char *const steps[] = {"switch_to", "switch_mm", "prepare_to_switch", "enter_lazy_tlb"};
+	if (strcmp(caller, "schedule") != 0)
+		return NULL;
+	for (size_t i = 0; i < ARRAY_SIZE(steps); i++)
+		if (strlen(steps[i]) == len && memcmp(name, steps[i], len) == 0)
+			return "the context switch in schedule(), which 2.6 makes with preemption off "
+			       "(2.6.9 context_switch() runs with the runqueue locked and interrupts off)";
+	return NULL;
+}
+
 const char *api_bound_entry(const char *name, size_t len)
 {
 	static const struct {

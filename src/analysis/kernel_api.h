@@ -102,6 +102,13 @@ enum sleep_kind api_may_sleep(TSNode call, const char *src, struct buf *why);
 const char *api_bound_entry(const char *name, size_t len);
 
 /*
+ * If CALLER calling NAME (LEN bytes) is the context switch, which 2.6 makes
+ * with preemption off (schedule() calling switch_to(), switch_mm(),
+ * prepare_to_switch(), enter_lazy_tlb()), why; else NULL.
+ */
+const char *api_context_switch(const char *caller, const char *name, size_t len);
+
+/*
  * A function whose documented contract has every caller hold a lock with
  * interrupts off (s390 do_IO(): Documentation/s390/cds.txt), by NAME (LEN
  * bytes) defined in PATH: why (a format, %u the line), or NULL.

@@ -86,6 +86,13 @@ static void call_ref(const struct file_analysis *fa, const struct fn *caller, TS
 		     struct tref *r)
 {
 	r->self = name && strcmp(caller->name, name) == 0 && strlen(name) == n;
+	const char *sw = name ? api_context_switch(caller->name, name, n) : NULL;
+	if (sw) {
+		r->protected_call = true;
+		free(r->why);
+		r->why = xstrdup(sw);
+		return;
+	}
 	struct point_state ps = flow_state_at(caller, ts_node_start_byte(call));
 	r->protected_call = point_protected(&ps) && !point_bkl_only(caller, &ps, ts_node_start_byte(call));
 	struct buf why = BUF_INIT;
