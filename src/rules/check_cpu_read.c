@@ -304,6 +304,31 @@ static void read_indexes_array(struct ctx *c, const struct fn *f, struct cpu_rea
 	refuse_or_own_region(c, f, r->call, fd, plan_direct_get_cpu(c, f, r->call, fd));
 }
 
+/*
+ * FD, the fixed finding of the read at line LINE, keeps the slots of the
+ * arrays indexed by its number the running CPU's: the P001/P002 findings
+ * of those slots left as they are (use_indexes_array()) share its edits.
+ */
+static void share_with_slots(struct ctx *c, const struct finding *fd, unsigned line)
+{
+	size_t self = (size_t)(fd - c->out->findings.items);
+	for (size_t i = c->fn_first_finding; i < c->out->findings.len; i++) {
+		struct finding *o = &c->out->findings.items[i];
+		if (i == self || o->cpu_read_line != line || o->fix != FIX_NONE || o->edits.len ||
+		    o->severity != SEV_WARNING)
+			continue;
+		/* why the array stays as it is: the note use_indexes_array() gave, up to its "; " */
+		const char *was = o->fix_note ? o->fix_note : "";
+		char *why = xstrndup(was, strcspn(was, ";"));
+		share_region(o, fd);
+		o->fix = fd->fix;
+		set_note(o, xasprintf("%s%sthe slot stays the running CPU's: the CPU number read at line %u "
+				      "is held over this use by its fix (%s)", why, *why ? "; " : "", line,
+				      fix_name(fd->fix)));
+		free(why);
+	}
+}
+
 /* The variable R is stored in (`int cpu = smp_processor_id();`, `cpu = ...;`), or a null node. */
 static TSNode read_into_var(const struct ctx *c, const struct cpu_read *r)
 {
@@ -649,6 +674,8 @@ static void read_into_local(struct ctx *c, const struct fn *f, struct cpu_read *
 		if (owner)
 			share_region(fd, owner);
 		refuse_or_own_region(c, f, r->call, fd, no);
+		if (fd->fix != FIX_NONE)
+			share_with_slots(c, fd, r->line);
 	}
 done:
 	vec_release(&lr.vu.uses);
