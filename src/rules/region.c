@@ -176,6 +176,18 @@ static bool never_completes(TSNode s)
 	return false;
 }
 
+static bool is_group(TSNode s)
+{
+	return ts_type_is(s, "preproc_if") || ts_type_is(s, "preproc_ifdef");
+}
+
+/* Can the semantic patches insert a put after S? */
+static bool is_put_anchor(TSNode s)
+{
+	return ts_type_is(s, "expression_statement") || ts_type_is(s, "if_statement") ||
+	       ts_type_is(s, "for_statement") || ts_type_is(s, "while_statement");
+}
+
 /* Does N contain a call? */
 static bool has_call(TSNode n)
 {
@@ -184,31 +196,29 @@ static bool has_call(TSNode n)
 
 /*
  * May the region cover the #if/#ifdef group G among its statements? Its
- * arms are scanned as the region's other statements; a jump leaving the
- * region from inside an arm would need a put_cpu() inside that arm, which
- * is not done. NULL, or why not (owned).
+ * arms are scanned as the region's other statements (a jump leaving the
+ * region from inside an arm is an exit like another). NULL, or why not
+ * (owned).
  */
 static char *region_across_group(struct region_scan *rs, TSNode g)
 {
 	const struct ctx *c = rs->c;
 	if (ts_node_eq(g, rs->first) || ts_node_eq(g, rs->last))
 		return xasprintf("the region would %s inside an arm of the #if/#ifdef at line %u; a get or put "
-				 "is not placed in an arm", ts_node_eq(g, rs->first) ? "start" : "end",
-				 line_of(c, g));
+				 "is not placed in an arm%s", ts_node_eq(g, rs->first) ? "start" : "end",
+				 line_of(c, g), ts_node_eq(g, rs->first) ? "" :
+				 ", and no statement after the group takes the put (the semantic patch cannot "
+				 "anchor on #endif)");
 	if (ts_node_has_error(g))
 		return xasprintf("an arm of the #if/#ifdef at line %u does not parse as C, so the group is "
 				 "not read as a whole", line_of(c, g));
-	size_t before = rs->exits.len;
+	/*
+	 * A jump leaving the region from inside an arm gets its put in that
+	 * arm, before it: compiled with the jump, after the get before the
+	 * group, so every configuration pairs them.
+	 */
 	ts_walk(g, region_visit, rs);
-	if (rs->refuse)
-		return rs->refuse;
-	if (rs->exits.len == before)
-		return NULL;
-	TSNode j = rs->exits.items[before];
-	const char *type = ts_node_type(j);
-	return xasprintf("the %.*s at line %u leaves the region from inside an arm of the #if/#ifdef at "
-			 "line %u, and a put is not placed in an arm", (int)strcspn(type, "_"), type,
-			 line_of(c, j), line_of(c, g));
+	return rs->refuse;
 }
 
 char *plan_region(const struct ctx *c, TSNode first, TSNode last, const char *var, const char *put,
@@ -225,6 +235,12 @@ char *plan_region(const struct ctx *c, TSNode first, TSNode last, const char *va
 	char *held = region_cover_locks(c, first, &last);
 	if (held)
 		return held;
+	/*
+	 * a region ending with an #if group (uses in its arms) ends after the
+	 * statement that follows the group: a put cannot anchor on #endif
+	 */
+	if (!ts_node_eq(first, last) && is_group(last) && is_put_anchor(next_stmt(last)))
+		last = next_stmt(last);
 	rs = (struct region_scan){.c = c, .first = first, .last = last, .var = var};
 	if (!ts_node_is_null(local_call))
 		rs.refuse = value_outlives(c, first, last);
@@ -235,7 +251,7 @@ char *plan_region(const struct ctx *c, TSNode first, TSNode last, const char *va
 		TSNode s = ts_node_named_child(parent, i);
 		if (ts_node_start_byte(s) < ts_node_start_byte(first) || ts_node_start_byte(s) > ts_node_start_byte(last))
 			continue;
-		if (ts_type_is(s, "preproc_if") || ts_type_is(s, "preproc_ifdef"))
+		if (is_group(s))
 			rs.refuse = region_across_group(&rs, s);
 		else
 			ts_walk(s, region_visit, &rs);
