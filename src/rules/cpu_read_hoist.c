@@ -126,10 +126,13 @@ static char *declare_local(struct ctx *c, TSNode h, const char *name, struct fin
 {
 	TSNode block = ts_parent(h);
 	*alone = false;
+	if (ts_type_is(block, "labeled_statement"))
+		return xasprintf("the statement at line %u is the statement of a label: a local cannot be "
+				 "declared there, and a preempt_disable() before it would be skipped by a goto "
+				 "to the label; fix by hand", line_of(c, h));
 	if (!ts_type_is(block, "compound_statement"))
-		return xasprintf("the statement at line %u is not directly in a { } block (an #if arm, "
-				 "a case or a label holds it), where the local would go; fix by hand",
-				 line_of(c, h));
+		return xasprintf("the statement at line %u is not directly in a { } block, where the local "
+				 "would go; fix by hand", line_of(c, h));
 	TSNode last_decl = ts_null(), first_stmt = ts_null();
 	for (uint32_t i = 0; i < ts_node_named_child_count(block); i++) {
 		TSNode s = ts_node_named_child(block, i);
@@ -199,6 +202,33 @@ static void cover_reads(struct ctx *c, const node_vec *calls, TSNode call, struc
 	}
 }
 
+/*
+ * H..LAST is not directly in a { } block (an #if arm, a case holds it), so
+ * no local can be declared for it: preempt_disable(); before H and
+ * preempt_enable(); after LAST (and before each jump out) hold the CPU
+ * instead, and the reads CALLS keep smp_processor_id(), which all see one
+ * CPU inside (fix preempt-region). NULL or why not (owned).
+ */
+static char *plan_held_reads(struct ctx *c, TSNode h, TSNode last, const node_vec *calls, TSNode call,
+			     struct finding *fd)
+{
+	char *no = plan_region(c, h, last, NULL, "preempt_enable()", fd);
+	if (no)
+		return no;
+	add_edit(c, fd, EDIT_INSERT_BEFORE, h, "preempt_disable();");
+	if (fd) {
+		fd->fix = FIX_PREEMPT_REGION;
+		cover_reads(c, calls, call, fd);
+		set_note(fd, xasprintf("the statement at line %u reads the CPU number %s, and no local can be "
+				       "declared where it is (%s): preemption is held off around it instead, so "
+				       "its reads keep smp_processor_id() and all see one CPU", line_of(c, h),
+				       calls->len > 1 ? "several times" : "on some paths only",
+				       ts_type_is(ts_parent(h), "case_statement") ? "a case holds it" :
+				       "an #if arm holds it"));
+	}
+	return NULL;
+}
+
 char *plan_hoisted_read(struct ctx *c, const struct fn *f, TSNode call, TSNode st, TSNode guard_end,
 			TSNode loop, struct finding *fd)
 {
@@ -214,6 +244,12 @@ char *plan_hoisted_read(struct ctx *c, const struct fn *f, TSNode call, TSNode s
 		ts_walk(s, hoist_read_visit, &rs);
 	}
 	char *no = rs.refuse;
+	/* not under a label: spatch may put the new first statement before it, where a goto skips it */
+	if (!no && !ts_type_is(ts_parent(h), "compound_statement") && !ts_type_is(ts_parent(h), "labeled_statement")) {
+		no = plan_held_reads(c, h, last, &rs.calls, call, fd);
+		vec_release(&rs.calls);
+		return no;
+	}
 	const char *name = no ? NULL : fresh_name(c, f);
 	if (!no && !name)
 		no = xstrdup("every name for the local (cpu, this_cpu, cur_cpu) is taken in the function");
