@@ -366,6 +366,33 @@ static void rewrite_type_arg(struct neutraliser *nz, size_t s, size_t n, size_t 
 }
 
 /* The word starting at S. Returns the offset after what was handled. */
+/*
+ * NAME (S, N bytes; J the first byte after it) used as a statement with no
+ * `;` of its own, an object-like macro of this file whose body is
+ * statements (ends with `;`: 2.4 kernel/sched.c's SLEEP_ON_HEAD): the
+ * grammar would read it as the start of an expression and lose the rest
+ * of the function. Made an empty statement, `;` and blanks.
+ */
+static bool statement_macro(struct neutraliser *nz, size_t s, size_t n, size_t j)
+{
+	if (nz->braces.len == 0 || nz->braces.items[nz->braces.len - 1] != 'b' ||
+	    (nz->prev != ';' && nz->prev != '{' && nz->prev != '}'))
+		return false;
+	if (j < nz->len && !is_ident_start(nz->t[j]) && nz->t[j] != '}' && nz->t[j] != '#')
+		return false;
+	for (size_t i = 0; i < nz->src->defs.len; i++) {
+		const struct macro_def *d = &nz->src->defs.items[i];
+		size_t bl = strlen(d->body);
+		if (d->function_like || strlen(d->name) != n || memcmp(d->name, nz->t + s, n) != 0 || !bl ||
+		    d->body[bl - 1] != ';')
+			continue;
+		blank(nz->out, s, s + n);
+		nz->out[s] = ';';
+		return true;
+	}
+	return false;
+}
+
 static size_t neutralise_word(struct neutraliser *nz, size_t s)
 {
 	const char *t = nz->t;
@@ -408,7 +435,7 @@ static size_t neutralise_word(struct neutraliser *nz, size_t s)
 	if (nz->braces.len > 0 && j < len && t[j] == '(')
 		rewrite_type_arg(nz, s, n, j);
 	rewrite_old_initialiser(nz, s, n, j);
-	nz->prev = 'w';
+	nz->prev = statement_macro(nz, s, n, j) ? ';' : 'w';
 	return i;
 }
 
