@@ -221,24 +221,31 @@ static char *region_across_group(struct region_scan *rs, TSNode g)
 	return rs->refuse;
 }
 
+/* A region ending among declarations ends after them: no statement between declarations. */
+static TSNode region_end(TSNode last)
+{
+	for (TSNode nx = next_stmt(last); ts_type_is(last, "declaration") && ts_type_is(nx, "declaration") &&
+	     !has_call(nx); nx = next_stmt(last))
+		last = nx;
+	return last;
+}
+
+/*
+ * plan_region() (cpu_shared.h). A region ending with an #if group (uses in
+ * its arms) ends after the statement that follows the group, where the
+ * put can go: it cannot anchor on #endif.
+ */
 char *plan_region(const struct ctx *c, TSNode first, TSNode last, const char *var, const char *put,
 		  struct finding *fd)
 {
 	struct region_scan rs = {0};
 	TSNode local_call = cpu_local_extend(c, first, &last);
-	/* a region ending among declarations ends after them: no statement between declarations */
-	for (TSNode nx = next_stmt(last); ts_type_is(last, "declaration") && ts_type_is(nx, "declaration") &&
-	     !has_call(nx); nx = next_stmt(last))
-		last = nx;
+	last = region_end(last);
 	if (!ts_node_eq(ts_parent(first), ts_parent(last)))
 		return xstrdup("the uses are not in the block of the read");
 	char *held = region_cover_locks(c, first, &last);
 	if (held)
 		return held;
-	/*
-	 * a region ending with an #if group (uses in its arms) ends after the
-	 * statement that follows the group: a put cannot anchor on #endif
-	 */
 	if (!ts_node_eq(first, last) && is_group(last) && is_put_anchor(next_stmt(last)))
 		last = next_stmt(last);
 	rs = (struct region_scan){.c = c, .first = first, .last = last, .var = var};
