@@ -717,6 +717,26 @@ static char *extend_to_uses(const struct ctx *c, const struct fn *f, TSNode site
  * (`s = &x[smp_processor_id()]; s->n++;` keeps s pointing at this CPU's
  * slot, so the region must cover s's uses).
  */
+/*
+ * The statement of ST that holds SITE as the lone body of an if, else or
+ * loop (`if (c) x[smp_processor_id()]--;`), the innermost, or ST itself:
+ * a region around the whole if would put_cpu() on the path that never got.
+ */
+static TSNode lone_body_of(TSNode site, TSNode st)
+{
+	TSNode body = st;
+	for (TSNode a = site, p = ts_parent(site); !ts_node_is_null(p) && !ts_node_eq(a, st); a = p, p = ts_parent(p)) {
+		bool lone = (ts_type_is(p, "if_statement") && (ts_node_eq(a, ts_field(p, "consequence")) ||
+							       ts_node_eq(a, ts_field(p, "alternative")))) ||
+			    ts_type_is(p, "else_clause") ||
+			    ((ts_type_is(p, "while_statement") || ts_type_is(p, "for_statement") ||
+			      ts_type_is(p, "do_statement")) && ts_node_eq(a, ts_field(p, "body")));
+		if (lone && !ts_type_is(a, "compound_statement") && !ts_type_is(a, "else_clause"))
+			return a;
+	}
+	return body;
+}
+
 char *plan_site_region(struct ctx *c, const struct fn *f, TSNode site, const char *put, struct finding *fd)
 {
 	TSNode st = block_stmt(site);
@@ -729,12 +749,12 @@ char *plan_site_region(struct ctx *c, const struct fn *f, TSNode site, const cha
 		return no;
 	TSNode def;
 	TSNode dv = derived_var(site, st, &def);
-	if (ts_node_is_null(dv))
-		return plan_region(c, st, st, NULL, put, fd);
 	/* stored through a field or pointer: it outlives the region like a global,
 	 * and the region is the statement itself */
-	if (!ts_type_is(dv, "identifier"))
-		return plan_region(c, st, st, NULL, put, fd);
+	if (ts_node_is_null(dv) || !ts_type_is(dv, "identifier")) {
+		TSNode body = lone_body_of(site, st);
+		return plan_region(c, body, body, NULL, put, fd);
+	}
 	char *var = node_text(c, dv);
 	TSNode last = st;
 	if (copies_slot_value(c, f, site, def, var))
