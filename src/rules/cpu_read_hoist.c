@@ -236,7 +236,10 @@ char *plan_hoisted_read(struct ctx *c, const struct fn *f, TSNode call, TSNode s
 	if (ts_node_is_null(h))
 		return xstrdup("the loop is not in a statement of a block");
 	if (ts_type_is(h, "return_statement"))
-		return xstrdup("the value is returned; the release cannot follow it");
+		return xstrdup("the value is returned: what the function computes from the CPU number stays this "
+			       "CPU's only while its caller keeps preemption off, so the get/put belongs in the "
+			       "caller (as 2.6.9 pairs tlb_gather_mmu()'s get_cpu_var() with tlb_finish_mmu()); "
+			       "fix by hand");
 	TSNode last = ts_node_is_null(guard_end) ? h : guard_end;
 	struct read_scan rs = {c, f, h, VEC_INIT, NULL};
 	for (TSNode s = h; !ts_node_is_null(s); s = ts_node_eq(s, last) ? ts_null() : next_stmt(s)) {

@@ -743,7 +743,10 @@ char *plan_site_region(struct ctx *c, const struct fn *f, TSNode site, const cha
 	if (ts_node_is_null(st))
 		return xstrdup("the site is not in a statement of a block");
 	if (ts_type_is(st, "return_statement"))
-		return xstrdup("the value is returned; the release cannot follow it");
+		return xstrdup("the value is returned: what the function computes from the CPU number stays this "
+			       "CPU's only while its caller keeps preemption off, so the get/put belongs in the "
+			       "caller (as 2.6.9 pairs tlb_gather_mmu()'s get_cpu_var() with tlb_finish_mmu()); "
+			       "fix by hand");
 	char *no = site_stmt_refusal(c, site, st);
 	if (no)
 		return no;
