@@ -174,75 +174,6 @@ static bool stat_note(struct ctx *c, const struct fn *f, TSNode site, TSNode sub
 	return true;
 }
 
-/* Is NO the refusal of a region that leaves a call on this CPU's own state outside (region_own.c)? */
-static bool own_state_refusal(const char *no)
-{
-	return strstr(no, "works on this CPU's own state but lies outside") != NULL;
-}
-
-struct later_reads {
-	struct ctx *c;
-	uint32_t from, to;
-	size_t finding;
-};
-
-static bool later_read_visit(TSNode n, void *ctx)
-{
-	struct later_reads *lr = ctx;
-	if (ts_node_end_byte(n) <= lr->from || ts_node_start_byte(n) >= lr->to)
-		return false;
-	if (call_is(lr->c, n, "smp_processor_id") && ts_node_start_byte(n) >= lr->from) {
-		struct covered cv = {ts_node_start_byte(n), lr->finding};
-		vec_push(&lr->c->covered, cv);
-	}
-	return true;
-}
-
-/*
- * The plan of CALL's read failed with NO (owned). When F works on this
- * CPU's own state (its TLB, LDT, APIC, MSRs), one preempt_disable() region
- * over the read and those calls may serve instead (plan_own_region()): the
- * reads inside it stay smp_processor_id(), as in 2.6.9's flush_tlb_mm().
- * Else FD is refused with NO.
- */
-static void refuse_or_own_region(struct ctx *c, const struct fn *f, TSNode call, struct finding *fd, char *no)
-{
-	if (!no || !fd) {
-		free(no);
-		return;
-	}
-	finding_unfixable(fd, NULL);
-	char *own = plan_own_region(c, f, call, fd);
-	if (own && own_state_refusal(no)) {
-		/* a region over the read and those calls was tried too: say why it is not made */
-		unfixable(fd, xasprintf("%s; one region over the read and every such call is not made "
-					"either: %s", no, own));
-		free(no);
-		free(own);
-		return;
-	}
-	if (own) {
-		free(own);
-		unfixable(fd, no);
-		return;
-	}
-	free(no);
-	fd->fix = FIX_PREEMPT_REGION;
-	struct later_reads lr = {c, ts_node_end_byte(call), 0, (size_t)(fd - c->out->findings.items)};
-	unsigned from = 0;
-	for (size_t k = 0; k < fd->edits.len; k++) {
-		const struct edit *e = &fd->edits.items[k];
-		if (e->op == EDIT_INSERT_BEFORE && strcmp(e->text, "preempt_disable();") == 0)
-			from = e->start.line;
-		if (e->end.offset > lr.to)
-			lr.to = (uint32_t)e->end.offset;
-	}
-	ts_walk(f->body, later_read_visit, &lr);
-	set_note(fd, xasprintf("%s() works on this CPU's own state: preemption is held off from line %u over "
-			       "the read and those calls, which must all run on one CPU (2.6 disables "
-			       "preemption around them); the reads keep smp_processor_id()", f->name, from));
-}
-
 /* x[smp_processor_id()] of a static NR_CPUS array: P001. */
 static void read_indexes_static_array(struct ctx *c, const struct fn *f, struct cpu_read *r,
 				      struct percpu_array *pa)
@@ -268,7 +199,7 @@ static void read_indexes_static_array(struct ctx *c, const struct fn *f, struct 
 		return;
 	}
 	set_note(fd, xasprintf("%s: it stays an NR_CPUS array; the index is read with get_cpu()", pa->why_not));
-	refuse_or_own_region(c, f, r->call, fd, plan_direct_get_cpu(c, f, r->call, fd));
+	refuse_or_hold(c, f, r->call, fd, plan_direct_get_cpu(c, f, r->call, fd));
 }
 
 /* x[smp_processor_id()] of a non-static (or extern) NR_CPUS array: P002. */
@@ -301,7 +232,7 @@ static void read_indexes_array(struct ctx *c, const struct fn *f, struct cpu_rea
 		return;
 	}
 	set_note(fd, xasprintf("%s, so it cannot become DEFINE_PER_CPU here", pa->why_not));
-	refuse_or_own_region(c, f, r->call, fd, plan_direct_get_cpu(c, f, r->call, fd));
+	refuse_or_hold(c, f, r->call, fd, plan_direct_get_cpu(c, f, r->call, fd));
 }
 
 /*
@@ -382,7 +313,7 @@ static void read_used_directly(struct ctx *c, const struct fn *f, struct cpu_rea
 				     "(wrap it in get_cpu()/put_cpu() by hand if the message must be exact)"));
 		return;
 	}
-	refuse_or_own_region(c, f, r->call, fd, plan_direct_get_cpu(c, f, r->call, fd));
+	refuse_or_hold(c, f, r->call, fd, plan_direct_get_cpu(c, f, r->call, fd));
 }
 
 /*
@@ -673,7 +604,7 @@ static void read_into_local(struct ctx *c, const struct fn *f, struct cpu_read *
 		no = owner ? NULL : plan_live_range(c, r, &lr, read_stmt, fd);
 		if (owner)
 			share_region(fd, owner);
-		refuse_or_own_region(c, f, r->call, fd, no);
+		refuse_or_hold(c, f, r->call, fd, no);
 		if (fd->fix != FIX_NONE)
 			share_with_slots(c, fd, r->line);
 	}

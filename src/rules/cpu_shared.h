@@ -111,6 +111,28 @@ char *extended_refusal(const struct ctx *c, TSNode call, char *why);
  */
 char *plan_own_region(const struct ctx *c, const struct fn *f, TSNode site, struct finding *fd);
 /*
+ * The plan of CALL's read in F failed with NO (owned): FD (may be NULL)
+ * gets a preempt_disable() region instead when one serves (the read is an
+ * argument of a macro that may vanish: around its statement,
+ * plan_vanish_region(); F works on this CPU's own state: plan_own_region(),
+ * the later reads inside covered), else it is refused with NO.
+ */
+void refuse_or_hold(struct ctx *c, const struct fn *f, TSNode call, struct finding *fd, char *no);
+/*
+ * region_vanish.c: may CALL, holding SITE in an argument, compile to
+ * nothing or evaluate that argument on some paths only (a function-like
+ * macro of the file, unless every definition evaluates it on every path;
+ * a debug printer)? A get there and a put after the call would not pair.
+ */
+bool call_may_vanish(const struct ctx *c, TSNode call, TSNode site);
+/*
+ * SITE is an argument of such a call in an expression statement of a
+ * block: preempt_disable(); before the statement and preempt_enable();
+ * after it, which pair however the macro expands. NULL (edits into FD) or
+ * why not (owned).
+ */
+char *plan_vanish_region(const struct ctx *c, TSNode site, struct finding *fd);
+/*
  * region_exit.c: the returns EXITS[0..n) of a region ending with LAST,
  * which ends the function, made one: `ret = value;` each, `PUT; return
  * ret;` after LAST, a `ret` local of the function's type. NULL (edits

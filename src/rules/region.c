@@ -342,24 +342,6 @@ static char *loop_compare_refusal(const struct ctx *c, TSNode site, TSNode st, T
 	return NULL;
 }
 
-/* Calls that may compile to nothing: function-like macros of this file, debug printers. */
-static bool call_may_vanish(const struct ctx *c, const char *name, size_t len)
-{
-	for (size_t i = 0; i < c->src->defs.len; i++) {
-		const struct macro_def *d = &c->src->defs.items[i];
-		if (d->function_like && strlen(d->name) == len && memcmp(d->name, name, len) == 0)
-			return true;
-	}
-	char *s = xstrndup(name, len);
-	for (char *p = s; *p; p++)
-		if (*p >= 'A' && *p <= 'Z')
-			*p = (char)(*p - 'A' + 'a');
-	bool r = strstr(s, "dbg") || strstr(s, "debug") || strcmp(s, "dprintk") == 0 ||
-		 strcmp(s, "dprint") == 0 || strcmp(s, "pr_debug") == 0;
-	free(s);
-	return r;
-}
-
 /* True if A lies in an #else/#elif arm that does not hold B, of a conditional that does. */
 static bool in_other_arm_of(TSNode a, TSNode b)
 {
@@ -629,9 +611,10 @@ static char *site_stmt_refusal(const struct ctx *c, TSNode site, TSNode st)
 			continue;
 		const char *mn;
 		size_t ml = ts_call_name(a, c->text, &mn);
-		if (ml && call_may_vanish(c, mn, ml))
-			return xasprintf("the site is an argument of %.*s(), a macro that may expand to nothing; "
-					 "a release after it would then be unbalanced", (int)ml, mn);
+		if (ml && call_may_vanish(c, a, site))
+			return xasprintf("the site is an argument of %.*s(), a macro that may expand to nothing "
+					 "or evaluate it on some paths only; a release after it would then be "
+					 "unbalanced", (int)ml, mn);
 	}
 	TSNode loop;
 	return read_hoist_reason(c, site, st, &loop);

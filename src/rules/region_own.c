@@ -6,6 +6,7 @@
 #include "rules/cpu_shared.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 struct local_scan {
 	const struct ctx *c;
@@ -250,4 +251,87 @@ char *plan_own_region(const struct ctx *c, const struct fn *f, TSNode site, stru
 		return no;
 	add_edit(c, fd, EDIT_INSERT_BEFORE, first, "preempt_disable();");
 	return NULL;
+}
+
+/* ---- a read whose own region failed ---- */
+
+/* Is NO the refusal of a region that leaves a call on this CPU's own state outside? */
+static bool own_state_refusal(const char *no)
+{
+	return strstr(no, "works on this CPU's own state but lies outside") != NULL;
+}
+
+/* Is NO the refusal of a read in an argument of a macro that may expand to nothing (region.c)? */
+static bool vanish_refusal(const char *no)
+{
+	return strstr(no, "a macro that may expand to nothing") != NULL;
+}
+
+struct later_reads {
+	struct ctx *c;
+	uint32_t from, to;
+	size_t finding;
+};
+
+static bool later_read_visit(TSNode n, void *ctx)
+{
+	struct later_reads *lr = ctx;
+	if (ts_node_end_byte(n) <= lr->from || ts_node_start_byte(n) >= lr->to)
+		return false;
+	if (call_is(lr->c, n, "smp_processor_id") && ts_node_start_byte(n) >= lr->from) {
+		struct covered cv = {ts_node_start_byte(n), lr->finding};
+		vec_push(&lr->c->covered, cv);
+	}
+	return true;
+}
+
+void refuse_or_hold(struct ctx *c, const struct fn *f, TSNode call, struct finding *fd, char *no)
+{
+	if (!no || !fd) {
+		free(no);
+		return;
+	}
+	finding_unfixable(fd, NULL);
+	if (vanish_refusal(no)) {
+		char *held = plan_vanish_region(c, call, fd);
+		if (!held) {
+			fd->fix = FIX_PREEMPT_REGION;
+			set_note(fd, xasprintf("%.*s, so no get goes inside it: preemption is held off around the "
+					       "statement instead, and the read keeps smp_processor_id()",
+					       (int)strcspn(no, ";"), no));
+			free(no);
+			return;
+		}
+		free(held);
+		finding_unfixable(fd, NULL);
+	}
+	char *own = plan_own_region(c, f, call, fd);
+	if (own && own_state_refusal(no)) {
+		/* a region over the read and those calls was tried too: say why it is not made */
+		unfixable(fd, xasprintf("%s; one region over the read and every such call is not made "
+					"either: %s", no, own));
+		free(no);
+		free(own);
+		return;
+	}
+	if (own) {
+		free(own);
+		unfixable(fd, no);
+		return;
+	}
+	free(no);
+	fd->fix = FIX_PREEMPT_REGION;
+	struct later_reads lr = {c, ts_node_end_byte(call), 0, (size_t)(fd - c->out->findings.items)};
+	unsigned from = 0;
+	for (size_t k = 0; k < fd->edits.len; k++) {
+		const struct edit *e = &fd->edits.items[k];
+		if (e->op == EDIT_INSERT_BEFORE && strcmp(e->text, "preempt_disable();") == 0)
+			from = e->start.line;
+		if (e->end.offset > lr.to)
+			lr.to = (uint32_t)e->end.offset;
+	}
+	ts_walk(f->body, later_read_visit, &lr);
+	set_note(fd, xasprintf("%s() works on this CPU's own state: preemption is held off from line %u over "
+			       "the read and those calls, which must all run on one CPU (2.6 disables "
+			       "preemption around them); the reads keep smp_processor_id()", f->name, from));
 }
