@@ -141,6 +141,13 @@ char *plan_vanish_region(const struct ctx *c, TSNode site, struct finding *fd);
 char *plan_single_exit(const struct ctx *c, TSNode last, TSNode *exits, size_t n, const char *put,
 		       struct finding *fd);
 /*
+ * region_exit.c: does the return EXIT leave nothing that may depend on this
+ * CPU after a put before it: it names no VAR (the region's CPU number, may
+ * be NULL) and calls only functions of the file that call nothing
+ * (`return clear_page_cpu(page);`, an inline-asm page clear)?
+ */
+bool exit_cpu_free(const struct ctx *c, TSNode exit, const char *var);
+/*
  * SITE in the condition of ST, an if statement of a block with no else
  * whose body never completes (`if (cpuid == smp_processor_id()) return
  * -EBUSY;`): the rest of the block runs on what the test decided, so a

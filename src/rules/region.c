@@ -280,7 +280,7 @@ char *plan_region(const struct ctx *c, TSNode first, TSNode last, const char *va
 	}
 	for (size_t i = 0; i < rs.exits.len; i++) {
 		TSNode call = first_call(rs.exits.items[i]);
-		if (ts_node_is_null(call))
+		if (ts_node_is_null(call) || exit_cpu_free(c, rs.exits.items[i], var))
 			continue;
 		/* `return f(x);`: one exit after the region, as 2.6.9 msr.c has it */
 		char *one = strcmp(put, "put_cpu()") != 0 ? xasprintf("only a put_cpu() region is made one exit") :

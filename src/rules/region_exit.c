@@ -146,3 +146,53 @@ char *plan_single_exit(const struct ctx *c, TSNode last, TSNode *exits, size_t n
 	free(type);
 	return NULL;
 }
+
+struct cpu_free {
+	const struct ctx *c;
+	const char *var; /* the region's CPU number, or NULL */
+	bool dep;        /* something in the return may depend on this CPU */
+};
+
+static bool any_call_visit(TSNode n, void *ctx)
+{
+	bool *found = ctx;
+	if (ts_type_is(n, "call_expression"))
+		*found = true;
+	return !*found;
+}
+
+/*
+ * Does F's body call nothing (no smp_processor_id(), no call on this CPU's
+ * state, nothing that could): 2.4 mips clear_page_cpu(), all inline asm.
+ */
+static bool leaf_fn(const struct fn *f)
+{
+	bool found = false;
+	ts_walk(f->body, any_call_visit, &found);
+	return !found;
+}
+
+static bool cpu_free_visit(TSNode n, void *ctx)
+{
+	struct cpu_free *cf = ctx;
+	if (cf->dep)
+		return false;
+	if (cf->var && ts_type_is(n, "identifier") && ts_text_is(n, cf->c->text, cf->var)) {
+		cf->dep = true;
+		return false;
+	}
+	if (!ts_type_is(n, "call_expression"))
+		return true;
+	const char *name;
+	size_t len = ts_call_name(n, cf->c->text, &name);
+	int i = len ? analysis_fn_index(cf->c->fa, name, len) : -1;
+	cf->dep = i < 0 || !leaf_fn(&cf->c->fa->fns.items[i]);
+	return !cf->dep;
+}
+
+bool exit_cpu_free(const struct ctx *c, TSNode exit, const char *var)
+{
+	struct cpu_free cf = {c, var, false};
+	ts_walk(exit, cpu_free_visit, &cf);
+	return !cf.dep;
+}
