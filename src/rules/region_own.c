@@ -232,11 +232,9 @@ static bool own_span(const struct ctx *c, const struct fn *f, TSNode site, TSNod
 	return !ts_node_is_null(*first) && !ts_node_is_null(*last);
 }
 
-char *plan_own_region(const struct ctx *c, const struct fn *f, TSNode site, struct finding *fd)
+/* The region [FIRST, LAST] over the calls: NULL (edits into FD) or why not (owned). */
+static char *own_region_at(const struct ctx *c, TSNode first, TSNode last, struct finding *fd)
 {
-	TSNode first, last;
-	if (!own_span(c, f, site, &first, &last))
-		return xstrdup("the function makes no call on this CPU's own state");
 	if (ts_type_is(first, "declaration"))
 		return xasprintf("the region over the calls on this CPU's own state would start at the "
 				 "declaration at line %u", line_of(c, first));
@@ -251,6 +249,36 @@ char *plan_own_region(const struct ctx *c, const struct fn *f, TSNode site, stru
 		return no;
 	add_edit(c, fd, EDIT_INSERT_BEFORE, first, "preempt_disable();");
 	return NULL;
+}
+
+/*
+ * plan_own_region() (cpu_shared.h). When the smallest run cannot hold the
+ * region (it would end with an #if group, start at a declaration, leave a
+ * value it sets used after it), the statement of the enclosing block that
+ * holds the run is tried, up to the function's body: 2.4 i386 alloc_ldt()'s
+ * `if (reload) { load_LDT(pc); #ifdef CONFIG_SMP ... #endif }` is held whole.
+ */
+char *plan_own_region(const struct ctx *c, const struct fn *f, TSNode site, struct finding *fd)
+{
+	TSNode first, last;
+	if (!own_span(c, f, site, &first, &last))
+		return xstrdup("the function makes no call on this CPU's own state");
+	char *no = own_region_at(c, first, last, fd);
+	for (unsigned up = 0; no && up < 2 && !ts_node_eq(ts_parent(first), f->body); up++) {
+		TSNode s = block_stmt(ts_parent(first));
+		if (ts_node_is_null(s) || !node_within(s, f->body))
+			break;
+		if (fd)
+			finding_unfixable(fd, NULL);
+		char *wider = own_region_at(c, s, s, fd);
+		if (!wider) {
+			free(no);
+			return NULL;
+		}
+		free(wider);
+		first = last = s;
+	}
+	return no;
 }
 
 /* ---- a read whose own region failed ---- */
