@@ -96,6 +96,12 @@ for r in run["results"]:
             per_file.setdefault(ch["artifactLocation"]["uri"], []).extend(ch["replacements"])
 same = differ = 0
 for uri, reps in per_file.items():
+    # findings that share one region (reads it covers) offer the same change: one of each
+    uniq = {}
+    for x in reps:
+        uniq.setdefault((x["deletedRegion"]["byteOffset"], x["deletedRegion"]["byteLength"],
+                         x["insertedContent"]["text"]), x)
+    reps = list(uniq.values())
     reps.sort(key=lambda x: (x["deletedRegion"]["byteOffset"], x["deletedRegion"]["byteLength"]))
     if any(a["deletedRegion"]["byteOffset"] + a["deletedRegion"]["byteLength"] > b["deletedRegion"]["byteOffset"]
            for a, b in zip(reps, reps[1:])):

@@ -186,8 +186,8 @@ void count(void)
 }
 C
 run scan -v repaired.c; expect_rc 1 "repaired declarations: scanned"
-expect_out '^repaired\.c:9:7: warning: per-CPU array nr indexed by smp_processor_id\(\) .*\[P001\]' \
-	"repaired declarations: the real site flagged"
+expect_out '^repaired\.c:9:7: warning: per-CPU array nr indexed by smp_processor_id\(\) .*\[P001, fixable\]' \
+	"repaired declarations: the real site flagged (BUMP() evaluates its argument on every path)"
 # scan -v names every array it would convert in a P008 note at its declaration
 expect_out '^repaired\.c:5:12: note: 2\.4 per-CPU array int nr\[NR_CPUS\]' "repaired declarations: nr is an array"
 expect_no_out '^repaired\.c:[34]:' "repaired declarations: nothing said of the broken arrays"
@@ -200,6 +200,8 @@ sys.exit(0 if got == [(5, "P008"), (9, "P001")] and "hist" not in json.dumps(fs)
 else bad "repaired declarations: JSON has exactly the P008 of nr and the P001 at line 9"; fi
 if have spatch "rewrite checks"; then
 	run diff repaired.c
-	expect_no_out 'DEFINE_PER_CPU' "repaired declarations: no array converted (nr's use is in a macro)"
+	expect_out '^\+static DEFINE_PER_CPU\(int, nr\);' "repaired declarations: nr converted, the broken arrays not"
+	expect_out '^\+	BUMP\(get_cpu_var\(nr\)\);' "repaired declarations: the use inside BUMP() converted"
+	expect_no_out '^[-+].*hist' "repaired declarations: hist left as it is"
 fi
 finish
