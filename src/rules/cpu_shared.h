@@ -143,8 +143,9 @@ char *plan_single_exit(const struct ctx *c, TSNode last, TSNode *exits, size_t n
 /*
  * region_exit.c: does the return EXIT leave nothing that may depend on this
  * CPU after a put before it: it names no VAR (the region's CPU number, may
- * be NULL) and calls only functions of the file that call nothing
- * (`return clear_page_cpu(page);`, an inline-asm page clear)?
+ * be NULL) and calls only functions of the file that are plain C, with no
+ * call and no inline asm (which may work on this CPU's registers: i386
+ * msr.c's `return wrmsr_eio(...);` stays inside)?
  */
 bool exit_cpu_free(const struct ctx *c, TSNode exit, const char *var);
 /*

@@ -156,14 +156,15 @@ struct cpu_free {
 static bool any_call_visit(TSNode n, void *ctx)
 {
 	bool *found = ctx;
-	if (ts_type_is(n, "call_expression"))
+	if (ts_type_is(n, "call_expression") || ts_type_is(n, "gnu_asm_expression"))
 		*found = true;
 	return !*found;
 }
 
 /*
- * Does F's body call nothing (no smp_processor_id(), no call on this CPU's
- * state, nothing that could): 2.4 mips clear_page_cpu(), all inline asm.
+ * Is F's body plain C: no call (no smp_processor_id(), no call on this
+ * CPU's state, nothing that could) and no inline asm, which may work on
+ * this CPU's registers (i386 msr.c wrmsr_eio() is all asm)?
  */
 static bool leaf_fn(const struct fn *f)
 {
