@@ -253,6 +253,14 @@ const char *api_bound_entry(const char *name, size_t len)
 					   "bring-up, which never migrates"},
 		{"start_kernel", "start_kernel() runs on the boot CPU's first task, which never migrates, before any "
 				 "other task exists"},
+		/* 2.6 init/main.c init(): smp_prepare_cpus() before smp_init() brings the others online;
+		 * 2.4 smp_boot_cpus(): the others spin until smp_commence() */
+		{"smp_prepare_cpus", "smp_prepare_cpus() runs at boot before the other CPUs run tasks: only the boot "
+				     "CPU schedules, so no task migrates"},
+		{"smp_boot_cpus", "smp_boot_cpus() runs at boot before the other CPUs run tasks: only the boot CPU "
+				  "schedules, so no task migrates"},
+		{"smp_prepare_boot_cpu", "smp_prepare_boot_cpu() runs in start_kernel() on the boot CPU's first task, "
+					 "before any other task exists"},
 	};
 	for (size_t i = 0; i < ARRAY_SIZE(entries); i++)
 		if (strlen(entries[i].name) == len && memcmp(name, entries[i].name, len) == 0)
@@ -313,6 +321,11 @@ const char *fn_context_name(enum fn_context c)
 static const struct registration registrations[] = {
 	{REG_CALL, "request_irq", 1, CTX_HARDIRQ, "interrupt handler passed to request_irq() at line %u", NULL},
 	{REG_CALL, "setup_timer", 1, CTX_SOFTIRQ, "timer function set by setup_timer() at line %u", NULL},
+	/* 2.6 kernel/stop_machine.c: do_stop() runs fn after stop_machine()'s local_irq_disable() */
+	{REG_CALL, "stop_machine_run", 0, CTX_CALLERS,
+	 "run by stop_machine_run() at line %u, with every other CPU held and interrupts off", NULL},
+	{REG_CALL, "__stop_machine_run", 0, CTX_CALLERS,
+	 "run by __stop_machine_run() at line %u, with every other CPU held and interrupts off", NULL},
 	/* 2.6 arm, arm26 (include/asm-arm/mach/irq.h): asm_do_IRQ() calls desc->handle(irq, desc, regs) */
 	{REG_CALL, "set_irq_handler", 1, CTX_HARDIRQ,
 	 "interrupt flow handler set by set_irq_handler() at line %u: asm_do_IRQ() calls it in interrupt context",

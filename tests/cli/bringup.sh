@@ -85,4 +85,38 @@ expect_out '^idle/process\.c:9:8: note: why: cpu_idle\(\) is the loop of this CP
 	"cpu_idle(): the CPU number is stable"
 expect_out '^idle/process\.c:10:3: warning: .*\[P002(, fixable)?\]' "cpu_idle(): per-CPU data is still flagged"
 expect_out '^idle/process\.c:16:7: warning: .*\[P003(, fixable)?\]' "another function: flagged"
+# boot before the other CPUs run tasks: smp_prepare_cpus() (2.6) and
+# smp_boot_cpus() (2.4) and what only they call
+mkdir -p boot && cat > boot/smpboot.c <<'C'
+#include <linux/smp.h>
+void note(int cpu);
+
+static void sync_tsc(void)
+{
+	note(smp_processor_id());
+}
+
+void smp_prepare_cpus(unsigned int max)
+{
+	note(smp_processor_id());
+	sync_tsc();
+}
+
+void smp_boot_cpus(void)
+{
+	note(smp_processor_id());
+}
+
+void later(void)
+{
+	note(smp_processor_id());
+}
+C
+run scan -v --no-tree boot/smpboot.c; expect_rc 1 "boot: a function called later is still flagged"
+expect_out '^boot/smpboot\.c:6:7: note: protected: ' "boot: the static helper only smp_prepare_cpus() calls"
+expect_out '^boot/smpboot\.c:11:7: note: why: .*smp_prepare_cpus\(\) runs at boot before the other CPUs run tasks' \
+	"boot: smp_prepare_cpus()"
+expect_out '^boot/smpboot\.c:17:7: note: why: .*smp_boot_cpus\(\) runs at boot before the other CPUs run tasks' \
+	"boot: smp_boot_cpus()"
+expect_out '^boot/smpboot\.c:22:7: warning: .*\[P003(, fixable)?\]' "boot: a later function: flagged"
 finish

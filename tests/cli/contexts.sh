@@ -141,6 +141,28 @@ expect_out '^armirq\.c:12:7: note: why: board_demux\(\) runs in hard-IRQ context
 	"set_irq_chained_handler(): hard-IRQ context"
 expect_out '^armirq\.c:17:7: warning: .*\[P003(, fixable)?\]' "a handler given to an unknown function: flagged"
 
+# 2.6 stop_machine_run(fn, ...): fn runs with every other CPU held and
+# interrupts off (kernel/stop_machine.c)
+cat > stopm.c <<'C'
+#include <linux/smp.h>
+#include <linux/stop_machine.h>
+void note(int cpu);
+
+static int take_down(void *unused)
+{
+	note(smp_processor_id());
+	return 0;
+}
+
+int do_take_down(unsigned int cpu)
+{
+	return stop_machine_run(take_down, NULL, cpu);
+}
+C
+run scan -v --no-tree stopm.c; expect_rc 0 "stop_machine_run(): no finding"
+expect_out '^stopm\.c:7:7: note: why: take_down\(\) is called with preemption off: run by stop_machine_run\(\) at line 13' \
+	"stop_machine_run(): the reason"
+
 # a macro of the file that stands for one kernel call (2.6.9 fs/buffer.c
 # bh_lru_lock()): its uses take and drop what the call does
 cat > lru.c <<'C'
