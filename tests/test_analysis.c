@@ -464,6 +464,11 @@ static void test_tree_fixed_point(void)
 	      "n: stored in a pointer nothing calls: preemptible: %s", why ? why : "(none)");
 	CHECK(!tree_context_lookup(t, "top_caller", 10, "-", &ctx, &why), "a name never asked about is not followed");
 	CHECK(tree_context_atomic(t, "lock_e", "-") && !tree_context_atomic(t, "ring_a", "-"), "tree_context_atomic()");
+	static const char calls_e[] = "void x(void) { lock_e(); }", calls_a[] = "void x(void) { ring_a(); my_lock_e(); }";
+	CHECK(tree_context_names_atomic(t, "-", calls_e, strlen(calls_e)) &&
+		      !tree_context_names_atomic(t, "-", calls_a, strlen(calls_a)) &&
+		      !tree_context_names_atomic(NULL, "-", calls_e, strlen(calls_e)),
+	      "tree_context_names_atomic(): a text naming a function the tree made atomic, as a whole word");
 	CHECK(tree_context_lookup(t, "f", 1, "-", &ctx, &why) && ctx == CTX_PROCESS && strstr(why, "fewer than"),
 	      "a name too short to follow stays preemptible: %s", why ? why : "(none)");
 	tree_context_free(t);
@@ -690,6 +695,36 @@ static void test_seek(void)
 	done(&p);
 }
 
+/* api_text_words(): the classes of the prefilter of P006 and P007, in code only. */
+static void test_api_words(void)
+{
+	static const struct {
+		const char *text;
+		unsigned want;
+	} cases[] = {
+		{"f() { spin_lock_irqsave(&l, fl); }", API_WORD_LOCK},
+		{"f() { restore_flags(fl); }", API_WORD_LOCK},
+		{"f() { cli(); } /* sti */", API_WORD_LOCK},
+		{"f() { clients(); still(); } /* spin_lock(&l) */ char *s = \"cli()\";", 0},
+		{"f() { schedule(); }", API_WORD_SLEEP},
+		{"f() { p = kmalloc(n, GFP_KERNEL); }", API_WORD_SLEEP},
+		{"f() { request_irq(1, h, 0, \"h\", 0); }", API_WORD_SLEEP | API_WORD_CONTEXT},
+		{"void h(int i, void *d, struct pt_regs *r) { }", API_WORD_CONTEXT},
+		{"static struct timer_list t = { function: tick };", API_WORD_CONTEXT},
+		{"DECLARE_TASKLET_DISABLED(t, run, 0);", API_WORD_CONTEXT},
+		{"static struct packet_type pt = { 0, 0, rcv };", API_WORD_CONTEXT},
+		{"f() { my_wait(); }", 0},
+	};
+	unsigned all = API_WORD_LOCK | API_WORD_SLEEP | API_WORD_CONTEXT;
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		unsigned got = api_text_words(cases[i].text, strlen(cases[i].text), all);
+		CHECK(got == cases[i].want, "%s: classes %u, want %u", cases[i].text, got, cases[i].want);
+	}
+	kernel_api_add_sleeper("my_wait");
+	CHECK(api_text_words("f() { my_wait(); }", 18, all) == API_WORD_SLEEP, "the user's sleeper is a sleep word");
+	kernel_api_reset_sleepers();
+}
+
 /* tree_ids_of(): every word wherever it falls against the 64-byte blocks of the fast path. */
 static void test_tree_ids(void)
 {
@@ -733,6 +768,7 @@ int main(void)
 	test_define_bodies();
 	test_asm_comments();
 	test_tree_ids();
+	test_api_words();
 	test_seek();
 	/* like the scanner, on a worker thread's stack */
 	parallel_for(1, 1, deep_nesting, NULL);

@@ -274,9 +274,10 @@ const char *api_bound_entry(const char *name, size_t len)
  * the subchannel's lock held and I/O interrupts off
  * (Documentation/s390/cds.txt: s390irq_spin_lock_irqsave()).
  */
+static const char *const s390_io[] = {"do_IO", "halt_IO", "clear_IO", "resume_IO"};
+
 const char *api_contract(const char *name, size_t len, const char *path)
 {
-	static const char *const s390_io[] = {"do_IO", "halt_IO", "clear_IO", "resume_IO"};
 	if (!strstr(path, "s390"))
 		return NULL;
 	for (size_t i = 0; i < ARRAY_SIZE(s390_io); i++)
@@ -530,6 +531,37 @@ const struct registration *api_registration_at(unsigned pos, const char *type, s
 		    type_names(type, tlen, registrations[i].type))
 			return &registrations[i];
 	return NULL;
+}
+
+/*
+ * Every name of the tables above, by the class of site it can make
+ * (api_words.c builds the prefilter of P006 and P007 from them): the
+ * locking calls, the calls that may sleep (the user's own are
+ * api_user_sleepers()), and what registers a function in an atomic context
+ * (a typed row by its struct type, which its match needs too).
+ */
+void api_table_words(void (*visit)(const char *word, unsigned cls, void *ctx), void *ctx)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(apis); i++)
+		visit(apis[i].name, API_WORD_LOCK, ctx);
+	for (size_t i = 0; i < ARRAY_SIZE(bkl_apis); i++)
+		visit(bkl_apis[i].name, API_WORD_LOCK, ctx);
+	for (size_t i = 0; i < ARRAY_SIZE(sleepers); i++)
+		visit(sleepers[i], API_WORD_SLEEP, ctx);
+	for (size_t i = 0; i < ARRAY_SIZE(allocators); i++)
+		visit(allocators[i].name, API_WORD_SLEEP, ctx);
+	for (size_t i = 0; i < ARRAY_SIZE(registrations); i++)
+		visit(registrations[i].type ? registrations[i].type : registrations[i].name, API_WORD_CONTEXT, ctx);
+	for (size_t i = 0; i < ARRAY_SIZE(callback_args); i++)
+		visit(callback_args[i].name, API_WORD_CONTEXT, ctx);
+	for (size_t i = 0; i < ARRAY_SIZE(s390_io); i++)
+		visit(s390_io[i], API_WORD_CONTEXT, ctx);
+}
+
+const char *const *api_user_sleepers(size_t *n)
+{
+	*n = user_sleepers.len;
+	return (const char *const *)user_sleepers.items;
 }
 
 /*

@@ -168,4 +168,32 @@ const struct registration *api_registration_at(unsigned pos, const char *type, s
  */
 int api_callback_arg(const char *name, size_t len);
 
+/* The classes of words a site of P006 or P007 needs (api_table_words(), api_text_words()). */
+enum { API_WORD_LOCK = 1, API_WORD_SLEEP = 2, API_WORD_CONTEXT = 4 };
+
+/*
+ * Calls VISIT with every name of kernel_api.c's tables and its class: the
+ * locking calls (apis.def, lock_kernel; API_WORD_LOCK), the calls that may
+ * sleep (the built-in list and the allocators; API_WORD_SLEEP) and the
+ * registrations that make a function atomic (the struct type of a typed
+ * row, else the callee, field or variable; API_WORD_CONTEXT).
+ */
+void api_table_words(void (*visit)(const char *word, unsigned cls, void *ctx), void *ctx);
+
+/* The user's own calls that may sleep (kernel_api_add_sleeper()), N of them. */
+const char *const *api_user_sleepers(size_t *n);
+
+/*
+ * The classes of WANT (API_WORD_*) whose words TEXT (LEN bytes) holds, as
+ * whole identifiers of its code (not in a comment or a string literal;
+ * api_words.c): the names of api_table_words(), the user's sleepers (as
+ * whole words anywhere), and for API_WORD_CONTEXT the shapes context.c knows
+ * (the 2.4 handler signature's pt_regs, a static timer_list, tasklet and
+ * timer macros, irq_enter(), a lock implementation's spinlock_t, ...; by
+ * substring where context.c matches one). A text without any word of a
+ * class has nothing of it: no locking call, no call that may sleep, no
+ * function atomic by construction. Thread-safe.
+ */
+unsigned api_text_words(const char *text, size_t len, unsigned want);
+
 #endif

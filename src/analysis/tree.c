@@ -462,6 +462,17 @@ bool tree_context_atomic(const struct tree_context *t, const char *name, const c
 	return k >= 0 && t->names.items[k].state == T_ATOMIC;
 }
 
+bool tree_context_names_atomic(const struct tree_context *t, const char *path, const char *text, size_t len)
+{
+	unsigned fam = t ? tree_arch_family(path) : 0;
+	for (size_t k = 0; t && k < t->names.len; k++) {
+		const struct tname *x = &t->names.items[k];
+		if (x->state == T_ATOMIC && !x->member && x->fam == fam && text_has_word(text, len, x->name))
+			return true;
+	}
+	return false;
+}
+
 const char *tree_context_bound(const struct tree_context *t, const char *name, const char *path)
 {
 	int k = t ? tree_name_find(t, name, strlen(name), tree_arch_family(path)) : -1;

@@ -109,6 +109,13 @@ bool tree_context_lookup(const struct tree_context *t, const char *name, size_t 
 bool tree_context_atomic(const struct tree_context *t, const char *name, const char *path);
 
 /*
+ * True if TEXT (LEN bytes, the file PATH) names a function the tree found
+ * atomic for PATH's architecture (T may be NULL): the prefilter parses such
+ * a file, whose functions may be atomic though it holds no word of one.
+ */
+bool tree_context_names_atomic(const struct tree_context *t, const char *path, const char *text, size_t len);
+
+/*
  * Why the function NAME of PATH runs on a task bound to its CPU (every call
  * in the tree comes from bring-up or boot code, api_bound_entry(), or with
  * preemption off, and it does not sleep), or NULL. Its CPU number is

@@ -162,9 +162,8 @@ void account_sentence(const struct account *a, const char *done, struct buf *out
 			   a->notes == 1 ? "s" : "");
 	/* "nothing left" is only true of what was read: say what was not */
 	if (a->unanalysed && !a->fixed && !a->left)
-		buf_printf(out, "; %zu file%s not analysed (no preemption word): --no-prefilter checks %s for "
-			   "sleeps and unbalanced locks too", a->unanalysed, a->unanalysed == 1 ? "" : "s",
-			   a->unanalysed == 1 ? "it" : "them");
+		buf_printf(out, "; %zu file%s not analysed (no preemption word, no locking call, no sleep "
+			   "where preemption could be off)", a->unanalysed, a->unanalysed == 1 ? "" : "s");
 }
 
 void account_list(const struct account *a, struct buf *out)

@@ -33,7 +33,7 @@ struct account {
 	size_t left;                  /* findings that need hand work, FAILED included */
 	size_t left_rule[RULE_COUNT]; /* of them, those with no fix planned, per rule */
 	size_t notes;                 /* notes that need no change */
-	size_t unanalysed;            /* files the prefilter skipped (no preemption word) */
+	size_t unanalysed;            /* files the prefilter skipped (no site possible) */
 	VEC(struct account_item) items; /* the LEFT findings, in scan order */
 };
 #define ACCOUNT_INIT {0, 0, 0, 0, {0}, 0, 0, VEC_INIT}

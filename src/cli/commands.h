@@ -56,7 +56,7 @@ const struct cli_command *cli_command_find(const char *name);
 struct scan_cli {
 	int jobs;                   /* 0: online CPUs */
 	bool verbose;
-	bool no_prefilter;          /* analyse files without preemption tokens too */
+	bool no_prefilter;          /* analyse the files the prefilter shows hold no site too */
 	struct strvec exclude;    /* globs */
 	struct strvec ignore;     /* rule codes or names */
 	enum target target;         /* the generation fixes are planned for: a rewrite's --target, else the config's */
@@ -107,7 +107,7 @@ struct scan_cli {
 	{"verbose", 'v', OPT_FLAG, &(a)->verbose, NULL, "also report protected sites, with the reasoning"}, \
 	CLI_QUIET_OPTION(&(a)->quiet), \
 	{"no-prefilter", 0, OPT_FLAG, &(a)->no_prefilter, NULL, \
-	 "analyse files without preemption tokens too (P006/P007 everywhere; slower)"}
+	 "analyse every file, also those the prefilter shows hold no site (the same findings; slower)"}
 
 /*
  * The progress line for a command (util/progress.h): one on stderr when it

@@ -26,12 +26,7 @@ bool scan_prefilter(const char *src, size_t len)
 {
 	/* A file that #defines a macro over a word contains the word itself,
 	 * so scanning for the words covers the file's own macros. */
-	size_t n;
-	const char *const *words = rules_prefilter_words(&n);
-	for (size_t i = 0; i < n; i++)
-		if (memmem(src, len, words[i], strlen(words[i])))
-			return true;
-	return false;
+	return rules_prefilter(src, len);
 }
 
 /* Does TEXT name one of the tree's header macros that hide a site (a word)? */
@@ -157,7 +152,7 @@ int scan_buffer(const char *path, const char *text, size_t len, const struct sca
 	out->stats.files++;
 	out->stats.bytes += len;
 	if (!opts->no_prefilter && !scan_prefilter(text, len) && !uses_tree_macro(opts, text, len) &&
-	    !names_tree_array(opts, text, len))
+	    !names_tree_array(opts, text, len) && !tree_context_names_atomic(opts->tree, path, text, len))
 		return 0;
 	out->stats.parsed++;
 	struct source src;

@@ -42,7 +42,8 @@ void scan_with_tree(char *const *index, size_t n, char *const *scanned, size_t n
 
 /*
  * True if SRC contains a word of rules_prefilter_words() (the registry's
- * words columns), so may hold a site without the tree's macros or arrays.
+ * words columns) or a rule's own prefilter wants it (rules_prefilter()),
+ * so may hold a site without the tree's macros, arrays or contexts.
  */
 bool scan_prefilter(const char *src, size_t len);
 

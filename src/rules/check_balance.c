@@ -155,4 +155,10 @@ static void check_exits(struct ctx *c, const struct fn *f, struct feasible *p)
 	}
 }
 
-const struct rule_hooks balance_hooks = {.check = check_balance};
+/* Every key P007 pairs is taken or dropped by a locking call of the file (or a wrapper of one). */
+static bool balance_wants(const char *text, size_t len)
+{
+	return api_text_words(text, len, API_WORD_LOCK) != 0;
+}
+
+const struct rule_hooks balance_hooks = {.check = check_balance, .wants = balance_wants};

@@ -112,6 +112,14 @@ struct rule_hooks {
 	 * claim it, the lowest kind is kept.
 	 */
 	int (*header_macro)(const struct ctx *c, const struct macro_def *d);
+	/*
+	 * The rule's own prefilter, for sites no single word names (P006: a
+	 * call that may sleep and something that turns preemption off): false
+	 * only when TEXT (a file's LEN raw bytes) can hold no site of the rule.
+	 * A file is parsed when a word of any rule's row or any rule's wants
+	 * says so (rules_prefilter()).
+	 */
+	bool (*wants)(const char *text, size_t len);
 };
 #define HOOKS(h) extern const struct rule_hooks h;
 #define NO_HOOKS

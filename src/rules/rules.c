@@ -210,6 +210,19 @@ const char *const *rules_prefilter_words(size_t *n)
 	return prefilter_words;
 }
 
+bool rules_prefilter(const char *text, size_t len)
+{
+	size_t n;
+	const char *const *words = rules_prefilter_words(&n);
+	for (size_t i = 0; i < n; i++)
+		if (memmem(text, len, words[i], strlen(words[i])))
+			return true;
+	FOR_EACH_HOOKS(h)
+		if (h->wants && h->wants(text, len))
+			return true;
+	return false;
+}
+
 static bool body_may_hold_site(const struct ctx *c, const struct fn *f)
 {
 	if (c->may_macro_site || f->ctx != CTX_PROCESS || f->acqs.len)

@@ -36,9 +36,18 @@ const char *const *rules_site_words(size_t *n);
 /*
  * The prefilter's words: the union of every rule's words column
  * (rules/rules.def), each once, in row order (N of them). A file holding
- * none of them, nor a tree macro or array it names, has no site of a
+ * none of them, nor a tree macro or array it names, and that no rule's
+ * own prefilter wants (rules_prefilter()), has no site of a
  * PROP_PREFILTERED rule. Static.
  */
 const char *const *rules_prefilter_words(size_t *n);
+
+/*
+ * The prefilter: true if TEXT (a file's LEN raw bytes) holds a word of
+ * rules_prefilter_words() (a substring) or a rule's own prefilter
+ * (rule_hooks.wants) accepts it. False: no rule marked PROP_PREFILTERED
+ * can have a site there.
+ */
+bool rules_prefilter(const char *text, size_t len);
 
 #endif
