@@ -367,6 +367,17 @@ static void test_neutraliser(void)
 	CHECK(strstr(s.parse_text, "#ifdef X") && strstr(s.parse_text, "#ifdef Y") && strstr(s.parse_text, "c();"),
 	      "balanced or unequal arms left as they are: %s", s.parse_text);
 	source_release(&s);
+	/* arms that open the same parentheses of one `if`, and an arm holding only an `if` head */
+	const char *heads = "void f(int a)\n{\n\tcli();\n#ifdef X\n\tif ((a & 1) ==\n#else\n\tif ((g(a) & 1) ==\n#endif\n"
+			    "\t    1)\n\t\tb();\n#ifdef Y\n\tif (a)\n#endif\n\t\tc();\n\tsti();\n}\n";
+	source_init(&s, "h.c", xstrdup(heads), strlen(heads));
+	CHECK(strlen(s.parse_text) == strlen(heads) && strstr(s.parse_text, "if ((a & 1) ==") &&
+		      !strstr(s.parse_text, "g(a)") && strstr(s.parse_text, "\tif (a)\n") && !strchr(s.parse_text, '#'),
+	      "split parentheses: the first arm; an if head: its arm kept, the directives blanked: %s", s.parse_text);
+	source_release(&s);
+	parse(&p, heads);
+	CHECK(ts_count_errors(ts_tree_root_node(p.tree)) == 0, "statement heads in #if arms parse without an error");
+	done(&p);
 	/* an attribute after a declarator: 2.4 traps.c's idt_table left the rest of the file unread */
 	const char *attr = "struct desc t[256] __attribute__((__section__(\".data.idt\"))) = { {0, 0}, };\n"
 			   "static int u __attribute__ ((unused)), v;\n"

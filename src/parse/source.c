@@ -534,8 +534,8 @@ static bool is_cplusplus(const char *t, size_t i, size_t e)
 	return p && memmem(t + i, (size_t)(p - t) - i, "ifdef", 5) != NULL;
 }
 
-/* The braces opened minus closed in t[from, to) (comments and literals skipped). */
-static long brace_delta(const char *t, size_t from, size_t to)
+/* The OPEN brackets opened minus CLOSE closed in t[from, to) (comments and literals skipped). */
+static long bracket_delta(const char *t, size_t from, size_t to, char open, char close)
 {
 	long d = 0;
 	for (size_t i = from; i < to; ) {
@@ -544,10 +544,37 @@ static long brace_delta(const char *t, size_t from, size_t to)
 			i = past;
 			continue;
 		}
-		d += t[i] == '{' ? 1 : t[i] == '}' ? -1 : 0;
+		d += t[i] == open ? 1 : t[i] == close ? -1 : 0;
 		i++;
 	}
 	return d;
+}
+
+/*
+ * Is t[from, to), an #if arm without #else, only the head of a statement
+ * whose body follows the #endif (`if (!dev->tagged)`, `else`): a first word
+ * if, while, for or else, its parentheses closed, no `;` or brace?
+ */
+static bool statement_head(const char *t, size_t from, size_t to)
+{
+	size_t p = ctext_skip_blanks(t, to, from), w = p;
+	while (w < to && is_ident_char(t[w]))
+		w++;
+	bool head = (w - p == 2 && memcmp(t + p, "if", 2) == 0) || (w - p == 3 && memcmp(t + p, "for", 3) == 0) ||
+		    (w - p == 4 && memcmp(t + p, "else", 4) == 0) || (w - p == 5 && memcmp(t + p, "while", 5) == 0);
+	if (!head || bracket_delta(t, from, to, '(', ')') != 0 || bracket_delta(t, from, to, '{', '}') != 0)
+		return false;
+	for (size_t i = from; i < to; ) {
+		size_t past = ctext_skip(t, to, i);
+		if (past != i) {
+			i = past;
+			continue;
+		}
+		if (t[i] == ';' || t[i] == '{' || t[i] == '}')
+			return false;
+		i++;
+	}
+	return true;
 }
 
 /*
@@ -562,8 +589,20 @@ static long brace_delta(const char *t, size_t from, size_t to)
  *		...
  *		}
  *
+ * or whose two arms each open the same parentheses of one statement, the
+ * code after the `#endif` closing them:
+ *
+ *	#ifdef NORMAL_MEM_ACCESS
+ *		if ((head->flag & OWN) ==
+ *	#else
+ *		if ((GET_FLAG(head) & OWN) ==
+ *	#endif
+ *			OWN_HOST)
+ *
  * or, at file scope, a function's declarator given twice (one per
- * configuration) before its body's `{`. No grammar reads that (tree-sitter
+ * configuration) before its body's `{`; or whose one arm, without an
+ * `#else`, is the head of a statement whose body follows the `#endif`
+ * (statement_head()). No grammar reads that (tree-sitter
  * gives up on the rest of the file). The parse text keeps the first arm only: the `#if` line, the `#else`, the
  * other arm and the `#endif` are blanked, offsets unchanged. Arms holding
  * conditionals of their own, or an `#elif`, are left alone. Returns the
@@ -588,14 +627,23 @@ static size_t blank_split_arms(struct neutraliser *nz, size_t i, size_t e)
 				return 0;
 			else_at = j, else_end = de;
 		} else if (dn == 5 && memcmp(t + dw, "endif", 5) == 0) {
-			if (!else_at)
-				return 0;
-			long a = brace_delta(t, e, else_at), b = brace_delta(t, else_end, j);
+			if (!else_at) {
+				if (nz->braces.len == 0 || !statement_head(t, e, j))
+					return 0;
+				blank(nz->out, i, e); /* the arm kept whole, its statement after the #endif */
+				nz->skip_from = j, nz->skip_to = de;
+				blank(nz->out, j, de);
+				return e;
+			}
+			long a = bracket_delta(t, e, else_at, '{', '}'), b = bracket_delta(t, else_end, j, '{', '}');
+			long pa = bracket_delta(t, e, else_at, '(', ')'), pb = bracket_delta(t, else_end, j, '(', ')');
+			bool parens = a == 0 && b == 0 && pa > 0 && pa == pb;
 			bool header = nz->braces.len == 0 && !memchr(t + e, ';', else_at - e) &&
 				      !memchr(t + else_end, ';', j - else_end) && !memchr(t + e, '{', else_at - e) &&
 				      !memchr(t + else_end, '{', j - else_end);
 			size_t next = ctext_skip_blanks(t, nz->len, de);
-			if (nz->braces.len == 0 ? !header || next >= nz->len || t[next] != '{' : a == 0 || a != b)
+			if (nz->braces.len == 0 ? !header || next >= nz->len || t[next] != '{'
+						: !parens && (a == 0 || a != b))
 				return 0;
 			blank(nz->out, i, e);
 			blank(nz->out, else_at, de);
