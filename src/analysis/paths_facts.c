@@ -381,7 +381,40 @@ static void arm_facts_at_entry(struct path_facts *pf, const struct fn *f)
 	}
 }
 
-/* `for (i = 0; i < n; i++)` entered from its initializer: a fact of its own. */
+/*
+ * The bound N of a loop counting from 0 up to it or from N - 1 down to 0
+ * (`for (i = 0; i < n; ...)`, `for (i = n - 1; i >= 0; ...)`): its first
+ * test, entered from INIT, holds exactly when 0 < N. A null node for
+ * other shapes.
+ */
+static TSNode counted_bound(TSNode init, TSNode cond, const char *src)
+{
+	if (!ts_type_is(init, "assignment_expression") || !ts_type_is(cond, "binary_expression") ||
+	    !ts_text_is(ts_field(init, "operator"), src, "="))
+		return ts_null();
+	TSNode x = ts_field(init, "left"), v = ts_field(init, "right");
+	TSNode l = ts_field(cond, "left"), r = ts_field(cond, "right"), op = ts_field(cond, "operator");
+	if (!ts_type_is(x, "identifier") || !ts_type_is(l, "identifier"))
+		return ts_null();
+	char *a = canon(x, src), *b = canon(l, src);
+	bool same = strcmp(a, b) == 0;
+	free(a);
+	free(b);
+	if (!same)
+		return ts_null();
+	if (ts_text_is(op, src, "<") && ts_text_is(v, src, "0"))
+		return r;
+	if (ts_text_is(op, src, ">=") && ts_text_is(r, src, "0") && ts_type_is(v, "binary_expression") &&
+	    ts_text_is(ts_field(v, "operator"), src, "-") && ts_text_is(ts_field(v, "right"), src, "1"))
+		return ts_field(v, "left");
+	return ts_null();
+}
+
+/*
+ * `for (i = 0; i < n; i++)` entered from its initializer: a fact of its
+ * own, the same for every loop counting over the same bound (up, or down
+ * from n - 1: counted_bound()).
+ */
 static void loop_first_test(struct path_facts *pf, const struct fn *f, uint32_t id)
 {
 	TSNode cond = f->cfg.nodes.items[id].ast, loop = ts_parent(cond);
@@ -392,6 +425,19 @@ static void loop_first_test(struct path_facts *pf, const struct fn *f, uint32_t 
 		return;
 	for (uint32_t k = 0; k < f->cfg.nodes.len; k++)
 		if (ts_node_eq(f->cfg.nodes.items[k].ast, init)) {
+			TSNode bound = counted_bound(init, cond, f->src);
+			if (!ts_node_is_null(bound)) {
+				if (!pure(bound, f->src))
+					return;
+				char *t = canon(bound, f->src);
+				int fact = fact_intern(pf, xasprintf("0<(%s)", t), bound, f->src);
+				free(t);
+				if (fact < 0)
+					return;
+				pf->nodes[id].first_fact = fact;
+				pf->nodes[id].init = k;
+				return;
+			}
 			char *a = canon(init, f->src), *b = canon(cond, f->src);
 			int fact = fact_intern(pf, xasprintf("%s;%s", a, b), ts_null(), f->src);
 			free(a);
