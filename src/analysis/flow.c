@@ -106,7 +106,11 @@ static void resolve_releases(struct fn *f)
 					continue;
 				char *k = event_key(ev, key, f->src);
 				int32_t id = key_find(f, k);
+				char *copied = id < 0 && key == KEY_LOCK ? paths_copied_key(f, k) : NULL;
+				if (copied) /* spin_unlock(&card->lock) of a card copied from state->card */
+					id = key_find(f, copied);
 				ev->rel[r++] = id >= 0 ? id : -2;
+				free(copied);
 				free(k);
 			}
 		}

@@ -317,6 +317,14 @@ void paths_release(struct path_result *r);
 unsigned paths_at_call(const struct fn *f, const struct path_result *r, TSNode call, int32_t key);
 
 /*
+ * KEY (a lock F drops but never takes itself) named through a local
+ * pointer declared as a copy of another (`struct card *card = state ?
+ * state->card : NULL;`), neither written again in F: the key it names
+ * through what it copies (`state->card->lock`), or NULL. Caller frees.
+ */
+char *paths_copied_key(const struct fn *f, const char *key);
+
+/*
  * The stages of analysis_run() (analysis.c), one file each; internal to
  * src/analysis.
  */

@@ -215,6 +215,61 @@ static bool changes(const char *w, const char *r)
 	return strncmp(w, r, n) == 0 && (r[n] == '\0' || r[n] == '-' || r[n] == '.' || r[n] == '[');
 }
 
+struct copy_decl {
+	const char *src, *name;
+	size_t len;
+	TSNode value;
+	unsigned found;
+};
+
+/* The init_declarators of a pointer named C->name: `struct card *card = ...`. */
+static bool copy_decl_visit(TSNode n, void *ctx)
+{
+	struct copy_decl *c = ctx;
+	if (!ts_type_is(n, "init_declarator"))
+		return true;
+	TSNode d = ts_field(n, "declarator");
+	if (!ts_type_is(d, "pointer_declarator"))
+		return true;
+	while (ts_type_is(d, "pointer_declarator"))
+		d = ts_field(d, "declarator");
+	uint32_t s = ts_node_start_byte(d), e = ts_node_end_byte(d);
+	if (ts_type_is(d, "identifier") && e - s == c->len && memcmp(c->src + s, c->name, c->len) == 0) {
+		c->value = ts_field(n, "value");
+		c->found++;
+	}
+	return true;
+}
+
+char *paths_copied_key(const struct fn *f, const char *key)
+{
+	size_t n = 0;
+	while (is_ident_char(key[n]))
+		n++;
+	if (!n || (key[n] != '-' && key[n] != '.'))
+		return NULL;
+	struct copy_decl c = {f->src, key, n, ts_null(), 0};
+	ts_walk(f->body, copy_decl_visit, &c);
+	TSNode v = c.found == 1 ? ts_strip_parens(c.value, f->src) : ts_null();
+	/* `card = state ? state->card : NULL`: where it is no null pointer, card is state->card */
+	if (ts_type_is(v, "conditional_expression") && is_zero(ts_field(v, "alternative"), f->src))
+		v = ts_strip_parens(ts_field(v, "consequence"), f->src);
+	if (!(ts_type_is(v, "identifier") || ts_type_is(v, "field_expression")) || !pure(v, f->src))
+		return NULL;
+	char *q = canon(v, f->src), *name = xstrndup(key, n);
+	struct strvec writes = STRVEC_INIT;
+	struct reads_ctx w = {f->src, &writes};
+	ts_walk(f->body, writes_visit, &w);
+	bool kept = true; /* neither the copy nor what it copies written in F */
+	for (size_t i = 0; i < writes.len && kept; i++)
+		kept = strcmp(writes.items[i], name) != 0 && !changes(writes.items[i], q);
+	char *out = kept ? xasprintf("%s%s", q, key + n) : NULL;
+	strvec_release(&writes);
+	free(name);
+	free(q);
+	return out;
+}
+
 /*
  * `v = 1;`, `int v = 0;`: sets the fact that is exactly v; `p = q;`,
  * `p = q->r;` and their declarations: an alias.
