@@ -369,6 +369,12 @@ void context_release(struct file_analysis *fa);
  */
 enum sleep_kind sleep_call_with_args(const struct file_analysis *fa, TSNode call, const struct fn *g);
 /*
+ * The same for a call made in interrupt context (hard or soft IRQ, bottom
+ * halves off), where in_interrupt() is true: hp100_login_to_vg_hub()
+ * sleeps only `if (!in_interrupt())`.
+ */
+enum sleep_kind sleep_call_in_interrupt(const struct file_analysis *fa, TSNode call, const struct fn *g);
+/*
  * sleep.c: may-sleep summaries, from the calls made and over the call
  * graph. A function of the file is judged by its body before any built-in
  * list (s390 defines its own request_irq(), which does not sleep).

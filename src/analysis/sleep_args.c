@@ -12,6 +12,7 @@
 #include <string.h>
 
 #define ARGS_DEPTH 3   /* calls followed with their own constant arguments */
+#define INTR_DEPTH 6   /* calls followed in interrupt context (in_interrupt() true all the way) */
 #define MAX_PARAMS 16
 
 struct env {
@@ -20,6 +21,7 @@ struct env {
 	long long val[MAX_PARAMS];
 	bool known[MAX_PARAMS];
 	size_t n;
+	bool intr; /* the call is made in interrupt context: in_interrupt() is true */
 };
 
 struct walk {
@@ -117,6 +119,10 @@ static bool eval(const struct walk *w, const struct env *env, TSNode n, long lon
 		*out = 1;
 		return true;
 	}
+	if (env->intr && ts_type_is(n, "call_expression") && ts_call_is(n, w->src, "in_interrupt")) {
+		*out = 1;
+		return true;
+	}
 	if (ts_type_is(n, "identifier"))
 		return eval_ident(w, env, n, out);
 	if (ts_type_is(n, "cast_expression"))
@@ -208,7 +214,11 @@ static enum sleep_kind call_sleeps(const struct walk *w, TSNode call, const stru
 		return api_may_sleep(call, w->src, NULL);
 	const struct fn *h = &w->fa->fns.items[idx];
 	struct env bound;
-	if (h->sleeps == SLEEP_NO || depth >= ARGS_DEPTH || !bind_args(w, env, call, h, &bound))
+	if (h->sleeps == SLEEP_NO || depth >= (env->intr ? INTR_DEPTH : ARGS_DEPTH))
+		return h->sleeps;
+	bool any = bind_args(w, env, call, h, &bound);
+	bound.intr = env->intr;
+	if (!any && !bound.intr)
 		return h->sleeps;
 	return walk_fn(w, h, &bound, depth + 1);
 }
@@ -244,6 +254,19 @@ static enum sleep_kind walk_fn(const struct walk *w, const struct fn *g, const s
 	free(seen);
 	vec_release(&work);
 	return most;
+}
+
+enum sleep_kind sleep_call_in_interrupt(const struct file_analysis *fa, TSNode call, const struct fn *g)
+{
+	struct walk w = {fa, fa->src->parse_text};
+	struct env none, bound;
+	memset(&none, 0, sizeof none);
+	none.intr = true;
+	if (g->sleeps == SLEEP_NO)
+		return SLEEP_NO;
+	bind_args(&w, &none, call, g, &bound);
+	bound.intr = true;
+	return walk_fn(&w, g, &bound, 1);
 }
 
 enum sleep_kind sleep_call_with_args(const struct file_analysis *fa, TSNode call, const struct fn *g)

@@ -34,6 +34,20 @@ static bool releases_all_held(const struct fn *f, const struct fn *g, TSNode cal
 	return all;
 }
 
+/* Is in_interrupt() true at PS in F: hard or soft IRQ context, or bottom halves held off? */
+static bool in_interrupt_at(const struct fn *f, const struct point_state *ps, uint32_t offset)
+{
+	if (ps->atomic_ctx)
+		return true;
+	name_vec held = VEC_INIT;
+	flow_held_keys(f, offset, false, &held);
+	bool bh = false;
+	for (size_t i = 0; i < held.len && !bh; i++)
+		bh = strcmp(held.items[i], "bh") == 0;
+	vec_release(&held);
+	return bh;
+}
+
 static void check_sleep(struct ctx *c, const struct fn *f, TSNode call, const char *kind)
 {
 	(void)kind;
@@ -49,7 +63,9 @@ static void check_sleep(struct ctx *c, const struct fn *f, TSNode call, const ch
 	}
 	struct point_state ps = flow_state_at(f, ts_node_start_byte(call));
 	if (!point_protected(&ps) || (via && releases_all_held(f, via, call, &ps)) ||
-	    point_bkl_only(f, &ps, ts_node_start_byte(call))) {
+	    point_bkl_only(f, &ps, ts_node_start_byte(call)) ||
+	    (via && in_interrupt_at(f, &ps, ts_node_start_byte(call)) &&
+	     sleep_call_in_interrupt(c->fa, call, via) != SLEEP_YES)) {
 		buf_release(&why);
 		return;
 	}
