@@ -239,6 +239,9 @@ static void classify_at(const struct tree_context *t, const struct file_analysis
 	const struct tname *x = &t->names.items[name];
 	TSNode root = ts_tree_root_node(fa->tree);
 	TSNode n = ts_node_descendant_for_byte_range(root, off, off + (uint32_t)x->len);
+	/* compiled only without CONFIG_SMP (2.6.9 init/main.c's UP smp_init()): no use, as for macros */
+	if (ts_in_up_arm(fa->src->parse_text, n))
+		return;
 	struct tref r = {0};
 	r.name = name;
 	r.line = source_pos(fa->src, off).line;

@@ -119,4 +119,39 @@ expect_out '^boot/smpboot\.c:11:7: note: why: .*smp_prepare_cpus\(\) runs at boo
 expect_out '^boot/smpboot\.c:17:7: note: why: .*smp_boot_cpus\(\) runs at boot before the other CPUs run tasks' \
 	"boot: smp_boot_cpus()"
 expect_out '^boot/smpboot\.c:22:7: warning: .*\[P003(, fixable)?\]' "boot: a later function: flagged"
+# a call compiled only without CONFIG_SMP is no use: the uniprocessor arm
+# of another file does not make the SMP function preemptible
+mkdir -p upt/include/linux upt/kernel
+printf 'VERSION = 2\nPATCHLEVEL = 4\n' > upt/Makefile
+cat > upt/kernel/helper.c <<'C'
+#include <linux/smp.h>
+void note(int cpu);
+
+void helper(void)
+{
+	note(smp_processor_id());
+}
+C
+cat > upt/kernel/users.c <<'C'
+#include <linux/spinlock.h>
+void helper(void);
+static spinlock_t l = SPIN_LOCK_UNLOCKED;
+
+#ifndef CONFIG_SMP
+void up_init(void)
+{
+	helper();
+}
+#endif
+
+void smp_user(void)
+{
+	spin_lock(&l);
+	helper();
+	spin_unlock(&l);
+}
+C
+run scan -v upt/kernel/helper.c; expect_rc 0 "a uniprocessor caller: no finding"
+expect_out '^upt/kernel/helper\.c:6:7: note: why: helper\(\) is called with preemption off: every call in the tree is made with preemption off: from smp_user\(\)' \
+	"a uniprocessor caller: the SMP caller decides"
 finish
