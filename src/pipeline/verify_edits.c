@@ -126,6 +126,15 @@ static bool utf8_valid(const char *s)
 	return true;
 }
 
+/* Is the next word after OFF in L (blanks skipped) `else`? */
+static bool else_follows(const struct lines *l, size_t off)
+{
+	const char *p = l->text + off, *end = l->text + l->len;
+	while (p < end && (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r'))
+		p++;
+	return end - p >= 4 && memcmp(p, "else", 4) == 0 && (end - p == 4 || !is_ident_char(p[4]));
+}
+
 char *verify_edit_refusal(const struct edit *e, const struct lines *l)
 {
 	unsigned sl, sc, el, ec;
@@ -152,6 +161,11 @@ char *verify_edit_refusal(const struct edit *e, const struct lines *l)
 		return xasprintf("the text it would write at line %u keeps a comment with bytes that are not "
 				 "UTF-8 (Latin-1?), which spatch's Python cannot carry; fix it by hand, or "
 				 "convert the file to UTF-8 first (iconv -f latin1 -t utf-8)", sl);
+	/* `if (a) {...} else` then #endif and the else arm: the grammar's if ends before its else */
+	if (e->op == EDIT_INSERT_AFTER && else_follows(l, e->end.offset))
+		return xasprintf("the %s at line %u goes on with an else the grammar did not read as its own "
+				 "(an #if/#endif splits it); a statement after it would cut the else off, fix it "
+				 "by hand", what, sl);
 	if (e->op == EDIT_INSERT_AFTER && !node_in(e->node, after_anchors))
 		return xasprintf("the change would insert after the %s at line %u, which the "
 				 "semantic patch cannot anchor on; fix it by hand", what, sl);

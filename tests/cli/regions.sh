@@ -126,4 +126,35 @@ if have spatch "the rewrite of the exits"; then
 	run apply applied.c; expect_rc 0 "apply"
 	run scan -q applied.c; expect_rc 0 "nothing left to fix, and no unbalanced get/put (P007)"
 fi
+# an if whose else arm is split off by #endif (2.6.9 ia64 perfmon pfm_flush()):
+# the grammar's if ends before `else`, so no statement may follow it there
+cat > split_else.c <<'C'
+#include <linux/smp.h>
+struct ctx { int cpu; };
+void other_cpu(struct ctx *c);
+void here(struct ctx *c);
+
+void flush(struct ctx *c, int sys)
+{
+	if (c) {
+#ifdef CONFIG_SMP
+		if (sys && c->cpu != smp_processor_id()) {
+			other_cpu(c);
+		} else
+#endif
+		{
+			here(c);
+		}
+	}
+}
+C
+run scan -f json --no-tree split_else.c; expect_rc 1 "split else: a finding"
+if python3 - "$out" <<'PY'
+import json, sys
+f = [x for x in json.loads(sys.argv[1])["findings"] if x["line"] == 10]
+assert f and not f[0]["fixable"], f
+assert "goes on with an else" in f[0]["fix_note"], f[0]["fix_note"]
+PY
+then ok; else bad "split else: refused, with the reason"; fi
+run diff --no-tree split_else.c; expect_no_out 'preempt_enable\(\); else' "split else: no hunk cuts the else off"
 finish
