@@ -29,7 +29,7 @@
  * after a comma, `with` or `and`), and the words that disqualify a sentence.
  */
 #define IRQS "(local |all |hard )*(interrupts|irqs|irq|ints)"
-#define OFF "( are| is| must be| remain| remains| already| still| have been| stay| should be| being)* (disabled|off)"
+#define OFF "( are| is| must be| remain| remains| already| still| have been| stay| should be)* (disabled|off)"
 #define CALLED "(called|call|calls|run|runs|executed|executes|invoked|entered|running)( only| always| this)*"
 #define LOCK "(the )?([a-z0-9_]+(->|\\.)[a-z0-9_]*lock|[a-z0-9_>.-]*_lock|[a-z0-9_>.-]* ?spinlock|spin lock|spin-lock)"
 static const char *const pat_irq_off =

@@ -124,8 +124,11 @@ static void noresched_site(struct ctx *c, const struct fn *f, TSNode call, bool 
 	 * function its callers (or its contract) call with preemption off, the
 	 * count stays above zero until they give it back, and that reschedules.
 	 */
-	struct point_state ps = flow_state_at(f, ts_node_start_byte(call));
-	bool callers_off = f->ctx != CTX_PROCESS && (ps.atomic_ctx || ps.entry_held);
+	bool callers_off = false;
+	if (f->ctx != CTX_PROCESS) {
+		struct point_state ps = flow_state_at(f, ts_node_start_byte(call));
+		callers_off = ps.atomic_ctx || ps.entry_held;
+	}
 	TSNode bad = f->ctx == CTX_HARDIRQ || callers_off ? ts_null() : p005_search(c, f, call, &what);
 	if (ts_node_is_null(bad) && !misspelt && c->opts->target != TARGET_MODERN)
 		return;
