@@ -161,8 +161,9 @@ char *verify_edit_refusal(const struct edit *e, const struct lines *l)
 		return xasprintf("the text it would write at line %u keeps a comment with bytes that are not "
 				 "UTF-8 (Latin-1?), which spatch's Python cannot carry; fix it by hand, or "
 				 "convert the file to UTF-8 first (iconv -f latin1 -t utf-8)", sl);
-	/* `if (a) {...} else` then #endif and the else arm: the grammar's if ends before its else */
-	if (e->op == EDIT_INSERT_AFTER && else_follows(l, e->end.offset))
+	/* `if (a) {...} else` then #endif and the else arm: the grammar's if ends before its else
+	 * (a lone body made a block, `{ x; put(); } else`, keeps its else) */
+	if (e->op == EDIT_INSERT_AFTER && !e->wrap && else_follows(l, e->end.offset))
 		return xasprintf("the %s at line %u goes on with an else the grammar did not read as its own "
 				 "(an #if/#endif splits it); a statement after it would cut the else off, fix it "
 				 "by hand", what, sl);

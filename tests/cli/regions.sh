@@ -157,4 +157,25 @@ assert "goes on with an else" in f[0]["fix_note"], f[0]["fix_note"]
 PY
 then ok; else bad "split else: refused, with the reason"; fi
 run diff --no-tree split_else.c; expect_no_out 'preempt_enable\(\); else' "split else: no hunk cuts the else off"
+# the lone body of an if before its else becomes a block: `{ x; put(); } else` keeps the else
+cat > lone_else.c <<'C'
+#include <linux/percpu.h>
+DECLARE_PER_CPU(int, hits);
+DECLARE_PER_CPU(int, misses);
+
+void count(int hit)
+{
+	if (hit)
+		__get_cpu_var(hits)++;
+	else
+		__get_cpu_var(misses)++;
+}
+C
+run scan -f json --no-tree lone_else.c; expect_rc 1 "lone body before else: a finding"
+if python3 - "$out" <<'PY'
+import json, sys
+f = [x for x in json.loads(sys.argv[1])["findings"] if x["line"] == 8]
+assert f and f[0]["fixable"], f
+PY
+then ok; else bad "lone body before else: still fixable"; fi
 finish
