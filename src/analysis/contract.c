@@ -21,6 +21,7 @@
 #include <regex.h>
 #include <pthread.h>
 #include <string.h>
+#include <stdlib.h>
 #include <strings.h>
 
 /*
@@ -53,6 +54,7 @@ static const char *const pat_not =
 
 static regex_t re_irq_off, re_irq_ctx, re_lock, re_not;
 static bool re_ok;
+static pthread_once_t re_once = PTHREAD_ONCE_INIT;
 
 static void contract_init(void)
 {
@@ -209,8 +211,7 @@ static bool try_comment(struct file_analysis *fa, struct fn *f, uint32_t s, uint
 
 void contract_find(struct file_analysis *fa)
 {
-	static pthread_once_t once = PTHREAD_ONCE_INIT;
-	pthread_once(&once, contract_init);
+	pthread_once(&re_once, contract_init);
 	if (!re_ok)
 		return;
 	const char *text = fa->src->text;
@@ -224,4 +225,40 @@ void contract_find(struct file_analysis *fa)
 		if (comment_first_in_body(text, ts_node_start_byte(f->body), ts_node_end_byte(f->body), &s, &e))
 			try_comment(fa, f, s, e);
 	}
+}
+
+/* Does a sentence of WORDS have a contract's shape (the hedges and the lock's kind not asked)? */
+static bool words_may_state(char *words)
+{
+	for (char *s = words; *s;) {
+		size_t n = 0;
+		while (s[n] && !(strchr(".;:!", s[n]) && (s[n + 1] == ' ' || s[n + 1] == '\0')))
+			n++;
+		char end = s[n];
+		s[n] = '\0';
+		bool yes = regexec(&re_irq_ctx, s, 0, NULL, 0) == 0 || regexec(&re_irq_off, s, 0, NULL, 0) == 0 ||
+			   regexec(&re_lock, s, 0, NULL, 0) == 0;
+		s[n] = end;
+		if (yes)
+			return true;
+		s += n + (end != '\0');
+	}
+	return false;
+}
+
+bool contract_text_may_state(const char *text, size_t len)
+{
+	pthread_once(&re_once, contract_init);
+	if (!re_ok)
+		return false;
+	for (const char *p = text; (p = memmem(p, len - (size_t)(p - text), "/*", 2));) {
+		const char *e = memmem(p + 2, len - (size_t)(p + 2 - text), "*/", 2);
+		char *words = comment_words(p, e ? (size_t)(e - p) : len - (size_t)(p - text));
+		bool yes = words_may_state(words);
+		free(words);
+		if (yes || !e)
+			return yes;
+		p = e + 2;
+	}
+	return false;
 }

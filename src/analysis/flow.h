@@ -355,6 +355,12 @@ void context_set_text(struct fn *f, enum fn_context ctx, char *reason);
 /* contract.c: contexts the functions' own comments state ("Must be called with interrupts disabled"). */
 void contract_find(struct file_analysis *fa);
 /*
+ * contract.c: may a comment of TEXT state a contract (a superset of what
+ * contract_find() takes: the P006 prefilter's test, so a file whose only
+ * atomic context is a comment is still read)?
+ */
+bool contract_text_may_state(const char *text, size_t len);
+/*
  * context.c: the pessimistic fixed point that makes a static function
  * atomic at entry once every call to it in the file has preemption off;
  * runs flow_run() and fills fn.calls for every function.

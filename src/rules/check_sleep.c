@@ -82,7 +82,7 @@ static void check_sleep(struct ctx *c, const struct fn *f, TSNode call, const ch
 /*
  * A site needs a call that may sleep and something that turns preemption
  * off: a locking call (a lock's holder, or a caller's lock released
- * here), or a registration or shape that makes a function atomic. The
+ * here), or a registration, shape or comment contract that makes a function atomic. The
  * tree's contexts for the file's functions are the scan's to add.
  */
 static bool sleep_wants(const char *text, size_t len)
@@ -90,7 +90,8 @@ static bool sleep_wants(const char *text, size_t len)
 	unsigned w = api_text_words(text, len, API_WORD_SLEEP | API_WORD_LOCK);
 	if (!(w & API_WORD_SLEEP))
 		return false;
-	return (w & API_WORD_LOCK) || api_text_words(text, len, API_WORD_CONTEXT);
+	return (w & API_WORD_LOCK) || api_text_words(text, len, API_WORD_CONTEXT) ||
+	       contract_text_may_state(text, len); /* "Must be called with interrupts disabled" */
 }
 
 const struct rule_hooks sleep_hooks = {.check = check_sleep, .wants = sleep_wants};

@@ -141,4 +141,19 @@ C
 run scan -v --no-tree callers.c; expect_rc 1 "callers: the helper is flagged"
 expect_out '^callers\.c:8:7: note: why: no lock held, interrupts and preemption enabled on every path from entry; called from unlocked\(\) at line 20 with preemption on' \
 	"the reason names the caller that calls with preemption on"
+# the P006 prefilter reads the comments too: a file whose only atomic
+# context is a contract gives the same findings with and without it
+cat > sleeper.c <<'C'
+#include <linux/slab.h>
+
+/*
+ * Must be called with interrupts disabled.
+ */
+void *grab(void)
+{
+	return kmalloc(64, GFP_KERNEL);
+}
+C
+run scan --no-tree sleeper.c; expect_rc 1 "contract and sleep: a finding by default"
+expect_out '^sleeper\.c:8:9: error: .*\[P006\]' "contract and sleep: P006 without --no-prefilter"
 finish
