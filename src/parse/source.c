@@ -211,6 +211,8 @@ static size_t blank_toplevel_macro(struct neutraliser *nz, size_t s, size_t n, s
 		return 0;
 	record_use(nz->src, s, n, j < len && t[j] == '(' ? j : close, close);
 	size_t e = ctext_skip_blanks(t, len, close);
+	if (n == 14 && memcmp(t + s, "DEFINE_PER_CPU", 14) == 0)
+		e = text_past_declarator_tail(t, len, e);
 	if (e < len && t[e] == ';')
 		e++;
 	else

@@ -82,6 +82,12 @@ bool text_names_object(const char *text, size_t len, const char *word);
  * #undefs it, -1 when none names it (its value then comes from elsewhere).
  */
 int text_defined_before(const char *text, size_t upto, const char *name, size_t n);
+/*
+ * What may follow DEFINE_PER_CPU(T, x), which stands for a declarator, in
+ * T (LEN bytes) from I: attribute words and an `= initialiser`. The offset
+ * of the `;` that ends them, or I when something else follows.
+ */
+size_t text_past_declarator_tail(const char *t, size_t len, size_t i);
 /* The member accesses `->FIELD` / `.FIELD` in TEXT (comments too), counted up to MOST (0: all). */
 unsigned text_member_accesses(const char *text, size_t len, const char *field, unsigned most);
 

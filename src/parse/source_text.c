@@ -2,7 +2,8 @@
  * Raw text outside the neutraliser (source.h): whole-word searches
  * (text_has_word(), text_names_object(), text_member_accesses()) over a
  * file's bytes, what its unconditional #defines say of a macro
- * (text_defined_before()), and the blanking of an assembly file's comments
+ * (text_defined_before()), what may follow a macro standing for a declarator
+ * (text_past_declarator_tail()), and the blanking of an assembly file's comments
  * (asm_blank_comments()).
  */
 #define _GNU_SOURCE /* memmem */
@@ -159,4 +160,36 @@ int text_defined_before(const char *text, size_t upto, const char *name, size_t 
 			ctext_next(&cx);
 	}
 	return said;
+}
+
+/*
+ * What may follow DEFINE_PER_CPU(T, x), which stands for a declarator:
+ * attribute words (`____cacheline_aligned`) and an initialiser (`= { &init_mm,
+ * 0 }`), from I (past the call's blanks). Returns the offset of the `;`
+ * that ends them, or I when something else follows.
+ */
+size_t text_past_declarator_tail(const char *t, size_t len, size_t i)
+{
+	size_t k = i;
+	while (k < len && is_ident_char(t[k])) {
+		while (k < len && is_ident_char(t[k]))
+			k++;
+		k = ctext_skip_blanks(t, len, k);
+	}
+	if (k < len && t[k] == '=') {
+		int depth = 0;
+		for (k++; k < len && !(depth == 0 && t[k] == ';');) {
+			size_t past = ctext_skip(t, len, k);
+			if (past != k) {
+				k = past;
+				continue;
+			}
+			if (t[k] == '{' || t[k] == '(')
+				depth++;
+			else if ((t[k] == '}' || t[k] == ')') && --depth < 0)
+				return i;
+			k++;
+		}
+	}
+	return k < len && t[k] == ';' ? k : i;
 }
