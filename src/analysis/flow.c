@@ -163,6 +163,8 @@ static event_vec node_events(struct fn *f, const struct source *src, const struc
 		const struct wrapper *w = !e.api && len ? wrapper_lookup(f, name, len) : NULL;
 		if (w)
 			e.api = &w->api;
+		if (!e.api && len)
+			e.api = api_msr_write(f, call, name, len, src->parse_text);
 		if (e.api && (e.api->op == API_ACQUIRE || e.api->op == API_TRYLOCK)) {
 			add_acquisitions(f, src, &e, name, len);
 			if (e.api->op == API_TRYLOCK)

@@ -346,6 +346,12 @@ void flow_unprepare(struct fn *f);
 bool flow_caller_keys(const struct fn *f, bool retaken, key_vec *out);
 /* flow.c: the keys held at F's exit on every path (MAY: on some path), into OUT. */
 void flow_exit_keys(const struct fn *f, bool may, name_vec *out);
+/*
+ * msr.c: CALL (to NAME, LEN bytes) in F as ppc's hand-written interrupt
+ * switch: a write of the MSR clearing MSR_EE takes interrupts off, a write
+ * of a saved word in a function that cleared it gives them back; or NULL.
+ */
+const struct api *api_msr_write(const struct fn *f, TSNode call, const char *name, size_t len, const char *src);
 /* wrap.c: finds the file's lock wrappers and prepares their callers' flow again. */
 void wrap_find(struct file_analysis *fa);
 /* context.c: contexts from registrations, signatures, irq_enter() and DECLARE_TASKLET(). */
