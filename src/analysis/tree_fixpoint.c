@@ -48,13 +48,14 @@ static void reason_add(struct buf *b, const char *s)
 
 /*
  * i386 interrupt entry stubs: BUILD_SMP_INTERRUPT(x, vector) (and the timer
- * variant) expands to assembly that calls smp_x() from an interrupt gate, in
+ * variant; 2.6's BUILD_INTERRUPT, voyager's CPIs too) expands to assembly that calls smp_x() from an interrupt gate, in
  * hard-IRQ context; no C file names smp_x. Where such a stub is built for
  * NAME, a reason (owned), else NULL.
  */
 static char *interrupt_stub(const struct tree_context *t, const struct tname *x)
 {
-	static const char *const builders[] = {"BUILD_SMP_INTERRUPT", "BUILD_SMP_TIMER_INTERRUPT"};
+	/* 2.4 include/asm-i386/hw_irq.h; 2.6 arch/i386/kernel/entry.S (`call smp_##name`, used in entry_arch.h) */
+	static const char *const builders[] = {"BUILD_SMP_INTERRUPT", "BUILD_SMP_TIMER_INTERRUPT", "BUILD_INTERRUPT"};
 	if (x->len <= 4 + TREE_MIN_NAME || memcmp(x->name, "smp_", 4) != 0)
 		return NULL;
 	const char *stub = x->name + 4;
@@ -74,6 +75,8 @@ static char *interrupt_stub(const struct tree_context *t, const struct tname *x)
 			for (const char *p = memmem(text, len, builders[b], bn); p && !found;
 			     p = memmem(p + 1, len - (size_t)(p + 1 - text), builders[b], bn)) {
 				const char *q = p + bn, *end = text + len;
+				if (p > text && is_ident_char(p[-1]))
+					continue;
 				while (q < end && (*q == ' ' || *q == '\t'))
 					q++;
 				if (q == end || *q++ != '(')
