@@ -45,7 +45,7 @@ static void find_bound(struct ctx *c)
 			const struct fn *callee = &c->fa->fns.items[g];
 			if (c->bound[g] || c->unbound[g] || !callee->is_static || callee->addr_taken)
 				continue;
-			size_t calls = 0, first = 0;
+			size_t calls = 0, first = 0, atomic = 0;
 			unsigned line = 0;
 			bool all = true;
 			for (size_t i = 0; i < nf && all; i++)
@@ -53,8 +53,14 @@ static void find_bound(struct ctx *c)
 					const struct call_site *cs = &c->fa->fns.items[i].calls.items[k];
 					if (cs->callee != g)
 						continue;
-					all = c->bound[i] != NULL && i != g;
-					if (!calls++)
+					/* a call with preemption off keeps the CPU too */
+					bool off = cs->protected_call || c->fa->fns.items[i].ctx != CTX_PROCESS;
+					all = i != g && (c->bound[i] != NULL || off);
+					if (c->bound[i] == NULL) {
+						atomic++;
+						continue;
+					}
+					if (calls++ == 0)
 						first = i, line = line_of(c, cs->call);
 				}
 			if (all && calls && callee->sleeps != SLEEP_NO) {
@@ -64,8 +70,9 @@ static void find_bound(struct ctx *c)
 							  callee->sleep_reason ? callee->sleep_reason : "a call that sleeps");
 			} else if (all && calls) {
 				c->bound[g] = xasprintf("%s() is called only from %s() (line %u), which runs bound "
-							"to the new CPU during bring-up", callee->name,
-							c->fa->fns.items[first].name, line);
+							"to the new CPU during bring-up%s", callee->name,
+							c->fa->fns.items[first].name, line,
+							atomic ? ", or with preemption off" : "");
 				changed = true;
 			}
 		}
@@ -91,8 +98,64 @@ struct pin_scan {
 	TSNode mask; /* a 2.4 `current->cpus_allowed = <one CPU>;` not yet followed by schedule() */
 };
 
-/* Does MASK name one CPU: a number, `1UL << cpu`, cpumask_of_cpu(cpu)? (`old` restores a mask.) */
+static bool one_cpu_value(const struct ctx *c, TSNode mask);
+
+struct mask_sets {
+	const struct ctx *c;
+	TSNode var;  /* the identifier handed to set_cpus_allowed() */
+	unsigned n;  /* the stores to it in the function */
+	bool one;    /* every one a single CPU's mask */
+};
+
+/* Do identifiers A and B spell the same name? */
+static bool same_ident(const struct ctx *c, TSNode a, TSNode b)
+{
+	uint32_t as = ts_node_start_byte(a), ae = ts_node_end_byte(a);
+	uint32_t bs = ts_node_start_byte(b), be = ts_node_end_byte(b);
+	return ts_type_is(a, "identifier") && ae - as == be - bs && memcmp(c->text + as, c->text + bs, ae - as) == 0;
+}
+
+/* One store to the variable: `m = E;`, `T m = E;`, or `&m` (written out of sight). */
+static bool mask_store_visit(TSNode n, void *ctx)
+{
+	struct mask_sets *ms = ctx;
+	TSNode name = ts_null(), value = ts_null();
+	if (ts_type_is(n, "assignment_expression"))
+		name = ts_field(n, "left"), value = ts_field(n, "right");
+	else if (ts_type_is(n, "init_declarator"))
+		name = ts_field(n, "declarator"), value = ts_field(n, "value");
+	else if (ts_type_is(n, "pointer_expression") && ts_text_is(ts_field(n, "operator"), ms->c->text, "&"))
+		name = ts_field(n, "argument");
+	if (ts_node_is_null(name) || !same_ident(ms->c, name, ms->var))
+		return true;
+	ms->n++;
+	ms->one = ms->one && !ts_node_is_null(value) && one_cpu_value(ms->c, value);
+	return true;
+}
+
+/*
+ * Does MASK name one CPU: a number, `1UL << cpu`, cpumask_of_cpu(cpu), or a
+ * local every store to which in the function is one of those (2.6.9
+ * p4-clockmod's `affected_cpu_map = cpumask_of_cpu(cpu);`)? (`old` restores
+ * a mask.)
+ */
 static bool one_cpu_mask(const struct ctx *c, TSNode mask)
+{
+	mask = ts_strip_parens(mask, c->text);
+	if (!ts_type_is(mask, "identifier"))
+		return one_cpu_value(c, mask);
+	TSNode def = mask;
+	while (!ts_node_is_null(def) && !ts_type_is(def, "function_definition"))
+		def = ts_parent(def);
+	if (ts_node_is_null(def))
+		return false;
+	struct mask_sets ms = {c, mask, 0, true};
+	ts_walk(def, mask_store_visit, &ms);
+	return ms.n > 0 && ms.one;
+}
+
+/* Is MASK itself one CPU's mask: a number, `1UL << cpu`, cpumask_of_cpu(cpu)? */
+static bool one_cpu_value(const struct ctx *c, TSNode mask)
 {
 	mask = ts_strip_parens(mask, c->text);
 	if (ts_type_is(mask, "number_literal"))
