@@ -11,6 +11,7 @@
 #include <dirent.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static bool name_is(const char *name, size_t len, const char *want)
 {
@@ -575,6 +576,7 @@ const char *const *api_user_sleepers(size_t *n)
  */
 
 static bool bkl_spins;
+static bool has_percpu_api; /* the tree has include/linux/percpu.h: 2.6's DEFINE_PER_CPU */
 static struct strvec no_preempt = STRVEC_INIT; /* architectures without `config PREEMPT` */
 
 static char *read_text(const char *path, size_t *len)
@@ -667,17 +669,26 @@ void kernel_api_read_tree(const char *root)
 		return;
 	read_arches(root);
 	read_bkl(root);
+	char *pc = xasprintf("%s/include/linux/percpu.h", root);
+	has_percpu_api = access(pc, F_OK) == 0;
+	free(pc);
 }
 
 void kernel_api_reset_tree(void)
 {
 	bkl_spins = false;
+	has_percpu_api = false;
 	strvec_release(&no_preempt);
 }
 
 bool api_bkl_spins(void)
 {
 	return bkl_spins;
+}
+
+bool api_tree_has_percpu(void)
+{
+	return has_percpu_api;
 }
 
 const char *api_arch_without_preempt(const char *path, size_t *len)

@@ -496,6 +496,17 @@ static bool check_uses_fixed(struct ctx *c, struct percpu_array *pa)
 }
 
 /*
+ * In a tree that already has 2.6's per-CPU API, an array whose every use by
+ * the running CPU has preemption off is valid 2.6 code its developers kept
+ * (2.6.9's tsc_values[], ct_cur[]): converting it changes storage, not
+ * protection, so it waits for --modernize.
+ */
+static bool kept_by_choice(const struct percpu_array *pa, bool modernize)
+{
+	return pa->eligible && !pa->slot_uses.len && !modernize && api_tree_has_percpu();
+}
+
+/*
  * After the functions are checked: one P008 per NR_CPUS array used as
  * per-CPU data. Returns true when an array planned as converted turned out
  * not to be (a use that cannot be fixed), recorded in c->kept: the file
@@ -535,6 +546,14 @@ static bool percpu_arrays_report(struct ctx *c)
 					    "the CPUs' data, left as it is", pa->name, line_of(c, pa->other_index));
 			add_protected(c, RULE_P008, pa->name_node, NULL,
 				      xasprintf("NR_CPUS array %s is not this CPU's data", pa->name), why);
+			continue;
+		}
+		if (kept_by_choice(pa, c->opts->modernize)) {
+			add_protected(c, RULE_P008, pa->name_node, NULL,
+				      xasprintf("NR_CPUS array %s is left as it is", pa->name),
+				      xasprintf("the tree already has 2.6's per-CPU API (include/linux/percpu.h) and "
+						"keeps %s as an array, and every use of it by the running CPU has "
+						"preemption off: valid 2.6 code (--modernize converts it)", pa->name));
 			continue;
 		}
 		char *short_type = one_line_type(pa->type);
