@@ -1,0 +1,155 @@
+#!/usr/bin/env bash
+# Contexts read from how code is entered, and a tree that is already 2.6:
+# an interrupt entry 2.6's BUILD_INTERRUPT(x, vector) builds (entry.S calls
+# smp_x(); 2.6.9 voyager's CPIs); ppc's interrupts turned off by hand (xmon's set_msr(msr & ~MSR_EE) ...
+# set_msr(msr)); a static helper some callers reach with preemption off and
+# the others from bring-up; a DEFINE_PER_CPU with an attribute and an
+# initialiser, which must not hide the file from the grammar; and an
+# NR_CPUS array a 2.6 tree kept, every use protected: left alone unless
+# --modernize (converted in a 2.4 tree); a task pinned through a mask
+# variable (2.6.9 p4-clockmod's `m = cpumask_of_cpu(cpu);
+# set_cpus_allowed(current, m);`).
+. "$(dirname "$0")/lib.sh"
+
+cat > msr.c <<'C'
+#include <linux/smp.h>
+#define MSR_EE 0x8000
+extern unsigned long get_msr(void);
+extern void set_msr(unsigned long);
+void note(int cpu);
+
+void debugger_enter(void)
+{
+	unsigned long msr = get_msr();
+
+	set_msr(msr & ~MSR_EE);	/* disable interrupts */
+	note(smp_processor_id());
+	set_msr(msr);		/* restore interrupt enable */
+	note(smp_processor_id());
+}
+
+void trace_on(void)
+{
+	unsigned long msr = get_msr();
+
+	set_msr(msr | 0x400);
+	note(smp_processor_id());
+}
+C
+run scan -v --no-tree msr.c; expect_rc 1 "set_msr: reads after the restore are findings"
+expect_out '^msr\.c:12:7: note: protected: ' "set_msr(msr & ~MSR_EE): interrupts off"
+expect_out '^msr\.c:12:7: note: why: set_msr\(irq\) at line 11 is held on every path to here' "the MSR write named"
+expect_out '^msr\.c:14:7: warning: .*\[P003, fixable\]' "set_msr(msr) gives interrupts back"
+expect_out '^msr\.c:22:7: warning: .*\[P003, fixable\]' "a write that leaves MSR_EE alone says nothing"
+
+cat > mixed.c <<'C'
+#include <linux/smp.h>
+#include <linux/spinlock.h>
+static spinlock_t demo_lock = SPIN_LOCK_UNLOCKED;
+void note(int cpu);
+
+static void demo_unmask_local(int irq)
+{
+	note(smp_processor_id() + irq);
+}
+
+void start_secondary(void *unused)
+{
+	demo_unmask_local(3);
+}
+
+void demo_enable(int irq)
+{
+	unsigned long flags;
+
+	spin_lock_irqsave(&demo_lock, flags);
+	demo_unmask_local(irq);
+	spin_unlock_irqrestore(&demo_lock, flags);
+}
+C
+run scan -v --no-tree mixed.c; expect_rc 0 "bring-up and locked callers: nothing to fix"
+expect_out 'demo_unmask_local\(\) is called only from start_secondary\(\) \(line 13\), which runs bound to the new CPU during bring-up, or with preemption off' \
+	"bring-up or preemption off: the CPU stays"
+sed -i '$a\
+void demo_user(void)\
+{\
+	demo_unmask_local(1);\
+}' mixed.c
+run scan --no-tree mixed.c; expect_rc 1 "a preemptible caller too"
+expect_out '^mixed\.c:8:7: warning: .*\[P003, fixable\]' "a preemptible caller too: a finding"
+
+cat > pin.c <<'C'
+#include <linux/sched.h>
+#include <linux/smp.h>
+void note(int cpu);
+
+void demo_pinned(int cpu)
+{
+	cpumask_t old = current->cpus_allowed, one;
+
+	one = cpumask_of_cpu(cpu);
+	set_cpus_allowed(current, one);
+	note(smp_processor_id());
+	set_cpus_allowed(current, old);
+}
+
+void demo_widened(int cpu, cpumask_t wide)
+{
+	cpumask_t m = cpumask_of_cpu(cpu);
+
+	if (cpu < 0)
+		m = wide;
+	set_cpus_allowed(current, m);
+	note(smp_processor_id());
+}
+C
+run scan -v --no-tree pin.c; expect_rc 1 "a mask variable: the widened one is a finding"
+expect_out '^pin\.c:11:7: note: why: the task is pinned to one CPU by set_cpus_allowed\(current, \.\.\.\) at line 10' \
+	"a variable holding cpumask_of_cpu(): pinned"
+expect_out '^pin\.c:22:7: warning: .*\[P003, fixable\]' "a variable also set to a wider mask: not pinned"
+
+cat > percpu_def.c <<'C'
+#include <linux/percpu.h>
+#include <linux/smp.h>
+struct demo_state { int a, b; };
+DEFINE_PER_CPU(struct demo_state, demo_state) ____cacheline_aligned = { 0, 1 };
+void note(int cpu);
+
+void demo_poke(void)
+{
+	note(smp_processor_id());
+}
+C
+run scan --no-tree percpu_def.c; expect_rc 1 "DEFINE_PER_CPU with an initialiser: the file is read"
+expect_no_out 'unparsed' "DEFINE_PER_CPU(...) attribute = { ... }: no unparsed code"
+expect_out '^percpu_def\.c:9:7: warning: .*\[P003, fixable\]' "the function after it is analysed"
+
+# a 2.6 tree (include/linux/percpu.h) keeps a protected NR_CPUS array; a 2.4 tree converts it
+mkdir -p t26/include/linux t26/arch/demo/kernel
+printf 'VERSION = 2\nPATCHLEVEL = 6\n' > t26/Makefile
+cat > t26/arch/demo/kernel/ipi.c <<'C'
+#include <linux/smp.h>
+static unsigned long ipi_count[NR_CPUS];
+
+asmlinkage void smp_demo_flush_interrupt(void)
+{
+	ipi_count[smp_processor_id()]++;
+}
+C
+mkdir -p t26/include/asm-demo
+printf 'BUILD_INTERRUPT(demo_flush_interrupt, DEMO_FLUSH_VECTOR)\n' > t26/include/asm-demo/entry_arch.h
+cp -r t26 t24
+run scan -v t26; expect_rc 1 "no per-CPU API: the array converts"
+expect_out '^t26/arch/demo/kernel/ipi\.c:6:2: note: why: smp_demo_flush_interrupt\(\) runs in hard-IRQ context: interrupt entry: BUILD_INTERRUPT\(demo_flush_interrupt, \.\.\.\) at t26/include/asm-demo/entry_arch\.h:1' \
+	"BUILD_INTERRUPT(x, ...): smp_x() in hard-IRQ context"
+touch t26/include/linux/percpu.h
+run scan -v t26; expect_rc 0 "2.6 tree: the array is kept"
+expect_out "^t26/arch/demo/kernel/ipi\.c:2:22: note: why: the tree already has 2\.6's per-CPU API \(include/linux/percpu\.h\) and keeps ipi_count as an array" \
+	"2.6 tree: the reason"
+expect_no_out 'fixable' "2.6 tree: nothing to fix"
+run scan --modernize t26; expect_rc 1 "--modernize: a fix"
+expect_out '^t26/arch/demo/kernel/ipi\.c:2:22: note: 2\.4 per-CPU array .*\[P008, fixable\]' "--modernize converts it"
+run scan t24; expect_rc 1 "2.4 tree: a fix"
+expect_out '^t24/arch/demo/kernel/ipi\.c:2:22: note: 2\.4 per-CPU array .*\[P008, fixable\]' "2.4 tree: converted"
+
+finish
