@@ -309,18 +309,93 @@ static bool path_is_assembly(const char *path)
 	return pl > 2 && path[pl - 2] == '.' && (path[pl - 1] == 'S' || path[pl - 1] == 's');
 }
 
+/* The line of TEXT holding P: its start and end. */
+static const char *line_start(const char *text, const char *p)
+{
+	while (p > text && p[-1] != '\n')
+		p--;
+	return p;
+}
+
+/*
+ * Is the assembler macro whose name is the first word of LINE an interrupt
+ * entry: a `.macro NAME ...` of TEXT whose body, up to `.endm`, returns
+ * through ret_from_intr (2.6 x86_64 entry.S: `.macro apicinterrupt
+ * num,func ... interrupt \func; jmp ret_from_intr`)?
+ */
+static bool interrupt_macro_line(const char *text, size_t len, const char *line, const char *eol)
+{
+	const char *w = line;
+	while (w < eol && (*w == ' ' || *w == '\t'))
+		w++;
+	const char *we = w;
+	while (we < eol && is_ident_char(*we))
+		we++;
+	if (we == w || we >= eol || (*we != ' ' && *we != '\t'))
+		return false;
+	size_t n = (size_t)(we - w);
+	const char *end = text + len;
+	for (const char *m = memmem(text, len, ".macro", 6); m; m = memmem(m + 6, (size_t)(end - m - 6), ".macro", 6)) {
+		const char *q = m + 6;
+		while (q < end && (*q == ' ' || *q == '\t'))
+			q++;
+		if ((size_t)(end - q) <= n || memcmp(q, w, n) != 0 || is_ident_char(q[n]))
+			continue;
+		const char *endm = memmem(q, (size_t)(end - q), ".endm", 5);
+		return endm && memmem(q, (size_t)(endm - q), "ret_from_intr", 13) != NULL;
+	}
+	return false;
+}
+
+/*
+ * Every mention of NAME in assembly TEXT is an argument of an interrupt
+ * entry macro (interrupt_macro_line()): the first such line, else NULL.
+ */
+static const char *asm_interrupt_entry(const char *text, size_t len, const char *name, unsigned *line)
+{
+	size_t n = strlen(name);
+	const char *end = text + len, *first = NULL;
+	for (const char *p = memmem(text, len, name, n); p; p = memmem(p + n, (size_t)(end - p - n), name, n)) {
+		if ((p > text && is_ident_char(p[-1])) || (p + n < end && is_ident_char(p[n])))
+			continue;
+		const char *ls = line_start(text, p), *eol = memchr(p, '\n', (size_t)(end - p));
+		if (!interrupt_macro_line(text, len, ls, eol ? eol : end) || ls == p)
+			return NULL;
+		if (!first) {
+			first = ls;
+			*line = 1;
+			for (const char *c = text; c < ls; c++)
+				*line += *c == '\n';
+		}
+	}
+	return first;
+}
+
 /* Assembly (TEXT, LEN bytes): any mention outside a comment may be a call the C analysis cannot see. */
 static void refs_in_assembly(const struct tree_context *t, struct tfile *f, char *text, size_t len)
 {
 	asm_blank_comments(text, len);
 	for (size_t k = f->from; k < f->names.len; k++) {
-		if (!text_has_word(text, len, t->names.items[f->names.items[k]].name))
+		const char *name = t->names.items[f->names.items[k]].name;
+		if (!text_has_word(text, len, name))
 			continue;
 		struct tref r = {0};
 		r.name = f->names.items[k];
-		r.kind = USE_ADDRESS;
-		r.why = xstrdup("named in assembly code, which may call it in any context");
-		r.verbatim = true;
+		const char *entry = asm_interrupt_entry(text, len, name, &r.line);
+		if (entry) {
+			const char *eol = memchr(entry, '\n', (size_t)(text + len - entry));
+			const char *w = entry;
+			while (*w == ' ' || *w == '\t')
+				w++;
+			r.kind = USE_REGISTERED;
+			r.ctx = CTX_HARDIRQ;
+			r.why = xasprintf("interrupt entry: `%.*s` (line %u), an assembler macro that returns through "
+					  "ret_from_intr", (int)((eol ? eol : text + len) - w), w, r.line);
+		} else {
+			r.kind = USE_ADDRESS;
+			r.why = xstrdup("named in assembly code, which may call it in any context");
+			r.verbatim = true;
+		}
 		vec_push(&f->refs, r);
 	}
 }

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Contexts read from how code is entered, and a tree that is already 2.6:
 # an interrupt entry 2.6's BUILD_INTERRUPT(x, vector) builds (entry.S calls
-# smp_x(); 2.6.9 voyager's CPIs); ppc's interrupts turned off by hand (xmon's set_msr(msr & ~MSR_EE) ...
+# smp_x(); 2.6.9 voyager's CPIs) or an assembler macro that returns
+# through ret_from_intr (x86_64's `apicinterrupt VECTOR,smp_x`); ppc's interrupts turned off by hand (xmon's set_msr(msr & ~MSR_EE) ...
 # set_msr(msr)); a static helper some callers reach with preemption off and
 # the others from bring-up; a DEFINE_PER_CPU with an attribute and an
 # initialiser, which must not hide the file from the grammar; and an
@@ -151,5 +152,45 @@ run scan --modernize t26; expect_rc 1 "--modernize: a fix"
 expect_out '^t26/arch/demo/kernel/ipi\.c:2:22: note: 2\.4 per-CPU array .*\[P008, fixable\]' "--modernize converts it"
 run scan t24; expect_rc 1 "2.4 tree: a fix"
 expect_out '^t24/arch/demo/kernel/ipi\.c:2:22: note: 2\.4 per-CPU array .*\[P008, fixable\]' "2.4 tree: converted"
+
+# assembly: a name handed to an interrupt entry macro, and one merely called
+mkdir -p tx/include/linux tx/arch/demo/kernel
+printf 'VERSION = 2\nPATCHLEVEL = 6\n' > tx/Makefile
+cat > tx/arch/demo/kernel/entry.S <<'S'
+	.macro apicinterrupt num,func
+	pushq $\num-256
+	call \func
+	jmp ret_from_intr
+	.endm
+
+	.macro plaincall func
+	call \func
+	ret
+	.endm
+
+ENTRY(demo_tlb_interrupt)
+	apicinterrupt DEMO_TLB_VECTOR,smp_demo_tlb_interrupt
+ENTRY(demo_helper)
+	plaincall demo_helper_c
+S
+cat > tx/arch/demo/kernel/smp.c <<'C'
+#include <linux/smp.h>
+void note(int cpu);
+
+asmlinkage void smp_demo_tlb_interrupt(void)
+{
+	note(smp_processor_id());
+}
+
+asmlinkage void demo_helper_c(void)
+{
+	note(smp_processor_id());
+}
+C
+run scan -v tx; expect_rc 1 "assembly: the plain call is a finding"
+expect_out '^tx/arch/demo/kernel/smp\.c:6:7: note: why: smp_demo_tlb_interrupt\(\) runs in hard-IRQ context: interrupt entry: `apicinterrupt DEMO_TLB_VECTOR,smp_demo_tlb_interrupt` \(line 13\), an assembler macro that returns through ret_from_intr' \
+	"apicinterrupt VECTOR,smp_x: hard-IRQ context"
+expect_out '^tx/arch/demo/kernel/smp\.c:11:7: warning: .*\[P003, fixable\]' "a macro that does not return through ret_from_intr: any context"
+expect_out 'named in assembly code, which may call it in any context' "the plain call: the reason"
 
 finish
