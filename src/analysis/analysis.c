@@ -52,6 +52,40 @@ static bool collect_visit(TSNode n, void *ctx)
 	return false; /* no nested functions in C */
 }
 
+/*
+ * A file-scope `static int f(int);` before a definition without `static`
+ * (2.4 s390io.c's s390_process_IRQ()): C gives the definition the
+ * prototype's internal linkage, so no other file can call it.
+ */
+static bool static_proto_visit(TSNode n, void *ctx)
+{
+	struct file_analysis *fa = ctx;
+	if (ts_type_is(n, "function_definition"))
+		return false;
+	if (!ts_type_is(n, "declaration"))
+		return true;
+	if (!has_static(n, fa->src->parse_text))
+		return false;
+	uint32_t k = ts_node_named_child_count(n);
+	for (uint32_t i = 0; i < k; i++) {
+		TSNode d = ts_node_named_child(n, i);
+		TSNode fd = d;
+		while (ts_type_is(fd, "pointer_declarator"))
+			fd = ts_field(fd, "declarator");
+		if (!ts_type_is(fd, "function_declarator"))
+			continue;
+		TSNode name = declarator_name(fd);
+		if (ts_node_is_null(name))
+			continue;
+		const char *src = fa->src->parse_text;
+		uint32_t a = ts_node_start_byte(name), b = ts_node_end_byte(name);
+		for (size_t f = 0; f < fa->fns.len; f++)
+			if (strlen(fa->fns.items[f].name) == b - a && memcmp(fa->fns.items[f].name, src + a, b - a) == 0)
+				fa->fns.items[f].is_static = true;
+	}
+	return false;
+}
+
 static uint64_t name_hash(const char *name, size_t len)
 {
 	uint64_t h = 1469598103934665603ull; /* FNV-1a */
@@ -180,6 +214,7 @@ void analysis_run(struct file_analysis *out, const struct source *src, TSTree *t
 	out->tree = tree;
 	out->ext = ext;
 	ts_walk(ts_tree_root_node(tree), collect_visit, out);
+	ts_walk(ts_tree_root_node(tree), static_proto_visit, out);
 	index_names(out);
 	for (size_t i = 0; i < out->fns.len; i++) {
 		struct fn *f = &out->fns.items[i];
