@@ -6,6 +6,7 @@
  * one pass over its identifiers, each looked up in a table built once.
  */
 #define _GNU_SOURCE /* memmem */
+#include "analysis/flow.h"
 #include "analysis/kernel_api.h"
 #include "parse/ctext.h"
 #include "parse/source.h"
@@ -69,6 +70,7 @@ static void table_add(const char *word, unsigned cls, void *ctx)
 static void table_build(void)
 {
 	api_table_words(table_add, NULL);
+	msr_writer_words(table_add, NULL);
 	for (size_t i = 0; i < ARRAY_SIZE(context_words); i++)
 		table_add(context_words[i], API_WORD_CONTEXT, NULL);
 }
@@ -108,6 +110,8 @@ unsigned api_text_words(const char *text, size_t len, unsigned want)
 		while (e < len && is_ident_char(text[e]))
 			e++;
 		found |= word_class(text + p, e - p);
+		if ((want & API_WORD_LOCK) && header_lock_word(text + p, e - p))
+			found |= API_WORD_LOCK;
 		p = e;
 	}
 	return found & want;

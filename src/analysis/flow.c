@@ -67,6 +67,8 @@ static int trylock_polarity(TSNode call, TSNode root, const char *src)
 
 char *event_key(const struct event *e, unsigned key, const char *src)
 {
+	if (key == KEY_LOCK && e->api && e->api->hdr)
+		return header_lock_key(e->api, e->call, src);
 	if (key == KEY_LOCK && e->api && e->api->lock)
 		return xstrdup(e->api->lock);
 	if (key == KEY_LOCK && e->api && (e->api->lock_arg || e->api->lock_field))
@@ -165,6 +167,8 @@ static event_vec node_events(struct fn *f, const struct source *src, const struc
 			e.api = &w->api;
 		if (!e.api && len)
 			e.api = api_msr_write(f, call, name, len, src->parse_text);
+		if (!e.api && len && !source_defines(src, name, len))
+			e.api = api_header_lock(name, len);
 		if (e.api && (e.api->op == API_ACQUIRE || e.api->op == API_TRYLOCK)) {
 			add_acquisitions(f, src, &e, name, len);
 			if (e.api->op == API_TRYLOCK)

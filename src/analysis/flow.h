@@ -352,6 +352,8 @@ void flow_exit_keys(const struct fn *f, bool may, name_vec *out);
  * of a saved word in a function that cleared it gives them back; or NULL.
  */
 const struct api *api_msr_write(const struct fn *f, TSNode call, const char *name, size_t len, const char *src);
+/* msr.c: the MSR writers' names to VISIT, as API_WORD_LOCK (the P006/P007 prefilter's words). */
+void msr_writer_words(void (*visit)(const char *word, unsigned cls, void *ctx), void *ctx);
 /* wrap.c: finds the file's lock wrappers and prepares their callers' flow again. */
 void wrap_find(struct file_analysis *fa);
 /* context.c: contexts from registrations, signatures, irq_enter() and DECLARE_TASKLET(). */

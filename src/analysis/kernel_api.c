@@ -21,15 +21,15 @@ static bool name_is(const char *name, size_t len, const char *want)
 /* ---- locks, interrupts, bottom halves, preemption ------------------------ */
 
 static const struct api apis[] = {
-#define API(name, op, keys) {name, op, keys, NULL, 0, NULL},
+#define API(name, op, keys) {name, op, keys, NULL, 0, NULL, NULL},
 #include "analysis/apis.def"
 #undef API
 };
 
 /* 2.6.9 include/linux/smp_lock.h: spin_lock(&kernel_flag) at the outermost depth */
 static const struct api bkl_apis[] = {
-	{"lock_kernel", API_ACQUIRE, KEY_LOCK, "kernel_flag", 0, NULL},
-	{"unlock_kernel", API_RELEASE, KEY_LOCK, "kernel_flag", 0, NULL},
+	{"lock_kernel", API_ACQUIRE, KEY_LOCK, "kernel_flag", 0, NULL, NULL},
+	{"unlock_kernel", API_RELEASE, KEY_LOCK, "kernel_flag", 0, NULL, NULL},
 };
 
 const struct api *api_lookup(const char *name, size_t len)
@@ -60,19 +60,10 @@ char *lock_key(TSNode call, unsigned key, const char *src)
 	return lock_key_arg(call, 0, NULL, src);
 }
 
-char *lock_key_arg(TSNode call, unsigned arg, const char *field, const char *src)
+char *lock_key_text(const char *raw)
 {
-	TSNode args = ts_field(call, "arguments");
-	if (ts_node_named_child_count(args) <= arg)
-		return xstrdup("?");
-	TSNode a = ts_node_named_child(args, arg);
-	struct buf b = BUF_INIT;
-	for (uint32_t i = ts_node_start_byte(a); i < ts_node_end_byte(a); i++)
-		if (src[i] != ' ' && src[i] != '\t' && src[i] != '\n')
-			buf_putc(&b, src[i]);
-	char *k = buf_detach(&b);
-	bool addr = k[0] == '&';
-	if (addr)
+	char *k = xstrdup(raw);
+	if (k[0] == '&')
 		memmove(k, k + 1, strlen(k));
 	/* `&(priv->lock)` is the lock `&priv->lock` names */
 	size_t n = strlen(k);
@@ -85,6 +76,23 @@ char *lock_key_arg(TSNode call, unsigned arg, const char *field, const char *src
 		memmove(k, k + 1, n - 2);
 		k[n - 2] = '\0';
 	}
+	return k;
+}
+
+char *lock_key_arg(TSNode call, unsigned arg, const char *field, const char *src)
+{
+	TSNode args = ts_field(call, "arguments");
+	if (ts_node_named_child_count(args) <= arg)
+		return xstrdup("?");
+	TSNode a = ts_node_named_child(args, arg);
+	struct buf b = BUF_INIT;
+	for (uint32_t i = ts_node_start_byte(a); i < ts_node_end_byte(a); i++)
+		if (src[i] != ' ' && src[i] != '\t' && src[i] != '\n')
+			buf_putc(&b, src[i]);
+	char *raw = buf_detach(&b);
+	bool addr = raw[0] == '&';
+	char *k = lock_key_text(raw);
+	free(raw);
 	if (!field)
 		return k;
 	/* p->lock of a parameter p: the argument &s gives s.lock */
@@ -669,6 +677,7 @@ void kernel_api_read_tree(const char *root)
 		return;
 	read_arches(root);
 	read_bkl(root);
+	header_locks_read(root);
 	char *pc = xasprintf("%s/include/linux/percpu.h", root);
 	has_percpu_api = access(pc, F_OK) == 0;
 	free(pc);
@@ -678,6 +687,7 @@ void kernel_api_reset_tree(void)
 {
 	bkl_spins = false;
 	has_percpu_api = false;
+	header_locks_reset();
 	strvec_release(&no_preempt);
 }
 

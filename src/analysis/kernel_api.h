@@ -27,7 +27,10 @@ struct api {
 	 */
 	unsigned lock_arg;
 	const char *lock_field;
+	const struct hdr_lock *hdr; /* a lock macro of the tree's headers (header_locks.c), or NULL */
 };
+
+struct hdr_lock;
 
 /* The api entry for a callee name, or NULL. */
 const struct api *api_lookup(const char *name, size_t len);
@@ -45,6 +48,23 @@ char *lock_key(TSNode call, unsigned key, const char *src);
  * lock its callee takes through that parameter. Caller frees.
  */
 char *lock_key_arg(TSNode call, unsigned arg, const char *field, const char *src);
+/* The key of the lock expression RAW (no blanks): `&(p->lock)` and `p->lock` give "p->lock". Caller frees. */
+char *lock_key_text(const char *raw);
+
+/*
+ * header_locks.c: the lock macros of the tree's headers under ROOT/include
+ * (`#define hci_dev_lock(d) spin_lock(&d->lock)`), read by
+ * kernel_api_read_tree(); the one named NAME (LEN bytes), or NULL; its
+ * lock's key at CALL (the macro's parameters replaced by CALL's
+ * arguments; caller frees); each name to VISIT as API_WORD_LOCK; is S (N
+ * bytes) one of them.
+ */
+void header_locks_read(const char *root);
+void header_locks_reset(void);
+const struct api *api_header_lock(const char *name, size_t len);
+char *header_lock_key(const struct api *a, TSNode call, const char *src);
+void header_lock_words(void (*visit)(const char *word, unsigned cls, void *ctx), void *ctx);
+bool header_lock_word(const char *s, size_t n);
 
 enum sleep_kind { SLEEP_NO, SLEEP_MAYBE, SLEEP_YES };
 

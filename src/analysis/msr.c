@@ -20,8 +20,14 @@
 
 static const char *const msr_writers[] = {"set_msr", "set_msrd", "mtmsr", "mtmsrd", "__mtmsrd"};
 
-static const struct api msr_off = {"mtmsr", API_ACQUIRE, KEY_IRQ, NULL, 0, NULL};
-static const struct api msr_restore = {"mtmsr", API_RELEASE, KEY_IRQ, NULL, 0, NULL};
+static const struct api msr_off = {"mtmsr", API_ACQUIRE, KEY_IRQ, NULL, 0, NULL, NULL};
+static const struct api msr_restore = {"mtmsr", API_RELEASE, KEY_IRQ, NULL, 0, NULL, NULL};
+
+void msr_writer_words(void (*visit)(const char *word, unsigned cls, void *ctx), void *ctx)
+{
+	for (size_t i = 0; i < sizeof msr_writers / sizeof *msr_writers; i++)
+		visit(msr_writers[i], API_WORD_LOCK, ctx);
+}
 
 static bool is_msr_writer(const char *name, size_t len)
 {

@@ -775,3 +775,11 @@ bool source_in_directive(const struct source *src, size_t offset)
 			return true;
 	return false;
 }
+
+bool source_defines(const struct source *src, const char *name, size_t len)
+{
+	for (size_t i = 0; i < src->defs.len; i++)
+		if (strlen(src->defs.items[i].name) == len && memcmp(src->defs.items[i].name, name, len) == 0)
+			return true;
+	return false;
+}

@@ -44,6 +44,8 @@ struct srcpos source_pos(const struct source *src, size_t offset);
 
 /* True if OFFSET lies inside a preprocessor directive (e.g. a #define body). */
 bool source_in_directive(const struct source *src, size_t offset);
+/* Does the file #define NAME (LEN bytes) itself? */
+bool source_defines(const struct source *src, const char *name, size_t len);
 
 /* Byte classes used by the lexers. */
 static inline bool is_ident_start(char c)

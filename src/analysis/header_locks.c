@@ -1,0 +1,426 @@
+/*
+ * Lock macros of the tree's headers: a function-like #define under
+ * include/ whose body is one locking call of kernel_api.c,
+ *
+ *	#define s390irq_spin_lock_irqsave(irq,flags) \
+ *		spin_lock_irqsave(&(ioinfo[irq]->irq_lock), flags)
+ *	#define hci_dev_lock(d)	spin_lock(&d->lock)
+ *
+ * (2.4 include/asm-s390/irq.h, include/net/bluetooth/hci_core.h), is read
+ * as that call wherever a file uses it: it takes and drops what the call
+ * does, and its lock is the call's lock argument with the macro's
+ * parameters replaced by the use's arguments. A name defined twice with
+ * different meanings (architecture variants) is not used; a file that
+ * defines the name itself keeps its own definition.
+ */
+#include "analysis/kernel_api.h"
+#include "parse/ctext.h"
+#include "parse/source.h"
+
+#include <dirent.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+struct hdr_lock {
+	struct api api;   /* the call's op and keys under the macro's name; api.hdr points back */
+	char *name;
+	VEC(char *) params;
+	char *lock_expr;  /* KEY_LOCK: the call's lock argument, as written */
+	bool ambiguous;   /* defined elsewhere as something else */
+};
+
+static VEC(struct hdr_lock) locks;
+static uint32_t *by_name;   /* open addressing: index + 1 of each usable lock, 0 empty */
+static size_t by_name_cap;  /* a power of two */
+
+#define HDR_MAX_DEPTH 8
+
+static void hdr_lock_release(struct hdr_lock *h)
+{
+	free(h->name);
+	for (size_t i = 0; i < h->params.len; i++)
+		free(h->params.items[i]);
+	vec_release(&h->params);
+	free(h->lock_expr);
+}
+
+void header_locks_reset(void)
+{
+	for (size_t i = 0; i < locks.len; i++)
+		hdr_lock_release(&locks.items[i]);
+	vec_release(&locks);
+	free(by_name);
+	by_name = NULL;
+	by_name_cap = 0;
+}
+
+static size_t name_hash(const char *s, size_t n)
+{
+	size_t h = 2166136261u;
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ (unsigned char)s[i]) * 16777619u;
+	return h;
+}
+
+static void index_names(void)
+{
+	by_name_cap = 16;
+	while (by_name_cap < 2 * locks.len + 1)
+		by_name_cap *= 2;
+	by_name = xcalloc(by_name_cap, sizeof *by_name);
+	for (size_t i = 0; i < locks.len; i++) {
+		if (locks.items[i].ambiguous)
+			continue;
+		const char *n = locks.items[i].name;
+		size_t k = name_hash(n, strlen(n)) & (by_name_cap - 1);
+		while (by_name[k])
+			k = (k + 1) & (by_name_cap - 1);
+		by_name[k] = (uint32_t)i + 1;
+	}
+}
+
+/* S..E without blanks at both ends. */
+static void trim(const char **s, const char **e)
+{
+	while (*s < *e && (**s == ' ' || **s == '\t' || **s == '\n'))
+		(*s)++;
+	while (*e > *s && ((*e)[-1] == ' ' || (*e)[-1] == '\t' || (*e)[-1] == '\n' || (*e)[-1] == ';'))
+		(*e)--;
+}
+
+/* From `(` at P to its `)` (exclusive of neither), or NULL when unbalanced before E. */
+static const char *close_paren(const char *p, const char *e)
+{
+	int depth = 0;
+	for (; p < e; p++) {
+		if (*p == '(')
+			depth++;
+		else if (*p == ')' && --depth == 0)
+			return p;
+	}
+	return NULL;
+}
+
+/* `do { BODY } while (0)` is BODY. */
+static void strip_do_while(const char **s, const char **e)
+{
+	if (*e - *s < 12 || memcmp(*s, "do", 2) != 0 || is_ident_char((*s)[2]))
+		return;
+	const char *open = memchr(*s, '{', (size_t)(*e - *s));
+	const char *close = NULL;
+	for (const char *p = *e; p > *s; p--)
+		if (p[-1] == '}') {
+			close = p - 1;
+			break;
+		}
+	if (!open || !close || close < open)
+		return;
+	const char *tail = close + 1, *te = *e;
+	trim(&tail, &te);
+	if (te - tail < 8 || memcmp(tail, "while", 5) != 0)
+		return;
+	*s = open + 1;
+	*e = close;
+	trim(s, e);
+}
+
+/* What one definition of a name means. */
+enum def_kind { DEF_LOCK, DEF_NOOP, DEF_OTHER };
+
+struct def_seen {
+	char *name;
+	unsigned file;            /* the header's number in the walk */
+	enum def_kind kind;
+	const struct api *api;    /* DEF_LOCK */
+};
+
+static VEC(struct def_seen) seen; /* every definition of the walk, decided at its end */
+static unsigned file_no;
+
+static void see(const char *name, size_t nlen, enum def_kind kind, const struct api *a)
+{
+	struct def_seen d = {xstrndup(name, nlen), file_no, kind, a};
+	vec_push(&seen, d);
+}
+
+/* Is the body [B, BE) no code at all: empty, `do { } while (0)`, `(void)0`? */
+static bool noop_body(const char *b, const char *be)
+{
+	static const char *const noops[] = {"", "do{}while(0)", "do{}while(0);", "(void)0", "((void)0)", "{}",
+					    "do{;}while(0)", "0", "(0)"};
+	char flat[32];
+	size_t n = 0;
+	for (; b < be; b++) {
+		if (*b == ' ' || *b == '\t' || *b == '\n')
+			continue;
+		if (n + 1 >= sizeof flat)
+			return false;
+		flat[n++] = *b;
+	}
+	flat[n] = '\0';
+	for (size_t i = 0; i < sizeof noops / sizeof *noops; i++)
+		if (strcmp(flat, noops[i]) == 0)
+			return true;
+	return false;
+}
+
+/* One definition NAME(PARAMS) BODY, the body already joined over its continuations. */
+static void consider(const char *name, size_t nlen, const char *params, size_t plen, const char *b, const char *be)
+{
+	trim(&b, &be);
+	if (noop_body(b, be)) {
+		see(name, nlen, DEF_NOOP, NULL);
+		return;
+	}
+	strip_do_while(&b, &be);
+	const char *callee = b;
+	while (b < be && is_ident_char(*b))
+		b++;
+	size_t clen = (size_t)(b - callee);
+	const char *open = b;
+	while (open < be && (*open == ' ' || *open == '\t'))
+		open++;
+	const struct api *a = clen && open < be && *open == '(' && close_paren(open, be) == be - 1
+		? api_lookup(callee, clen) : NULL;
+	if (!a || api_lookup(name, nlen)) { /* not one locking call, or the kernel's own name */
+		see(name, nlen, DEF_OTHER, NULL);
+		return;
+	}
+	see(name, nlen, DEF_LOCK, a);
+	for (size_t i = 0; i < locks.len; i++)
+		if (strlen(locks.items[i].name) == nlen && memcmp(locks.items[i].name, name, nlen) == 0)
+			return; /* the first definition names the lock */
+	const char *arg0 = open + 1, *arg0e = arg0;
+	for (int depth = 0; arg0e < be - 1 && (depth > 0 || *arg0e != ','); arg0e++)
+		depth += *arg0e == '(' ? 1 : *arg0e == ')' ? -1 : 0;
+	struct hdr_lock h;
+	memset(&h, 0, sizeof h);
+	h.name = xstrndup(name, nlen);
+	h.api = *a;
+	h.api.name = h.name;
+	if (a->keys & KEY_LOCK)
+		h.lock_expr = xstrndup(arg0, (size_t)(arg0e - arg0));
+	for (const char *p = params; p < params + plen;) {
+		while (p < params + plen && !is_ident_char(*p))
+			p++;
+		const char *q = p;
+		while (q < params + plen && is_ident_char(*q))
+			q++;
+		if (q > p)
+			vec_push(&h.params, xstrndup(p, (size_t)(q - p)));
+		p = q;
+	}
+	vec_push(&locks, h);
+}
+
+/*
+ * A function a header defines (`static inline unsigned long
+ * claim_dma_lock(void)` in asm-i386/dma.h beside a macro in
+ * asm-sparc64/dma.h): the line starts with static or extern and names it
+ * before its `(`.
+ */
+static void see_function(const char *l, const char *eol)
+{
+	const char *p = l;
+	while (p < eol && (*p == ' ' || *p == '\t'))
+		p++;
+	if (!((eol - p > 7 && memcmp(p, "static", 6) == 0) || (eol - p > 7 && memcmp(p, "extern", 6) == 0)))
+		return;
+	const char *paren = memchr(p, '(', (size_t)(eol - p));
+	if (!paren)
+		return;
+	const char *e = paren;
+	while (e > p && (e[-1] == ' ' || e[-1] == '\t'))
+		e--;
+	const char *n = e;
+	while (n > p && is_ident_char(n[-1]))
+		n--;
+	if (e > n)
+		see(n, (size_t)(e - n), DEF_OTHER, NULL);
+}
+
+/* After the walk: a name some definition gives another meaning (or a no-op in another header) is not used. */
+static void decide(void)
+{
+	for (size_t i = 0; i < locks.len; i++) {
+		struct hdr_lock *h = &locks.items[i];
+		size_t n = strlen(h->name);
+		unsigned lock_file = 0;
+		bool have = false;
+		for (size_t k = 0; k < seen.len && !h->ambiguous; k++) {
+			const struct def_seen *d = &seen.items[k];
+			if (strlen(d->name) != n || memcmp(d->name, h->name, n) != 0)
+				continue;
+			if (d->kind == DEF_LOCK && !have)
+				lock_file = d->file, have = true;
+			if (d->kind == DEF_OTHER || (d->kind == DEF_LOCK && (d->api->op != h->api.op || d->api->keys != h->api.keys)))
+				h->ambiguous = true;
+		}
+		for (size_t k = 0; k < seen.len && !h->ambiguous; k++) {
+			const struct def_seen *d = &seen.items[k];
+			if (d->kind == DEF_NOOP && strlen(d->name) == n && memcmp(d->name, h->name, n) == 0 &&
+			    d->file != lock_file)
+				h->ambiguous = true; /* another architecture's no-op: not this lock everywhere */
+		}
+	}
+	for (size_t k = 0; k < seen.len; k++)
+		free(seen.items[k].name);
+	vec_release(&seen);
+}
+
+/* The function-like #defines of header TEXT, and the functions it defines. */
+static void read_header(const char *text, size_t len)
+{
+	const char *end = text + len;
+	for (const char *l = text; l && l < end;) {
+		const char *eol = memchr(l, '\n', (size_t)(end - l));
+		const char *next = eol ? eol + 1 : NULL;
+		const char *p = l;
+		while (p < end && (*p == ' ' || *p == '\t'))
+			p++;
+		if (p >= end || *p != '#') {
+			see_function(l, eol ? eol : end);
+			l = next;
+			continue;
+		}
+		p++;
+		while (p < end && (*p == ' ' || *p == '\t'))
+			p++;
+		const char *name = p + 7;
+		if (end - p < 7 || memcmp(p, "define", 6) != 0 || (p[6] != ' ' && p[6] != '\t')) {
+			l = next;
+			continue;
+		}
+		while (name < end && (*name == ' ' || *name == '\t'))
+			name++;
+		p = name;
+		while (p < end && is_ident_char(*p))
+			p++;
+		const char *dend = p; /* the directive's end: past its continuations */
+		while (dend < end && (*dend != '\n' || dend[-1] == '\\'))
+			dend++;
+		next = dend < end ? dend + 1 : NULL;
+		const char *pclose = p < end && *p == '(' ? memchr(p, ')', (size_t)(dend - p)) : NULL;
+		if (p == name || !pclose) {
+			l = next;
+			continue;
+		}
+		char *body = xstrndup(pclose + 1, (size_t)(dend - pclose - 1));
+		for (char *c = body; *c; c++)
+			if (*c == '\\' && (c[1] == '\n' || c[1] == '\0'))
+				*c = ' ';
+		consider(name, (size_t)(p - name), p + 1, (size_t)(pclose - p - 1), body, body + strlen(body));
+		free(body);
+		l = next;
+	}
+}
+
+static int name_cmp(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static void walk(const char *dir, int depth)
+{
+	DIR *d = opendir(dir);
+	if (!d)
+		return;
+	VEC(char *) names = VEC_INIT;
+	for (struct dirent *e; (e = readdir(d));)
+		if (e->d_name[0] != '.')
+			vec_push(&names, xstrdup(e->d_name));
+	closedir(d);
+	qsort(names.items, names.len, sizeof *names.items, name_cmp); /* one order: one answer */
+	for (size_t i = 0; i < names.len; i++) {
+		char *p = xasprintf("%s/%s", dir, names.items[i]);
+		size_t n = strlen(p);
+		struct stat st;
+		if (lstat(p, &st) == 0 && S_ISDIR(st.st_mode) && depth < HDR_MAX_DEPTH) {
+			walk(p, depth + 1);
+		} else if (S_ISREG(st.st_mode) && n > 2 && strcmp(p + n - 2, ".h") == 0) {
+			char *text = NULL;
+			size_t len = 0;
+			if (read_file_max(p, 1u << 22, &text, &len) == 0)
+				read_header(text, len);
+			file_no++;
+			error_clear();
+			free(text);
+		}
+		free(p);
+		free(names.items[i]);
+	}
+	vec_release(&names);
+}
+
+void header_locks_read(const char *root)
+{
+	header_locks_reset();
+	char *inc = xasprintf("%s/include", root);
+	file_no = 0;
+	walk(inc, 0);
+	free(inc);
+	decide();
+	for (size_t i = 0; i < locks.len; i++)
+		locks.items[i].api.hdr = &locks.items[i];
+	index_names();
+}
+
+const struct api *api_header_lock(const char *name, size_t len)
+{
+	if (!by_name_cap)
+		return NULL;
+	for (size_t k = name_hash(name, len) & (by_name_cap - 1); by_name[k]; k = (k + 1) & (by_name_cap - 1)) {
+		const struct hdr_lock *h = &locks.items[by_name[k] - 1];
+		if (strlen(h->name) == len && memcmp(h->name, name, len) == 0)
+			return &h->api;
+	}
+	return NULL;
+}
+
+bool header_lock_word(const char *s, size_t n)
+{
+	return api_header_lock(s, n) != NULL;
+}
+
+void header_lock_words(void (*visit)(const char *word, unsigned cls, void *ctx), void *ctx)
+{
+	for (size_t i = 0; i < locks.len; i++)
+		if (!locks.items[i].ambiguous)
+			visit(locks.items[i].name, API_WORD_LOCK, ctx);
+}
+
+char *header_lock_key(const struct api *a, TSNode call, const char *src)
+{
+	const struct hdr_lock *h = a->hdr;
+	TSNode args = ts_field(call, "arguments");
+	struct buf b = BUF_INIT;
+	for (const char *p = h->lock_expr; *p;) {
+		if (!is_ident_char(*p) || (p > h->lock_expr && is_ident_char(p[-1]))) {
+			if (*p != ' ' && *p != '\t' && *p != '\n')
+				buf_putc(&b, *p);
+			p++;
+			continue;
+		}
+		const char *q = p;
+		while (is_ident_char(*q))
+			q++;
+		size_t k = 0;
+		while (k < h->params.len && (strlen(h->params.items[k]) != (size_t)(q - p) ||
+					     memcmp(h->params.items[k], p, (size_t)(q - p)) != 0))
+			k++;
+		if (k < h->params.len && k < ts_node_named_child_count(args)) {
+			TSNode arg = ts_node_named_child(args, (uint32_t)k);
+			for (uint32_t i = ts_node_start_byte(arg); i < ts_node_end_byte(arg); i++)
+				if (src[i] != ' ' && src[i] != '\t' && src[i] != '\n')
+					buf_putc(&b, src[i]);
+		} else {
+			buf_add(&b, p, (size_t)(q - p));
+		}
+		p = q;
+	}
+	char *k = buf_detach(&b);
+	char *key = lock_key_text(k);
+	free(k);
+	return key;
+}

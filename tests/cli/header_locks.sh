@@ -1,0 +1,146 @@
+#!/usr/bin/env bash
+# Lock macros of the tree's headers (2.4 include/asm-s390/irq.h's
+# s390irq_spin_lock_irqsave(irq, flags), bluetooth's hci_dev_lock(d)):
+# a function-like #define under include/ whose body is one locking call
+# takes and drops what that call does, its lock named by the use's
+# arguments; so a CPU read between them is protected, an early return
+# between them unbalanced, and a sleep between them a P006, with or
+# without the prefilter. A name two headers define differently (another
+# lock call, a function, a no-op of another architecture: 2.4's
+# release_dma_lock() is a macro in asm-sparc64/dma.h and an inline
+# function in asm-i386/dma.h), or one the file defines itself, is not the
+# header's lock; a no-op in the same header (the !CONFIG_SMP arm) is.
+. "$(dirname "$0")/lib.sh"
+
+mkdir -p t/include/linux t/include/asm-demo t/drivers/demo
+printf 'VERSION = 2\nPATCHLEVEL = 4\n' > t/Makefile
+cat > t/include/asm-demo/chan.h <<'H'
+#define chan_lock_irqsave(c, flags) \
+	spin_lock_irqsave(&(chans[c]->lock), flags)
+#define chan_unlock_irqrestore(c, flags) \
+	spin_unlock_irqrestore(&(chans[c]->lock), flags)
+#define dev_lock(d)	do { spin_lock(&(d)->lock); } while (0)
+#define dev_unlock(d)	spin_unlock(&(d)->lock)
+#define odd_lock(d)	spin_lock(&(d)->lock)
+H
+printf '#define odd_lock(d)\tspin_unlock(&(d)->lock)\n' > t/include/asm-demo/odd.h
+cat > t/drivers/demo/chan.c <<'C'
+#include <linux/smp.h>
+#include <asm/chan.h>
+void note(int cpu);
+struct chan { spinlock_t lock; } *chans[8];
+struct dev { spinlock_t lock; };
+
+void chan_poll(int c)
+{
+	unsigned long flags;
+
+	chan_lock_irqsave(c, flags);
+	note(smp_processor_id());
+	chan_unlock_irqrestore(c, flags);
+}
+
+void dev_poke(struct dev *d)
+{
+	dev_lock(d);
+	note(smp_processor_id());
+	dev_unlock(d);
+}
+
+void dev_leak(struct dev *d, int bad)
+{
+	dev_lock(d);
+	if (bad)
+		return;
+	note(bad);
+	dev_unlock(d);
+}
+
+void odd_poke(struct dev *d)
+{
+	odd_lock(d);
+	note(smp_processor_id());
+}
+C
+cat > t/drivers/demo/sleepy.c <<'C'
+#include <asm/chan.h>
+#include <linux/slab.h>
+struct dev { int lock; };
+void *buf;
+
+void dev_fill(struct dev *d)
+{
+	dev_lock(d);
+	buf = kmalloc(64, GFP_KERNEL);
+	dev_unlock(d);
+}
+C
+cat > t/drivers/demo/own.c <<'C'
+#include <linux/smp.h>
+#define dev_lock(d)	do { } while (0)
+#define dev_unlock(d)	do { } while (0)
+void note(int cpu);
+struct dev { int lock; };
+
+void own_poke(struct dev *d)
+{
+	dev_lock(d);
+	note(smp_processor_id());
+	dev_unlock(d);
+}
+C
+run scan -v t; expect_rc 1 "header lock macros: findings"
+expect_out '^t/drivers/demo/chan\.c:12:7: note: why: chan_lock_irqsave\(irq\) at line 11 is held on every path to here' \
+	"a header's spin_lock_irqsave macro: interrupts off"
+expect_out '^t/drivers/demo/chan\.c:19:7: note: why: dev_lock\(\(d\)->lock\) at line 18 is held on every path to here' \
+	"a header's do { spin_lock() } while (0): the lock, named by the use's argument"
+expect_out '^t/drivers/demo/chan\.c:25:2: warning: dev_lock\(\) not balanced on every path \[P007\]' "an early return under it: P007"
+expect_out '^t/drivers/demo/chan\.c:35:7: warning: .*\[P003, fixable\]' "a name two headers define differently: no lock"
+expect_out '^t/drivers/demo/own\.c:10:7: warning: .*\[P003, fixable\]' "the file's own definition wins"
+expect_out '^t/drivers/demo/sleepy\.c:9:8: error: kmalloc\(GFP_KERNEL\) may sleep, but preemption is off here \[P006\]' \
+	"a sleep under a header's lock macro"
+run scan -f json --no-prefilter t
+np=$(printf '%s\n' "$out" | grep -c '"rule": "P00[67]"')
+run scan -f json t
+dp=$(printf '%s\n' "$out" | grep -c '"rule": "P00[67]"')
+if [ "$np" = "$dp" ] && [ "$dp" -ge 2 ]; then ok; else bad "P006/P007 with and without the prefilter: $dp vs $np"; fi
+# definitions elsewhere that say something else
+mkdir -p t/include/asm-other
+printf '#define dma_release(f) spin_unlock_irqrestore(&dma_lock, f)\n#define sw_prepare() local_irq_disable()\n' > t/include/asm-demo/dma.h
+printf 'static inline void dma_release(unsigned long f)\n{\n}\n#define sw_prepare() do { } while (0)\n' > t/include/asm-other/dma.h
+printf '#ifdef CONFIG_SMP\n#define up_lock(x) spin_lock(x)\n#else\n#define up_lock(x) do { } while (0)\n#endif\n' > t/include/asm-demo/up.h
+cat > t/drivers/demo/other.c <<'C'
+#include <linux/smp.h>
+void note(int cpu);
+extern spinlock_t demo_lock;
+
+void other_release(unsigned long f)
+{
+	cli();
+	dma_release(f);
+	note(smp_processor_id());
+	sti();
+}
+
+void other_prepare(void)
+{
+	sw_prepare();
+	note(smp_processor_id());
+}
+
+void other_up(void)
+{
+	up_lock(&demo_lock);
+	note(smp_processor_id());
+	spin_unlock(&demo_lock);
+}
+C
+run scan -v t
+expect_out '^t/drivers/demo/other\.c:9:7: note: protected: ' "a macro here, a function in another header: not a release"
+expect_out '^t/drivers/demo/other\.c:16:7: warning: .*\[P003, fixable\]' "a lock here, a no-op in another header: no lock"
+expect_out '^t/drivers/demo/other\.c:22:7: note: why: up_lock\(demo_lock\) at line 21 is held' "a no-op in the same header's other arm: still the lock"
+
+# alone, without the tree's headers, the macros are unknown calls
+run scan --no-tree t/drivers/demo/chan.c
+expect_out '^t/drivers/demo/chan\.c:12:7: warning: .*\[P003' "--no-tree: the header is not read"
+finish
