@@ -210,6 +210,8 @@ static const char *const cpu_local_prefixes[] = {
 	"local_flush_", "__flush_tlb", "flush_tlb_current", "__load_new_mm_context",
 	"load_mmu_context", "load_LDT", "switch_mm", "activate_mm", "rdmsr", "wrmsr",
 	"apic_read", "apic_write", "ack_APIC_irq", "__local_flush", "local_tlb",
+	/* the local APIC as a whole (2.4 x86_64 smp_stop_cpu(): disable_local_APIC() after the CPU leaves the map) */
+	"disable_local_APIC", "clear_local_APIC", "setup_local_APIC", "enable_local_APIC",
 };
 
 bool api_noreturn(const char *name, size_t len)

@@ -178,4 +178,23 @@ f = [x for x in json.loads(sys.argv[1])["findings"] if x["line"] == 8]
 assert f and f[0]["fixable"], f
 PY
 then ok; else bad "lone body before else: still fixable"; fi
+# the region reaches the calls on this CPU's local APIC (2.4 x86_64
+# smp_stop_cpu(): the CPU leaves the map, then its own APIC is disabled)
+cat > stop_cpu.c <<'C'
+#include <linux/smp.h>
+#include <asm/bitops.h>
+extern unsigned long cpu_online_map;
+void disable_local_APIC(void);
+
+void demo_stop_cpu(void)
+{
+	clear_bit(smp_processor_id(), &cpu_online_map);
+	__cli();
+	disable_local_APIC();
+	__sti();
+}
+C
+run diff --no-tree stop_cpu.c; expect_rc 1 "local APIC: a fix"
+if printf '%s\n' "$out" | grep -A1 '^ 	disable_local_APIC();$' | grep -qx '+	put_cpu();'; then ok
+else bad "local APIC: put_cpu() after disable_local_APIC(), not before it"; fi
 finish
