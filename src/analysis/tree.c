@@ -49,10 +49,22 @@ unsigned tree_arch_family(const char *path)
 		{"alpha", 7}, {"cris", 8},   {"parisc", 9},  {"h8300", 10},    {"v850", 11}, {"m32r", 12},
 		{"frv", 13},
 	};
+	/* drivers that only one architecture family builds (2.4 drivers/s390/s390mach.c calls s390's smp_send_stop()) */
+	static const struct {
+		const char *dir;
+		unsigned fam;
+	} arch_drivers[] = {
+		{"drivers/s390/", 4}, {"drivers/sbus/", 3},  {"drivers/zorro/", 3},     {"drivers/dio/", 3},
+		{"drivers/nubus/", 3}, {"drivers/macintosh/", 3}, {"drivers/sgi/", 2}, {"drivers/tc/", 2},
+		{"drivers/acorn/", 6}, {"drivers/parisc/", 9},
+	};
 	unsigned fam = 0;
 	for (const char *p = path; *p; p++) {
 		if (p != path && p[-1] != '/')
 			continue;
+		for (size_t k = 0; k < ARRAY_SIZE(arch_drivers); k++)
+			if (strncmp(p, arch_drivers[k].dir, strlen(arch_drivers[k].dir)) == 0)
+				fam = arch_drivers[k].fam;
 		size_t skip = strncmp(p, "arch/", 5) == 0 ? 5 : strncmp(p, "include/asm-", 12) == 0 ? 12 : 0;
 		if (!skip)
 			continue;

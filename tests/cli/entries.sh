@@ -193,4 +193,38 @@ expect_out '^tx/arch/demo/kernel/smp\.c:6:7: note: why: smp_demo_tlb_interrupt\(
 expect_out '^tx/arch/demo/kernel/smp\.c:11:7: warning: .*\[P003, fixable\]' "a macro that does not return through ret_from_intr: any context"
 expect_out 'named in assembly code, which may call it in any context' "the plain call: the reason"
 
+# drivers/s390/ belongs to s390: its call decides s390's function, not i386's
+mkdir -p ta/include/linux ta/arch/i386/kernel ta/arch/s390/kernel ta/drivers/s390
+printf 'VERSION = 2\nPATCHLEVEL = 4\n' > ta/Makefile
+for a in i386 s390; do
+cat > ta/arch/$a/kernel/stop.c <<'C'
+#include <linux/smp.h>
+#include <linux/spinlock.h>
+void note(int cpu);
+spinlock_t stop_lock = SPIN_LOCK_UNLOCKED;
+
+void demo_stop_cpu(void)
+{
+	note(smp_processor_id());
+}
+
+void demo_stop_all(void)
+{
+	spin_lock(&stop_lock);
+	demo_stop_cpu();
+	spin_unlock(&stop_lock);
+}
+C
+done
+cat > ta/drivers/s390/mach.c <<'C'
+void demo_stop_cpu(void);
+
+void demo_machine_check(void)
+{
+	demo_stop_cpu();
+}
+C
+run scan ta; expect_rc 1 "an architecture's driver: a finding"
+expect_out '^ta/arch/s390/kernel/stop\.c:8:7: warning: .*\[P003' "drivers/s390 calls s390's function preemptibly"
+expect_no_out '^ta/arch/i386/kernel/stop\.c:8:7: warning' "i386's function of the same name is not its callee"
 finish
