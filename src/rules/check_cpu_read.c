@@ -275,6 +275,14 @@ static TSNode read_into_var(const struct ctx *c, const struct cpu_read *r)
 	return var;
 }
 
+/* Is binary expression N arithmetic that keeps one CPU's slot apart from another's (+ - * <<)? */
+static bool arith_op(const struct ctx *c, TSNode n)
+{
+	TSNode op = ts_field(n, "operator");
+	return ts_text_is(op, c->text, "+") || ts_text_is(op, c->text, "-") || ts_text_is(op, c->text, "*") ||
+	       ts_text_is(op, c->text, "<<");
+}
+
 /* Used directly: an argument, a comparison, an index of another array. */
 static void read_used_directly(struct ctx *c, const struct fn *f, struct cpu_read *r)
 {
@@ -285,8 +293,13 @@ static void read_used_directly(struct ctx *c, const struct fn *f, struct cpu_rea
 					       : "smp_processor_id() with preemption off"), take_why(r));
 		return;
 	}
-	TSNode sub = r->parent;
-	bool is_index = ts_type_is(sub, "subscript_expression") && ts_node_eq(ts_field(sub, "index"), r->child);
+	/* the slot may be computed from the CPU number: 2.4's SNMP counters x[smp_processor_id()*2+!in_softirq()] */
+	TSNode idx = r->child, sub = r->parent;
+	while ((ts_type_is(sub, "binary_expression") && arith_op(c, sub)) || ts_type_is(sub, "parenthesized_expression"))
+		idx = sub, sub = ts_parent(sub);
+	bool is_index = ts_type_is(sub, "subscript_expression") && ts_node_eq(ts_field(sub, "index"), idx);
+	if (!is_index)
+		sub = r->parent;
 	if (r->stable && !is_index) {
 		add_protected(c, RULE_P003, r->call, f, xstrdup("smp_processor_id() where the CPU cannot change"),
 			      xstrdup(r->stable));

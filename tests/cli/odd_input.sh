@@ -145,6 +145,23 @@ expect_out '"line": 8, .*"severity": "note", .*"fix": "none", .*statistics count
 expect_out '"line": 13, .*"fix": "get-cpu"' "a store that is not a count keeps its fix"
 run scan --strict-stats --format=json stats.c
 expect_out '"line": 8, .*"fix": "get-cpu"' "--strict-stats fixes counters too"
+# 2.4's SNMP counters: two slots per CPU, the slot computed from the CPU number
+cat > snmp.c <<'C'
+#include <linux/smp.h>
+struct mib { unsigned long estab; };
+extern struct mib tcp_stats[NR_CPUS * 2];
+void note(unsigned long v);
+
+void set_state(int old)
+{
+	if (old == 1)
+		tcp_stats[smp_processor_id()*2+!in_softirq()].estab--;
+	note(tcp_stats[smp_processor_id()*2].estab);
+}
+C
+run scan --format=json snmp.c
+expect_out '"line": 9, .*"severity": "note", .*"fix": "none", .*statistics counter' "a slot computed from the CPU number: a counter"
+expect_out '"line": 10, .*"fix": "get-cpu"' "a read of the same slot is no counter"
 
 # control characters in a file name: refused, shown escaped
 esc=$(printf 'e\033[31mred.c')
