@@ -40,8 +40,49 @@ static bool cpu_lookup_call(const struct ctx *c, TSNode call)
 }
 
 /* True if N (a use of the value) is an argument of a print-like call, maybe through a lookup. */
+/* Is statement S a print, or a block of prints only? */
+static bool prints_only(const struct ctx *c, TSNode s)
+{
+	if (ts_type_is(s, "expression_statement"))
+		return is_print_call(c, ts_node_named_child(s, 0));
+	if (!ts_type_is(s, "compound_statement") || ts_node_named_child_count(s) == 0)
+		return false;
+	for (uint32_t i = 0; i < ts_node_named_child_count(s); i++) {
+		TSNode k = ts_node_named_child(s, i);
+		if (!ts_type_is(k, "comment") && !prints_only(c, k))
+			return false;
+	}
+	return true;
+}
+
+/*
+ * Does the read N only decide whether a message is printed: a comparison
+ * that is the whole condition of an if without else whose body only prints
+ * (2.4 ia64 pfm_flush_regs(): `if (GET_LAST_CPU(ctx) != smp_processor_id())
+ * printk(KERN_DEBUG ...)`)?
+ */
+static bool decides_a_message(const struct ctx *c, TSNode n)
+{
+	TSNode p = ts_parent(n);
+	while (ts_type_is(p, "parenthesized_expression"))
+		n = p, p = ts_parent(p);
+	static const char *const cmp[] = {"==", "!=", "<", ">", "<=", ">="};
+	bool is_cmp = false;
+	for (size_t i = 0; i < ARRAY_SIZE(cmp) && ts_type_is(p, "binary_expression"); i++)
+		is_cmp = is_cmp || ts_text_is(ts_field(p, "operator"), c->text, cmp[i]);
+	if (!is_cmp)
+		return false;
+	n = p, p = ts_parent(p);
+	while (ts_type_is(p, "parenthesized_expression"))
+		n = p, p = ts_parent(p);
+	return ts_type_is(p, "if_statement") && ts_node_eq(ts_field(p, "condition"), n) &&
+	       ts_node_is_null(ts_field(p, "alternative")) && prints_only(c, ts_field(p, "consequence"));
+}
+
 bool only_printed(const struct ctx *c, TSNode n)
 {
+	if (decides_a_message(c, n))
+		return true;
 	for (;;) {
 		TSNode child;
 		TSNode p = up(n, &child);

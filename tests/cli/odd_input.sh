@@ -163,6 +163,30 @@ run scan --format=json snmp.c
 expect_out '"line": 9, .*"severity": "note", .*"fix": "none", .*statistics counter' "a slot computed from the CPU number: a counter"
 expect_out '"line": 10, .*"fix": "get-cpu"' "a read of the same slot is no counter"
 
+# a comparison that only decides whether a debug message is printed
+cat > dbg.c <<'C'
+#include <linux/smp.h>
+#include <linux/kernel.h>
+extern int last_cpu;
+void note(int v);
+
+void demo_flush(int pid)
+{
+	if (last_cpu != smp_processor_id())
+		printk(KERN_DEBUG "demo: [%d] last_cpu=%d\n", pid, last_cpu);
+	if (last_cpu != smp_processor_id())
+		note(pid);
+	if (last_cpu != smp_processor_id())
+		printk("moved\n");
+	else
+		note(pid);
+}
+C
+run scan --format=json dbg.c
+expect_out '"line": 8, .*"severity": "note", .*"fix": "none"' "a test that only decides a printk: a note"
+expect_out '"line": 10, .*"fix": "get-cpu"' "a test that decides other work: a fix"
+expect_out '"line": 12, .*"fix": "get-cpu"' "a test with an else: a fix"
+
 # control characters in a file name: refused, shown escaped
 esc=$(printf 'e\033[31mred.c')
 cp kr.c "$esc"
