@@ -424,8 +424,7 @@ struct point_state flow_state_at(const struct fn *f, uint32_t offset)
 	return ps;
 }
 
-/* The bit of KEYS (at most 64) naming the key KEY of E's call, or 0. */
-static uint64_t key_bit(const struct fn *f, const struct event *e, unsigned key, char *const *keys, size_t n)
+uint64_t flow_key_bit(const struct fn *f, const struct event *e, unsigned key, char *const *keys, size_t n)
 {
 	char *k = event_key(e, key, f->src);
 	uint64_t bit = 0;
@@ -445,7 +444,7 @@ static uint64_t caller_keys_step(const struct fn *f, const struct event *e, uint
 	for (unsigned key = 1; key <= KEY_PREEMPT; key <<= 1) {
 		if (!(e->api->keys & key))
 			continue;
-		uint64_t bit = key_bit(f, e, key, keys, n);
+		uint64_t bit = flow_key_bit(f, e, key, keys, n);
 		held = e->api->op == API_RELEASE ? held & ~bit : held | bit;
 	}
 	return held;

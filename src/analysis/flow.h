@@ -216,6 +216,18 @@ struct point_state {
 
 struct point_state flow_state_at(const struct fn *f, uint32_t offset);
 
+/* flow.c: the bit of KEYS (at most 64) naming the key KEY of E's call, or 0. */
+uint64_t flow_key_bit(const struct fn *f, const struct event *e, unsigned key, char *const *keys, size_t n);
+
+/*
+ * entry_locks.c: a lock F's callers hold on entry (one it releases before
+ * it first takes it: flow_caller_keys()) that is still held on every path
+ * to OFFSET: its key (owned) and the line of a release that shows it, or
+ * NULL. Only the rules about the running CPU ask: P006 and P007 keep their
+ * own account of the caller's locks.
+ */
+char *flow_entry_lock_at(const struct fn *f, uint32_t offset, unsigned *line);
+
 /*
  * At the function's exit: is acquisition ACQ's key held on every path
  * (MUST_HELD), and is the site itself held on some path (MAY_HELD)? False

@@ -682,6 +682,12 @@ void check_cpu_read(struct ctx *c, const struct fn *f, TSNode call, const char *
 	r.stable = NULL;
 	r.bound = false;
 	bool whole = false;
+	char *held = r.prot ? NULL : cpu_entry_lock(c, f, call);
+	if (held) {
+		r.prot = true;
+		free(r.why);
+		r.why = held;
+	}
 	if (!r.prot)
 		r.stable = cpu_stable(c, f, call, &whole);
 	if (r.stable && whole) {

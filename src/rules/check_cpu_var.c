@@ -20,6 +20,12 @@ static void cpu_var_site(struct ctx *c, const struct fn *f, TSNode call, bool is
 	const char *form = is_per_cpu ? "per_cpu(%s, smp_processor_id())" : "__get_cpu_var(%s)";
 	char *shown = xasprintf(form, var);
 	bool prot = point_protected(&ps);
+	char *held = prot ? NULL : cpu_entry_lock(c, f, call);
+	if (held) {
+		prot = true;
+		free(why);
+		why = held;
+	}
 	if (!prot) {
 		/* bring-up code: the CPU runs this task alone, its per-CPU data included */
 		bool whole = false;

@@ -211,6 +211,12 @@ void check_cpu_macro(struct ctx *c, const struct fn *f, TSNode ident)
 	struct point_state ps = flow_state_at(f, ts_node_start_byte(use));
 	char *why = explain_state(f, &ps);
 	bool prot = point_protected(&ps), whole = false;
+	char *held = prot ? NULL : cpu_entry_lock(c, f, use);
+	if (held) {
+		prot = true;
+		free(why);
+		why = held;
+	}
 	char *stable = prot ? NULL : cpu_stable(c, f, use, &whole);
 	if (prot || stable) {
 		add_protected(c, RULE_P003, ident, f,

@@ -217,6 +217,13 @@ bool plan_this_cpu(struct ctx *c, TSNode slot, const char *name, bool is_protect
 /* ---- a CPU number that cannot change (cpu_stable.c) ---- */
 
 /*
+ * cpu_stable.c: the lock F's callers hold on entry that is still held at AT
+ * (analysis/flow.h flow_entry_lock_at(): F releases it before it first
+ * takes it), as the reason a site is protected; or NULL.
+ */
+char *cpu_entry_lock(const struct ctx *c, const struct fn *f, TSNode at);
+
+/*
  * Why the CPU number read at READ in F stays valid with preemption on (CPU
  * bring-up code, a task pinned with set_cpus_allowed(current, ...)), owned;
  * NULL when it may change. *WHOLE: the CPU runs nothing else either

@@ -227,4 +227,42 @@ C
 run scan ta; expect_rc 1 "an architecture's driver: a finding"
 expect_out '^ta/arch/s390/kernel/stop\.c:8:7: warning: .*\[P003' "drivers/s390 calls s390's function preemptibly"
 expect_no_out '^ta/arch/i386/kernel/stop\.c:8:7: warning' "i386's function of the same name is not its callee"
+# the caller's lock: released before it is taken, on every path to the exit
+cat > entry_lock.c <<'C'
+#include <linux/smp.h>
+#include <linux/spinlock.h>
+struct mm { spinlock_t page_table_lock; };
+void note(int cpu);
+
+static int demo_anonymous_page(struct mm *mm, int write)
+{
+	if (write) {
+		spin_unlock(&mm->page_table_lock);
+		note(0);
+		spin_lock(&mm->page_table_lock);
+	}
+	note(smp_processor_id());
+	spin_unlock(&mm->page_table_lock);
+	note(smp_processor_id());
+	return 1;
+}
+
+int demo_fault(struct mm *mm, int write)
+{
+	spin_lock(&mm->page_table_lock);
+	return demo_anonymous_page(mm, write);
+}
+
+void demo_maybe_unlock(spinlock_t *l, int locked)
+{
+	note(smp_processor_id());
+	if (locked)
+		spin_unlock(l);
+}
+C
+run scan -v --no-tree entry_lock.c; expect_rc 1 "the caller's lock: findings after it"
+expect_out '^entry_lock\.c:13:7: note: why: demo_anonymous_page\(\) is entered with mm->page_table_lock held: it releases it at line 9 before it takes it' \
+	"held from the entry on one path, taken again on the other: protected"
+expect_out '^entry_lock\.c:15:7: warning: .*\[P003, fixable\]' "after the last release: a finding"
+expect_out '^entry_lock\.c:27:7: warning: .*\[P003, fixable\]' "released on some paths only: no contract"
 finish

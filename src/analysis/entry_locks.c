@@ -1,0 +1,124 @@
+/*
+ * Locks a function's callers hold when they call it. A function that
+ * releases a lock before it first takes it on a path was entered with it
+ * held: 2.4 mm/memory.c do_anonymous_page() drops mm->page_table_lock
+ * around its allocation and takes it again, and every caller
+ * (handle_pte_fault()) holds it. Until that release the CPU number cannot
+ * go stale: update_mmu_cache() on the path that never dropped the lock
+ * runs under it, as on the path that took it again. A must-analysis over
+ * the CFG, seeded with every such lock held at the entry; a lock released
+ * on some paths only (`if (locked) spin_unlock(l);`) is no contract.
+ */
+#include "analysis/flow.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define ENTRY_KEYS_MAX 16
+
+/* The keys still held after E: a release clears; a take (never a trylock, which may fail) sets. */
+static uint64_t step(const struct fn *f, const struct event *e, uint64_t held, char *const *keys, size_t n)
+{
+	if (!e->api || (e->api->op != API_RELEASE && e->api->op != API_ACQUIRE) || !(e->api->keys & KEY_LOCK))
+		return held;
+	uint64_t bit = flow_key_bit(f, e, KEY_LOCK, keys, n);
+	return e->api->op == API_RELEASE ? held & ~bit : held | bit;
+}
+
+/* The line of the first release of key I in F. */
+static unsigned release_line(const struct fn *f, size_t i, char *const *keys, size_t n)
+{
+	for (size_t id = 0; id < f->events.len; id++)
+		for (size_t e = 0; e < f->events.items[id].len; e++) {
+			const struct event *ev = &f->events.items[id].items[e];
+			if (ev->api && ev->api->op == API_RELEASE && (ev->api->keys & KEY_LOCK) &&
+			    flow_key_bit(f, ev, KEY_LOCK, keys, n) == (uint64_t)1 << i) {
+				const char *s = f->src;
+				unsigned line = 1;
+				for (uint32_t k = 0; k < ts_node_start_byte(ev->call); k++)
+					line += s[k] == '\n';
+				return line;
+			}
+		}
+	return 0;
+}
+
+/* Runs the analysis over KEYS (N of them); the held set just before OFFSET, or 0. */
+static uint64_t held_at(const struct fn *f, char *const *keys, size_t n, uint32_t offset)
+{
+	uint32_t at = cfg_node_at(&f->cfg, offset);
+	size_t nn = f->cfg.nodes.len;
+	if (at == UINT32_MAX)
+		return 0;
+	uint64_t *in = xcalloc(nn, sizeof *in);
+	uint8_t *seen = xcalloc(nn, 1), *queued = xcalloc(nn, 1);
+	VEC(uint32_t) work = VEC_INIT;
+	in[CFG_ENTRY_ID] = ((uint64_t)1 << n) - 1;
+	seen[CFG_ENTRY_ID] = queued[CFG_ENTRY_ID] = 1;
+	vec_push(&work, CFG_ENTRY_ID);
+	while (work.len) {
+		uint32_t id = work.items[--work.len];
+		queued[id] = 0;
+		uint64_t h = in[id];
+		for (size_t e = 0; e < f->events.items[id].len; e++)
+			h = step(f, &f->events.items[id].items[e], h, keys, n);
+		const struct cfg_node *node = &f->cfg.nodes.items[id];
+		for (size_t s = 0; s < node->succ.len; s++) {
+			uint32_t to = node->succ.items[s].to;
+			uint64_t joined = seen[to] ? in[to] & h : h;
+			if (seen[to] && joined == in[to])
+				continue;
+			in[to] = joined;
+			seen[to] = 1;
+			if (!queued[to]) {
+				queued[to] = 1;
+				vec_push(&work, to);
+			}
+		}
+	}
+	uint64_t h = 0;
+	if (seen[at]) {
+		h = in[at];
+		const struct event *ev = f->events.items[at].items;
+		for (size_t e = 0; e < f->events.items[at].len && ts_node_end_byte(ev[e].call) <= offset; e++)
+			h = step(f, &ev[e], h, keys, n);
+	}
+	vec_release(&work);
+	free(in);
+	free(seen);
+	free(queued);
+	return h;
+}
+
+char *flow_entry_lock_at(const struct fn *f, uint32_t offset, unsigned *line)
+{
+	key_vec keys = VEC_INIT;
+	flow_caller_keys(f, true, &keys);
+	char *found = NULL;
+	size_t w = 0;
+	/*
+	 * locks only (a restore of the caller's flags is no lock), and only
+	 * those released on every path to the exit: `if (locked)
+	 * spin_unlock(l);` says nothing of the callers that pass 0
+	 */
+	for (size_t i = 0; i < keys.len; i++)
+		if (strcmp(keys.items[i], "irq") && strcmp(keys.items[i], "bh") && strcmp(keys.items[i], "preempt") &&
+		    strcmp(keys.items[i], "?") && w < ENTRY_KEYS_MAX &&
+		    flow_caller_keys_gone(f, &keys.items[i], 1, UINT32_MAX))
+			keys.items[w++] = keys.items[i];
+		else
+			free(keys.items[i]);
+	keys.len = w;
+	if (keys.len) {
+		uint64_t h = held_at(f, keys.items, keys.len, offset);
+		for (size_t i = 0; i < keys.len && !found; i++)
+			if (h & ((uint64_t)1 << i)) {
+				found = xstrdup(keys.items[i]);
+				*line = release_line(f, i, keys.items, keys.len);
+			}
+	}
+	for (size_t i = 0; i < keys.len; i++)
+		free(keys.items[i]);
+	vec_release(&keys);
+	return found;
+}
