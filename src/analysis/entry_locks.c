@@ -90,9 +90,33 @@ static uint64_t held_at(const struct fn *f, char *const *keys, size_t n, uint32_
 	return h;
 }
 
-char *flow_entry_lock_at(const struct fn *f, uint32_t offset, unsigned *line)
+/*
+ * Does F call a function-like macro of its file that may take a lock
+ * (`#define TRACE_LOCK(f) spin_lock_irqsave(&trace_lock, f)`)? Its release
+ * then only looks like the caller's: no contract is read from it.
+ */
+static bool calls_lock_macro(const struct fn *f, const struct source *src)
+{
+	for (size_t id = 0; id < f->events.len; id++)
+		for (size_t e = 0; e < f->events.items[id].len; e++) {
+			const struct event *ev = &f->events.items[id].items[e];
+			const char *name;
+			size_t n = ev->api ? 0 : ts_call_name(ev->call, f->src, &name);
+			for (size_t d = 0; n && d < src->defs.len; d++) {
+				const struct macro_def *m = &src->defs.items[d];
+				if (strlen(m->name) == n && memcmp(m->name, name, n) == 0 && m->body &&
+				    (strstr(m->body, "lock") || strstr(m->body, "cli") || strstr(m->body, "irq")))
+					return true;
+			}
+		}
+	return false;
+}
+
+char *flow_entry_lock_at(const struct fn *f, const struct source *src, uint32_t offset, unsigned *line)
 {
 	key_vec keys = VEC_INIT;
+	if (calls_lock_macro(f, src))
+		return NULL;
 	flow_caller_keys(f, true, &keys);
 	char *found = NULL;
 	size_t w = 0;

@@ -223,10 +223,11 @@ uint64_t flow_key_bit(const struct fn *f, const struct event *e, unsigned key, c
  * entry_locks.c: a lock F's callers hold on entry (one it releases before
  * it first takes it: flow_caller_keys()) that is still held on every path
  * to OFFSET: its key (owned) and the line of a release that shows it, or
- * NULL. Only the rules about the running CPU ask: P006 and P007 keep their
+ * NULL; never in a function that calls a macro of its file SRC that may
+ * take a lock (the release then only looks like the caller's). Only the rules about the running CPU ask: P006 and P007 keep their
  * own account of the caller's locks.
  */
-char *flow_entry_lock_at(const struct fn *f, uint32_t offset, unsigned *line);
+char *flow_entry_lock_at(const struct fn *f, const struct source *src, uint32_t offset, unsigned *line);
 
 /*
  * At the function's exit: is acquisition ACQ's key held on every path

@@ -377,10 +377,9 @@ char *cpu_entry_lock(const struct ctx *c, const struct fn *f, TSNode at)
 	if (f->ctx == CTX_HARDIRQ || f->ctx == CTX_SOFTIRQ)
 		return NULL;
 	unsigned line = 0;
-	char *key = flow_entry_lock_at(f, ts_node_start_byte(at), &line);
+	char *key = flow_entry_lock_at(f, c->src, ts_node_start_byte(at), &line);
 	if (!key)
 		return NULL;
-	(void)c;
 	char *why = xasprintf("%s() is entered with %s held: it releases it at line %u before it takes it, so "
 			      "its callers hold it, and it is still held on every path to here",
 			      f->name, key, line);
