@@ -35,6 +35,11 @@ struct event {
 	uint32_t acq;    /* first acquisition index (acquire/trylock) */
 	int polarity;    /* trylock in a condition: 1 true edge, 0 false edge, -1 neither */
 	int32_t rel[2];  /* release: key ids released (-1 unused, -2 a key this function never takes) */
+	/*
+	 * A call that sleeps (SLEEP_YES), set by sleep_summarise() in a function
+	 * that disables interrupts: 2.4's schedule() returns with them enabled.
+	 */
+	bool sleeps;
 };
 
 typedef VEC(struct event) event_vec;

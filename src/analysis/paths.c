@@ -30,6 +30,7 @@ struct explorer {
 	pstate_vec *at;   /* per node: its states */
 	VEC(uint32_t) work;       /* node, state index: two by two */
 	bool *counts;             /* per key: a count (flow_key_counts()) */
+	int irq_key;              /* the key "irq", or -1 */
 	size_t steps;
 	bool failed;
 };
@@ -265,6 +266,9 @@ static void visit(struct explorer *x, uint32_t id, struct pstate in)
 	vec_push(&v, in);
 	for (size_t k = 0; k < ev->len; k++) {
 		const struct event *e = &ev->items[k];
+		if (e->sleeps && x->irq_key >= 0)
+			for (size_t i = 0; i < v.len; i++)
+				key_step(x, &v.items[i], (uint32_t)x->irq_key, false); /* schedule() enables irqs */
 		if (!e->api || e->api->op == API_NONE ||
 		    (node->kind == CFG_COND && e->api->op == API_TRYLOCK && e->polarity >= 0))
 			continue;
@@ -302,8 +306,12 @@ void paths_explore(const struct fn *f, struct path_result *out)
 	x.nk = f->keys.len;
 	x.at = xcalloc(n, sizeof *x.at);
 	x.counts = xcalloc(x.nk + 1, sizeof *x.counts);
-	for (size_t k = 0; k < x.nk; k++)
+	x.irq_key = -1;
+	for (size_t k = 0; k < x.nk; k++) {
 		x.counts[k] = flow_key_counts(f->keys.items[k]);
+		if (strcmp(f->keys.items[k], "irq") == 0)
+			x.irq_key = (int)k;
+	}
 	path_facts_find(&x.pf, f);
 	struct pstate s0 = {x.pf.init_known, x.pf.init_val, 0, xcalloc(x.nk + 1, 1)};
 	join(&x, CFG_ENTRY_ID, &s0);

@@ -106,6 +106,30 @@ static void sleeps_with_caller_locks(const struct file_analysis *fa, struct fn *
 	f->sleeps_held = held;
 }
 
+/*
+ * Marks the calls of F that sleep, when F disables interrupts: 2.4's
+ * schedule() returns with them enabled (`cli(); ... sleep_on(&q);`), so the
+ * path replay of P007 (paths.c) has them on after such a call.
+ */
+static void mark_sleeping_events(const struct file_analysis *fa, struct fn *f)
+{
+	bool irq = false;
+	for (size_t a = 0; a < f->acqs.len && !irq; a++)
+		irq = strcmp(f->acqs.items[a].key, "irq") == 0;
+	for (size_t n = 0; irq && n < f->events.len; n++)
+		for (size_t e = 0; e < f->events.items[n].len; e++) {
+			struct event *ev = &f->events.items[n].items[e];
+			const char *name;
+			size_t len = ev->api && ev->api->op != API_NONE ? 0 : ts_call_name(ev->call, f->src, &name);
+			int idx = len ? analysis_fn_index(fa, name, len) : -1;
+			if (!len)
+				continue;
+			enum sleep_kind k = idx >= 0 ? sleep_call_with_args(fa, ev->call, &fa->fns.items[idx])
+						     : api_may_sleep(ev->call, f->src, NULL);
+			ev->sleeps = k == SLEEP_YES;
+		}
+}
+
 void sleep_summarise(struct file_analysis *fa)
 {
 	for (size_t i = 0; i < fa->fns.len; i++)
@@ -143,4 +167,6 @@ void sleep_summarise(struct file_analysis *fa)
 	for (int round = 0; round < 3; round++)
 		for (size_t i = 0; i < fa->fns.len; i++)
 			sleeps_with_caller_locks(fa, &fa->fns.items[i]);
+	for (size_t i = 0; i < fa->fns.len; i++)
+		mark_sleeping_events(fa, &fa->fns.items[i]);
 }
