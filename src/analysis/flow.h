@@ -325,6 +325,11 @@ struct path_result {
 	uint8_t *ev;        /* per event slot: PATH_* bits, two slots per event */
 	uint32_t *ev_first; /* per CFG node: its first event's index */
 	uint8_t *exit;      /* per key: PATH_HELD / PATH_FREE at the exit; 0 never reached */
+	/*
+	 * Per key, the same at the returns of a null constant or of a variable
+	 * the path set to one (RET_NULL), and at every other return (RET_VALUE).
+	 */
+	uint8_t *ret_null, *ret_value;
 };
 void paths_explore(const struct fn *f, struct path_result *out);
 void paths_release(struct path_result *r);

@@ -243,6 +243,16 @@ static void follow(struct explorer *x, uint32_t id, const struct cfg_edge *e, st
 	free(c->depth);
 }
 
+/* A return with state S: what each key is where it returns null, and elsewhere. */
+static void returned(struct explorer *x, const struct node_facts *nf, const struct pstate *s)
+{
+	uint64_t bit = nf->ret_fact >= 0 ? (uint64_t)1 << nf->ret_fact : 0;
+	bool null = nf->ret_null || (bit && (s->known & bit) && !(s->val & bit));
+	uint8_t *at = null ? x->out->ret_null : x->out->ret_value;
+	for (size_t k = 0; k < x->nk; k++)
+		at[k] |= s->depth[k] ? PATH_HELD : PATH_FREE;
+}
+
 /* Runs node ID from state IN (consumed). */
 static void visit(struct explorer *x, uint32_t id, struct pstate in)
 {
@@ -279,6 +289,8 @@ static void visit(struct explorer *x, uint32_t id, struct pstate in)
 		node_writes(x, id, s);
 		for (size_t k = 0; id == CFG_EXIT_ID && k < x->nk; k++)
 			x->out->exit[k] |= s->depth[k] ? PATH_HELD : PATH_FREE;
+		if (node->kind == CFG_RETURN)
+			returned(x, nf, s);
 		for (size_t e = 0; e < node->succ.len; e++) {
 			struct pstate c = state_copy(x, s);
 			follow(x, id, &node->succ.items[e], &c);
@@ -299,6 +311,8 @@ void paths_explore(const struct fn *f, struct path_result *out)
 	}
 	out->ev = xcalloc(2 * total + 1, 1);
 	out->exit = xcalloc(f->keys.len + 1, 1);
+	out->ret_null = xcalloc(f->keys.len + 1, 1);
+	out->ret_value = xcalloc(f->keys.len + 1, 1);
 	struct explorer x;
 	memset(&x, 0, sizeof x);
 	x.f = f;
@@ -340,6 +354,8 @@ void paths_release(struct path_result *r)
 	free(r->ev);
 	free(r->ev_first);
 	free(r->exit);
+	free(r->ret_null);
+	free(r->ret_value);
 	memset(r, 0, sizeof *r);
 }
 

@@ -312,6 +312,20 @@ static void node_assign(struct path_facts *pf, const struct fn *f, struct node_f
 	free(name);
 }
 
+/* `return NULL;`, `return (void *)0;`, `return lp;`: what a path knows of the value returned. */
+static void node_return(struct path_facts *pf, const struct fn *f, struct node_facts *nf, TSNode ast)
+{
+	if (!ts_type_is(ast, "return_statement") || ts_node_named_child_count(ast) != 1)
+		return;
+	TSNode v = ts_strip_parens(ts_node_named_child(ast, 0), f->src);
+	if (ts_type_is(v, "cast_expression"))
+		v = ts_strip_parens(ts_field(v, "value"), f->src);
+	if (is_zero(v, f->src))
+		nf->ret_null = true;
+	else if (ts_type_is(v, "identifier"))
+		nf->ret_fact = fact_intern(pf, canon(v, f->src), v, f->src);
+}
+
 static int fact_find(const struct path_facts *pf, const char *text)
 {
 	for (size_t i = 0; i < pf->facts.len; i++)
@@ -545,7 +559,7 @@ void path_facts_find(struct path_facts *pf, const struct fn *f)
 	pf->alias_kills = xcalloc(n, sizeof *pf->alias_kills);
 	for (uint32_t id = 0; id < n; id++)
 		pf->nodes[id].cond = pf->nodes[id].first_fact = pf->nodes[id].gen_fact = pf->nodes[id].alias =
-			pf->nodes[id].try_key = -1;
+			pf->nodes[id].try_key = pf->nodes[id].ret_fact = -1;
 	for (size_t a = 0; a < f->cfg.arms.len; a++)
 		arm_fact(pf, f, &f->cfg.arms.items[a]);
 	arm_facts_at_entry(pf, f);
@@ -558,6 +572,8 @@ void path_facts_find(struct path_facts *pf, const struct fn *f)
 			nf->cond = cond_build(pf, node->ast, f->src);
 		if (node->kind == CFG_COND)
 			loop_first_test(pf, f, id);
+		if (node->kind == CFG_RETURN)
+			node_return(pf, f, nf, node->ast);
 	}
 	/* writes last: a `v = 1;` sets a fact only once every condition has named its facts */
 	for (uint32_t id = 0; id < n; id++) {

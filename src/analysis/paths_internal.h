@@ -51,6 +51,13 @@ struct node_facts {
 	 */
 	int try_key, try_fact, try_neg_fact;
 	bool try_zero_success, try_fail_negative;
+	/*
+	 * A return: RET_NULL when it returns a null constant (`return NULL;`),
+	 * else RET_FACT, the fact that is exactly the variable it returns
+	 * (`return lp;`, null where the path set `lp = NULL;`), or -1.
+	 */
+	bool ret_null;
+	int ret_fact;
 };
 
 struct path_facts {

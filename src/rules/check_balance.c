@@ -84,6 +84,19 @@ static bool sets_irq_state(const struct fn *f)
 
 static void check_exits(struct ctx *c, const struct fn *f, struct feasible *p);
 
+/*
+ * Does F hand KEY to its caller with the object it returns (isdn
+ * isdn_net_get_locked_lp(), ipc_lock())? F returns a pointer; every
+ * return of anything but null holds KEY, and every return of null (a null
+ * constant, or a variable the path set to one) released it.
+ */
+static bool hands_off_with_value(const struct fn *f, const struct path_result *r, uint32_t key)
+{
+	TSNode d = ts_field(f->def, "declarator");
+	return r && ts_type_is(d, "pointer_declarator") && r->ret_value[key] == PATH_HELD &&
+	       r->ret_null[key] == PATH_FREE && r->exit[key] == (PATH_HELD | PATH_FREE);
+}
+
 static void check_balance(struct ctx *c, const struct fn *f, TSNode site, const char *kind)
 {
 	(void)site;
@@ -127,6 +140,8 @@ static void check_exits(struct ctx *c, const struct fn *f, struct feasible *p)
 		unsigned at_exit = r ? r->exit[a->key_id] : PATH_HELD | PATH_FREE;
 		if (!(at_exit & PATH_HELD) || (!count_left && !(at_exit & PATH_FREE)))
 			continue;
+		if (!count_left && hands_off_with_value(f, r, a->key_id))
+			continue; /* the lock goes to the caller with the object returned */
 		if (count_left) {
 			count_reported = true;
 			add_finding(c, RULE_P007, a->call, f, SEV_WARNING, CONF_MEDIUM, FIX_NONE,
