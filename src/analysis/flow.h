@@ -330,6 +330,12 @@ struct path_result {
 	 * the path set to one (RET_NULL), and at every other return (RET_VALUE).
 	 */
 	uint8_t *ret_null, *ret_value;
+	/*
+	 * Per key: 1 when a test of F's parameters alone (path_release_guards())
+	 * tells the exits that hold it from those that do not: every exit holding
+	 * it knows the test one way, every exit without it the other way.
+	 */
+	uint8_t *param_split;
 };
 void paths_explore(const struct fn *f, struct path_result *out);
 void paths_release(struct path_result *r);

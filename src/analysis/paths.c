@@ -30,6 +30,8 @@ struct explorer {
 	pstate_vec *at;   /* per node: its states */
 	VEC(uint32_t) work;       /* node, state index: two by two */
 	bool *counts;             /* per key: a count (flow_key_counts()) */
+	/* per key, over the exit's states: the facts every one holding it (or not) knows true or false */
+	uint64_t *held_true, *held_false, *free_true, *free_false;
 	int irq_key;              /* the key "irq", or -1 */
 	size_t steps;
 	bool failed;
@@ -287,8 +289,11 @@ static void visit(struct explorer *x, uint32_t id, struct pstate in)
 	for (size_t i = 0; i < v.len; i++) {
 		struct pstate *s = &v.items[i];
 		node_writes(x, id, s);
-		for (size_t k = 0; id == CFG_EXIT_ID && k < x->nk; k++)
+		for (size_t k = 0; id == CFG_EXIT_ID && k < x->nk; k++) {
 			x->out->exit[k] |= s->depth[k] ? PATH_HELD : PATH_FREE;
+			*(s->depth[k] ? &x->held_true[k] : &x->free_true[k]) &= s->known & s->val;
+			*(s->depth[k] ? &x->held_false[k] : &x->free_false[k]) &= s->known & ~s->val;
+		}
 		if (node->kind == CFG_RETURN)
 			returned(x, nf, s);
 		for (size_t e = 0; e < node->succ.len; e++) {
@@ -326,6 +331,11 @@ void paths_explore(const struct fn *f, struct path_result *out)
 		if (strcmp(f->keys.items[k], "irq") == 0)
 			x.irq_key = (int)k;
 	}
+	x.held_true = xcalloc(4 * (x.nk + 1), sizeof *x.held_true);
+	x.held_false = x.held_true + x.nk + 1;
+	x.free_true = x.held_false + x.nk + 1;
+	x.free_false = x.free_true + x.nk + 1;
+	memset(x.held_true, 0xff, 4 * (x.nk + 1) * sizeof *x.held_true);
 	path_facts_find(&x.pf, f);
 	struct pstate s0 = {x.pf.init_known, x.pf.init_val, 0, xcalloc(x.nk + 1, 1)};
 	join(&x, CFG_ENTRY_ID, &s0);
@@ -338,6 +348,13 @@ void paths_explore(const struct fn *f, struct path_result *out)
 			visit(&x, id, state_copy(&x, &x.at[id].items[idx]));
 	}
 	out->complete = !x.failed;
+	out->param_split = xcalloc(x.nk + 1, 1);
+	for (size_t k = 0; out->complete && k < x.nk; k++) {
+		uint64_t split = (x.held_true[k] & x.free_false[k]) | (x.held_false[k] & x.free_true[k]);
+		out->param_split[k] = out->exit[k] == (PATH_HELD | PATH_FREE) &&
+				      (split & path_release_guards(&x.pf, f, (uint32_t)k)) != 0;
+	}
+	free(x.held_true);
 	for (size_t i = 0; i < n; i++) {
 		for (size_t k = 0; k < x.at[i].len; k++)
 			free(x.at[i].items[k].depth);
@@ -356,6 +373,7 @@ void paths_release(struct path_result *r)
 	free(r->exit);
 	free(r->ret_null);
 	free(r->ret_value);
+	free(r->param_split);
 	memset(r, 0, sizeof *r);
 }
 

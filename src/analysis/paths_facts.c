@@ -593,6 +593,71 @@ void path_facts_find(struct path_facts *pf, const struct fn *f)
 		node_kills(pf, id);
 }
 
+/* Is NAME one of F's parameters? */
+static bool is_param(const struct fn *f, const char *name)
+{
+	TSNode d = ts_field(f->def, "declarator");
+	while (!ts_node_is_null(d) && !ts_type_is(d, "function_declarator"))
+		d = ts_field(d, "declarator");
+	TSNode params = ts_field(d, "parameters");
+	for (uint32_t i = 0; i < ts_node_named_child_count(params); i++) {
+		TSNode p = ts_field(ts_node_named_child(params, i), "declarator");
+		while (ts_type_is(p, "pointer_declarator") || ts_type_is(p, "array_declarator"))
+			p = ts_field(p, "declarator");
+		if (ts_type_is(p, "identifier") && ts_text_is(p, f->src, name))
+			return true;
+	}
+	return false;
+}
+
+/* Does FACT read nothing but F's parameters and constants (upper-case names)? */
+static bool param_fact(const struct fact *x, const struct fn *f)
+{
+	for (size_t r = 0; r < x->reads.len; r++) {
+		const char *n = x->reads.items[r];
+		if (!upper_name(n, strlen(n)) && !is_param(f, n))
+			return false;
+	}
+	return x->reads.len > 0;
+}
+
+/* The facts of condition tree C, into *MASK. */
+static void cond_facts(const struct path_facts *pf, int c, uint64_t *mask)
+{
+	if (c < 0)
+		return;
+	const struct cond_node *n = &pf->conds.items[c];
+	if (n->fact >= 0)
+		*mask |= (uint64_t)1 << n->fact;
+	cond_facts(pf, n->left, mask);
+	cond_facts(pf, n->right, mask);
+}
+
+uint64_t path_release_guards(const struct path_facts *pf, const struct fn *f, uint32_t key)
+{
+	uint64_t mask = 0;
+	for (size_t id = 0; id < f->cfg.nodes.len; id++) {
+		const struct cfg_node *node = &f->cfg.nodes.items[id];
+		bool guards = false;
+		for (size_t e = 0; node->kind == CFG_COND && e < node->succ.len && !guards; e++) {
+			uint32_t to = node->succ.items[e].to;
+			for (int hop = 0; hop < 8 && f->cfg.nodes.items[to].kind == CFG_JOIN &&
+					  f->cfg.nodes.items[to].succ.len == 1; hop++)
+				to = f->cfg.nodes.items[to].succ.items[0].to; /* the arm's entry, a block */
+			const event_vec *ev = &f->events.items[to];
+			for (size_t k = 0; k < ev->len && !guards; k++)
+				guards = ev->items[k].api && ev->items[k].api->op == API_RELEASE &&
+					 (ev->items[k].rel[0] == (int32_t)key || ev->items[k].rel[1] == (int32_t)key);
+		}
+		if (guards)
+			cond_facts(pf, pf->nodes[id].cond, &mask);
+	}
+	for (size_t i = 0; i < pf->facts.len; i++)
+		if (((mask >> i) & 1) && !param_fact(&pf->facts.items[i], f))
+			mask &= ~((uint64_t)1 << i);
+	return mask;
+}
+
 void path_facts_release(struct path_facts *pf, size_t nodes)
 {
 	for (size_t i = 0; i < pf->facts.len; i++) {

@@ -72,6 +72,12 @@ struct path_facts {
 
 void path_facts_find(struct path_facts *pf, const struct fn *f);
 void path_facts_release(struct path_facts *pf, size_t nodes);
+/*
+ * The facts that read nothing but F's parameters and constants and decide
+ * a branch straight into a release of KEY (`if (new_state != FL_ERASING)
+ * spin_unlock_bh(&l);`): the caller's value chooses whether F releases.
+ */
+uint64_t path_release_guards(const struct path_facts *pf, const struct fn *f, uint32_t key);
 /* Truth of condition C with KNOWN/VAL facts: 1, 0, or -1 when unknown. */
 int path_cond_eval(const struct path_facts *pf, int c, uint64_t known, uint64_t val);
 /* Records that condition C is V on this path (its facts and its parts'). */

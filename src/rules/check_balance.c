@@ -142,6 +142,8 @@ static void check_exits(struct ctx *c, const struct fn *f, struct feasible *p)
 			continue;
 		if (!count_left && hands_off_with_value(f, r, a->key_id))
 			continue; /* the lock goes to the caller with the object returned */
+		if (!count_left && r && r->param_split[a->key_id])
+			continue; /* kept for the caller when its argument asks: the caller's to release */
 		if (count_left) {
 			count_reported = true;
 			add_finding(c, RULE_P007, a->call, f, SEV_WARNING, CONF_MEDIUM, FIX_NONE,
