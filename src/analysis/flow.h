@@ -418,6 +418,16 @@ enum sleep_kind sleep_call_with_args(const struct file_analysis *fa, TSNode call
  */
 enum sleep_kind sleep_call_in_interrupt(const struct file_analysis *fa, TSNode call, const struct fn *g);
 /*
+ * The same for CALL to G in F after F set a field of an object it hands G
+ * to a constant (`card->in_suspend = 0;` before `m3_outw(card, ...)`, where
+ * G sleeps only `if (card->in_suspend)`): when F keeps that pointer, writes
+ * the field nowhere else, no label or goto lies between, and no function
+ * the calls in between reach writes it but behind a test the value rules
+ * out. G's own summary otherwise.
+ */
+enum sleep_kind sleep_call_after_set(const struct file_analysis *fa, const struct fn *f, TSNode call,
+				     const struct fn *g);
+/*
  * sleep.c: may-sleep summaries, from the calls made and over the call
  * graph. A function of the file is judged by its body before any built-in
  * list (s390 defines its own request_irq(), which does not sleep).

@@ -65,7 +65,8 @@ static void check_sleep(struct ctx *c, const struct fn *f, TSNode call, const ch
 	if (!point_protected(&ps) || (via && releases_all_held(f, via, call, &ps)) ||
 	    point_bkl_only(f, &ps, ts_node_start_byte(call)) ||
 	    (via && in_interrupt_at(f, &ps, ts_node_start_byte(call)) &&
-	     sleep_call_in_interrupt(c->fa, call, via) != SLEEP_YES)) {
+	     sleep_call_in_interrupt(c->fa, call, via) != SLEEP_YES) ||
+	    (via && sleep_call_after_set(c->fa, f, call, via) != SLEEP_YES)) {
 		buf_release(&why);
 		return;
 	}
