@@ -336,6 +336,12 @@ struct path_result {
 	 * it knows the test one way, every exit without it the other way.
 	 */
 	uint8_t *param_split;
+	/*
+	 * Some feasible path turns on interrupts that a plain disable (cli(),
+	 * local_irq_disable()) turned off: a restore gives back the state its
+	 * own save found, so one nested in a disable does not.
+	 */
+	bool irq_on;
 };
 void paths_explore(const struct fn *f, struct path_result *out);
 void paths_release(struct path_result *r);

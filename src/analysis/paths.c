@@ -54,6 +54,29 @@ static void depth_set(struct explorer *x, struct pstate *s, uint32_t key, bool t
 		*d = x->counts[key] && *d > 0 ? (uint8_t)(*d - 1) : 0;
 }
 
+/*
+ * Interrupts: 1 off by a plain disable (cli(), local_irq_disable()), 3 off
+ * by a save from on (local_irq_save(), spin_lock_irqsave()), 2 a save over
+ * an off state, which its restore gives back (1). OUT->irq_on when a path
+ * turns on interrupts a plain disable turned off.
+ */
+static void irq_step(struct explorer *x, struct pstate *s, bool take, const char *api)
+{
+	uint8_t *d = &s->depth[x->irq_key];
+	bool save = api && strstr(api, "save"), restore = api && strstr(api, "restore");
+	if (take) {
+		*d = *d == 0 ? (save ? 3 : 1) : save ? 2 : *d;
+		return;
+	}
+	if (restore && *d == 2) {
+		*d = 1;
+		return;
+	}
+	if (*d == 1 || *d == 2)
+		x->out->irq_on = true;
+	*d = 0;
+}
+
 /* Takes or drops KEY, and every key an active alias makes the same lock. */
 static void key_step(struct explorer *x, struct pstate *s, uint32_t key, bool take)
 {
@@ -102,7 +125,10 @@ static void event_step(struct explorer *x, const struct event *e, uint32_t slot,
 			for (int r = 0; r < 2; r++)
 				if (e->rel[r] >= 0) {
 					observe(x, slot * 2 + (uint32_t)r, (uint32_t)e->rel[r], s);
-					key_step(x, s, (uint32_t)e->rel[r], false);
+					if (e->rel[r] == x->irq_key)
+						irq_step(x, s, false, api->name);
+					else
+						key_step(x, s, (uint32_t)e->rel[r], false);
 				}
 			if (e->rel[0] == -2)
 				alias_release(x, s, slot);
@@ -119,7 +145,10 @@ static void event_step(struct explorer *x, const struct event *e, uint32_t slot,
 				uint32_t id = x->f->acqs.items[e->acq + k].key_id;
 				if (k < 2)
 					observe(x, slot * 2 + k, id, s);
-				key_step(x, s, id, true);
+				if ((int)id == x->irq_key)
+					irq_step(x, s, true, api->name);
+				else
+					key_step(x, s, id, true);
 				k++;
 			}
 	}
@@ -280,7 +309,7 @@ static void visit(struct explorer *x, uint32_t id, struct pstate in)
 		const struct event *e = &ev->items[k];
 		if (e->sleeps && x->irq_key >= 0)
 			for (size_t i = 0; i < v.len; i++)
-				key_step(x, &v.items[i], (uint32_t)x->irq_key, false); /* schedule() enables irqs */
+				irq_step(x, &v.items[i], false, NULL); /* schedule() enables irqs */
 		if (!e->api || e->api->op == API_NONE ||
 		    (node->kind == CFG_COND && e->api->op == API_TRYLOCK && e->polarity >= 0))
 			continue;

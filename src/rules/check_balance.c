@@ -144,6 +144,8 @@ static void check_exits(struct ctx *c, const struct fn *f, struct feasible *p)
 			continue; /* the lock goes to the caller with the object returned */
 		if (!count_left && r && r->param_split[a->key_id])
 			continue; /* kept for the caller when its argument asks: the caller's to release */
+		if (r && !r->irq_on && strcmp(a->key, "irq") == 0 && !strstr(a->api, "save"))
+			continue; /* never turns interrupts back on: left off on purpose, as a lock wrapper does */
 		if (count_left) {
 			count_reported = true;
 			add_finding(c, RULE_P007, a->call, f, SEV_WARNING, CONF_MEDIUM, FIX_NONE,
