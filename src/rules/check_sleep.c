@@ -4,19 +4,70 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Does G drop every key of HELD? */
+static bool drops_keys(const struct fn *g, const name_vec *held)
+{
+	bool all = held->len > 0;
+	for (size_t i = 0; i < held->len && all; i++) {
+		bool found = false;
+		for (size_t k = 0; k < g->dropped.len && !found; k++)
+			found = strcmp(held->items[i], g->dropped.items[k]) == 0;
+		all = found;
+	}
+	return all;
+}
+
+/*
+ * F is protected by its callers' locks only (a static function every
+ * call of the file makes with a lock held): does G drop, around its sleep,
+ * every lock each of those calls holds (qla1280: slave_configure() takes
+ * HOST_LOCK, calls get_target_parameters(), whose mailbox_command() drops
+ * it around wait_for_completion())? One level of callers, taking the
+ * locks themselves.
+ */
+static bool drops_callers_locks(const struct ctx *c, const struct fn *f, const struct fn *g)
+{
+	if (!f->is_static || f->addr_taken || g->sleeps_held == SLEEP_YES)
+		return false;
+	size_t self = (size_t)(f - c->fa->fns.items);
+	bool any = false, all = true;
+	for (size_t i = 0; i < c->fa->fns.len && all; i++) {
+		const struct fn *h = &c->fa->fns.items[i];
+		for (size_t k = 0; k < h->calls.len && all; k++) {
+			if (h->calls.items[k].callee != self)
+				continue;
+			uint32_t at = ts_node_start_byte(h->calls.items[k].call);
+			struct point_state hs = flow_state_at(h, at);
+			name_vec held = VEC_INIT;
+			flow_held_keys(h, at, true, &held);
+			all = !hs.atomic_ctx && !hs.entry_held && drops_keys(g, &held);
+			any = true;
+			vec_release(&held);
+		}
+	}
+	return any && all;
+}
+
 /*
  * Does the callee G sleep only after releasing every lock F holds at CALL?
  * (mm/filemap.c: truncate_list_pages() drops pagecache_lock, which its
- * caller holds, around wait_on_page().) Only locks F takes itself count:
- * an atomic context or a protection from F's own callers is not G's to drop.
- * A G handed the lock it drops (a parameter) drops the one CALL names.
+ * caller holds, around wait_on_page().) Only locks F takes itself count,
+ * and those its callers take (drops_callers_locks()): an atomic context is
+ * not G's to drop. A G handed the lock it drops (a parameter) drops the
+ * one CALL names.
  */
-static bool releases_all_held(const struct fn *f, const struct fn *g, TSNode call, const struct point_state *ps)
+static bool releases_all_held(const struct ctx *c, const struct fn *f, const struct fn *g, TSNode call,
+			      const struct point_state *ps)
 {
-	if (g->sleeps_held == SLEEP_YES || ps->atomic_ctx || ps->entry_held)
+	if (g->sleeps_held == SLEEP_YES || ps->atomic_ctx)
 		return false;
 	name_vec held = VEC_INIT;
 	flow_held_keys(f, ts_node_start_byte(call), true, &held);
+	if (ps->entry_held) {
+		bool own = held.len == 0 || drops_keys(g, &held);
+		vec_release(&held);
+		return own && drops_callers_locks(c, f, g);
+	}
 	const struct wrapper *w = g->wraps;
 	char *passed = w && w->lock && !w->api.lock
 		     ? lock_key_arg(call, w->api.lock_arg, w->api.lock_field, f->src) : NULL;
@@ -62,7 +113,7 @@ static void check_sleep(struct ctx *c, const struct fn *f, TSNode call, const ch
 		return;
 	}
 	struct point_state ps = flow_state_at(f, ts_node_start_byte(call));
-	if (!point_protected(&ps) || (via && releases_all_held(f, via, call, &ps)) ||
+	if (!point_protected(&ps) || (via && releases_all_held(c, f, via, call, &ps)) ||
 	    point_bkl_only(f, &ps, ts_node_start_byte(call)) ||
 	    (via && in_interrupt_at(f, &ps, ts_node_start_byte(call)) &&
 	     sleep_call_in_interrupt(c->fa, call, via) != SLEEP_YES) ||
