@@ -217,7 +217,7 @@ static const char *const cpu_local_prefixes[] = {
 bool api_noreturn(const char *name, size_t len)
 {
 	static const char *const names[] = {"panic", "do_exit", "complete_and_exit", "machine_halt",
-					    "machine_restart", "machine_power_off"};
+					    "machine_restart", "machine_power_off", "BUG"};
 	for (size_t i = 0; i < ARRAY_SIZE(names); i++)
 		if (strlen(names[i]) == len && memcmp(names[i], name, len) == 0)
 			return true;

@@ -104,7 +104,7 @@ bool api_tree_has_percpu(void);
  */
 const char *api_arch_without_preempt(const char *path, size_t *len);
 
-/* Does the call NAME never return (panic(), do_exit())? A path through it ends there. */
+/* Does the call NAME never return (panic(), do_exit(), BUG())? A path through it ends there. */
 bool api_noreturn(const char *name, size_t len);
 
 /*
