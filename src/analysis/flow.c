@@ -161,7 +161,7 @@ static event_vec node_events(struct fn *f, const struct source *src, const struc
 		TSNode call = ec.calls.items[k];
 		const char *name;
 		size_t len = ts_call_name(call, src->parse_text, &name);
-		struct event e = {call, len ? api_lookup(name, len) : NULL, 0, -1, {-1, -1}, false};
+		struct event e = {call, len ? api_lookup(name, len) : NULL, 0, -1, {-1, -1}, false, NULL};
 		const struct wrapper *w = !e.api && len ? wrapper_lookup(f, name, len) : NULL;
 		if (w)
 			e.api = &w->api;
@@ -435,10 +435,47 @@ uint64_t flow_key_bit(const struct fn *f, const struct event *e, unsigned key, c
 	return bit;
 }
 
+char *flow_callee_key(const struct fn *g, TSNode call, const char *src, const char *gkey)
+{
+	TSNode d = ts_field(g->def, "declarator");
+	while (!ts_node_is_null(d) && !ts_type_is(d, "function_declarator"))
+		d = ts_field(d, "declarator");
+	TSNode params = ts_field(d, "parameters"), args = ts_field(call, "arguments");
+	for (uint32_t i = 0; i < ts_node_named_child_count(params); i++) {
+		TSNode p = ts_field(ts_node_named_child(params, i), "declarator");
+		while (!ts_node_is_null(p) && !ts_type_is(p, "identifier"))
+			p = ts_field(p, "declarator");
+		size_t pl = ts_node_is_null(p) ? 0 : ts_node_end_byte(p) - ts_node_start_byte(p);
+		const char *rest = gkey + pl;
+		if (!pl || strncmp(gkey, g->src + ts_node_start_byte(p), pl) != 0 ||
+		    (*rest && strncmp(rest, "->", 2) != 0 && *rest != '.'))
+			continue;
+		/* a key through parameter I: named at the call by its argument, when that is a name */
+		TSNode a = i < ts_node_named_child_count(args) ? ts_strip_parens(ts_node_named_child(args, i), src)
+							       : ts_null();
+		if (!ts_type_is(a, "identifier") && !ts_type_is(a, "field_expression"))
+			return NULL;
+		struct buf b = BUF_INIT;
+		for (uint32_t k = ts_node_start_byte(a); k < ts_node_end_byte(a); k++)
+			if (src[k] != ' ' && src[k] != '\t' && src[k] != '\n')
+				buf_putc(&b, src[k]);
+		buf_puts(&b, rest);
+		return buf_detach(&b);
+	}
+	return xstrdup(gkey);
+}
+
 /* KEYS' bits possibly held after E: a take (a trylock too) sets, a release clears. */
 static uint64_t caller_keys_step(const struct fn *f, const struct event *e, uint64_t held, char *const *keys,
 				 size_t n)
 {
+	for (size_t d = 0; e->drops && d < e->drops->dropped.len; d++) {
+		char *k = flow_callee_key(e->drops, e->call, f->src, e->drops->dropped.items[d]);
+		for (size_t i = 0; k && i < n; i++)
+			if (strcmp(keys[i], k) == 0)
+				held &= ~((uint64_t)1 << i); /* a callee that leaves it released */
+		free(k);
+	}
 	if (!e->api || e->api->op == API_NONE)
 		return held;
 	for (unsigned key = 1; key <= KEY_PREEMPT; key <<= 1) {

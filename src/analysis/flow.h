@@ -20,6 +20,8 @@
 #include "analysis/kernel_api.h"
 #include "parse/source.h"
 
+struct fn;
+
 /* One acquisition site; a call may make two (spin_lock_irqsave: lock + irq). */
 struct acq {
 	char *key;       /* "dev->lock", "irq", "bh", "preempt" */
@@ -40,6 +42,12 @@ struct event {
 	 * that disables interrupts: 2.4's schedule() returns with them enabled.
 	 */
 	bool sleeps;
+	/*
+	 * A call to a function of the file that leaves every lock of its
+	 * `dropped` (its caller's) released on every path (2.4 grab_super()
+	 * drops sb_lock): a release of those keys. Set by sleep_summarise().
+	 */
+	const struct fn *drops;
 };
 
 typedef VEC(struct event) event_vec;
@@ -379,6 +387,13 @@ void flow_unprepare(struct fn *f);
  * also releases a key it takes itself.
  */
 bool flow_caller_keys(const struct fn *f, bool retaken, key_vec *out);
+/*
+ * flow.c: GKEY, a key of G, as CALL (to G, in text SRC) names it: a key
+ * through one of G's parameters (`dir->u.dir.lock`) through the argument
+ * (`parent->u.dir.lock`), any other as it is (owned); NULL when the
+ * argument is no plain name.
+ */
+char *flow_callee_key(const struct fn *g, TSNode call, const char *src, const char *gkey);
 /* flow.c: the keys held at F's exit on every path (MAY: on some path), into OUT. */
 void flow_exit_keys(const struct fn *f, bool may, name_vec *out);
 /*

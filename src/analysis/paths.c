@@ -274,6 +274,26 @@ static void follow(struct explorer *x, uint32_t id, const struct cfg_edge *e, st
 	free(c->depth);
 }
 
+/* A call to G, which leaves its caller's locks (G->dropped) released on every path. */
+static void callee_drops(struct explorer *x, const struct event *e, pstate_vec *v)
+{
+	const struct fn *g = e->drops;
+	for (size_t d = 0; d < g->dropped.len; d++) {
+		char *key = flow_callee_key(g, e->call, x->f->src, g->dropped.items[d]);
+		for (size_t k = 0; key && k < x->nk; k++) {
+			if (strcmp(x->f->keys.items[k], key) != 0)
+				continue;
+			for (size_t i = 0; i < v->len; i++) {
+				if ((int)k == x->irq_key)
+					irq_step(x, &v->items[i], false, NULL);
+				else
+					key_step(x, &v->items[i], (uint32_t)k, false);
+			}
+		}
+		free(key);
+	}
+}
+
 /* A return with state S: what each key is where it returns null, and elsewhere. */
 static void returned(struct explorer *x, const struct node_facts *nf, const struct pstate *s)
 {
@@ -310,6 +330,8 @@ static void visit(struct explorer *x, uint32_t id, struct pstate in)
 		if (e->sleeps && x->irq_key >= 0)
 			for (size_t i = 0; i < v.len; i++)
 				irq_step(x, &v.items[i], false, NULL); /* schedule() enables irqs */
+		if (e->drops)
+			callee_drops(x, e, &v);
 		if (!e->api || e->api->op == API_NONE ||
 		    (node->kind == CFG_COND && e->api->op == API_TRYLOCK && e->polarity >= 0))
 			continue;

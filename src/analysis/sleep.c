@@ -130,6 +130,30 @@ static void mark_sleeping_events(const struct file_analysis *fa, struct fn *f)
 		}
 }
 
+/*
+ * Marks F's calls to functions of the file that leave their caller's locks
+ * released on every path (event.drops). True if one was marked.
+ */
+static bool mark_dropping_calls(const struct file_analysis *fa, struct fn *f)
+{
+	bool marked = false;
+	for (size_t n = 0; n < f->events.len; n++)
+		for (size_t e = 0; e < f->events.items[n].len; e++) {
+			struct event *ev = &f->events.items[n].items[e];
+			const char *name;
+			size_t len = ev->drops || (ev->api && ev->api->op != API_NONE) ? 0
+				   : ts_call_name(ev->call, f->src, &name);
+			int idx = len ? analysis_fn_index(fa, name, len) : -1;
+			const struct fn *g = idx >= 0 ? &fa->fns.items[idx] : NULL;
+			if (!g || g == f || g->wraps || !g->dropped.len ||
+			    !flow_caller_keys_gone(g, g->dropped.items, g->dropped.len, UINT32_MAX))
+				continue;
+			ev->drops = g;
+			marked = true;
+		}
+	return marked;
+}
+
 void sleep_summarise(struct file_analysis *fa)
 {
 	for (size_t i = 0; i < fa->fns.len; i++)
@@ -169,4 +193,10 @@ void sleep_summarise(struct file_analysis *fa)
 			sleeps_with_caller_locks(fa, &fa->fns.items[i]);
 	for (size_t i = 0; i < fa->fns.len; i++)
 		mark_sleeping_events(fa, &fa->fns.items[i]);
+	/* a few rounds: a callee that drops the lock through its own callee (handle_pte_fault()) */
+	for (int round = 0, more = 1; more && round < 4; round++) {
+		more = 0;
+		for (size_t i = 0; i < fa->fns.len; i++)
+			more |= mark_dropping_calls(fa, &fa->fns.items[i]);
+	}
 }
