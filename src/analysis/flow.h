@@ -48,6 +48,8 @@ struct event {
 	 * drops sb_lock): a release of those keys. Set by sleep_summarise().
 	 */
 	const struct fn *drops;
+	/* A function-like macro of the file that always returns (`do { ...; return; } while (0)`). */
+	bool returns;
 };
 
 typedef VEC(struct event) event_vec;

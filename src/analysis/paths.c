@@ -294,6 +294,16 @@ static void callee_drops(struct explorer *x, const struct event *e, pstate_vec *
 	}
 }
 
+/* The function's exit reached with state S. */
+static void exits(struct explorer *x, const struct pstate *s)
+{
+	for (size_t k = 0; k < x->nk; k++) {
+		x->out->exit[k] |= s->depth[k] ? PATH_HELD : PATH_FREE;
+		*(s->depth[k] ? &x->held_true[k] : &x->free_true[k]) &= s->known & s->val;
+		*(s->depth[k] ? &x->held_false[k] : &x->free_false[k]) &= s->known & ~s->val;
+	}
+}
+
 /* A return with state S: what each key is where it returns null, and elsewhere. */
 static void returned(struct explorer *x, const struct node_facts *nf, const struct pstate *s)
 {
@@ -332,6 +342,16 @@ static void visit(struct explorer *x, uint32_t id, struct pstate in)
 				irq_step(x, &v.items[i], false, NULL); /* schedule() enables irqs */
 		if (e->drops)
 			callee_drops(x, e, &v);
+		if (e->returns) { /* a macro that returns: the function's exit, with what is held */
+			for (size_t i = 0; i < v.len; i++) {
+				exits(x, &v.items[i]);
+				for (size_t kk = 0; kk < x->nk; kk++)
+					x->out->ret_value[kk] |= v.items[i].depth[kk] ? PATH_HELD : PATH_FREE;
+				free(v.items[i].depth);
+			}
+			vec_release(&v);
+			return;
+		}
 		if (!e->api || e->api->op == API_NONE ||
 		    (node->kind == CFG_COND && e->api->op == API_TRYLOCK && e->polarity >= 0))
 			continue;
@@ -340,11 +360,8 @@ static void visit(struct explorer *x, uint32_t id, struct pstate in)
 	for (size_t i = 0; i < v.len; i++) {
 		struct pstate *s = &v.items[i];
 		node_writes(x, id, s);
-		for (size_t k = 0; id == CFG_EXIT_ID && k < x->nk; k++) {
-			x->out->exit[k] |= s->depth[k] ? PATH_HELD : PATH_FREE;
-			*(s->depth[k] ? &x->held_true[k] : &x->free_true[k]) &= s->known & s->val;
-			*(s->depth[k] ? &x->held_false[k] : &x->free_false[k]) &= s->known & ~s->val;
-		}
+		if (id == CFG_EXIT_ID)
+			exits(x, s);
 		if (node->kind == CFG_RETURN)
 			returned(x, nf, s);
 		for (size_t e = 0; e < node->succ.len; e++) {

@@ -130,6 +130,41 @@ static void mark_sleeping_events(const struct file_analysis *fa, struct fn *f)
 		}
 }
 
+/* Is WORD a whole word of TEXT? */
+static bool has_word(const char *text, const char *word)
+{
+	size_t n = strlen(word);
+	for (const char *p = strstr(text, word); p; p = strstr(p + 1, word)) {
+		bool before = p == text || !(p[-1] == '_' || (p[-1] >= 'a' && p[-1] <= 'z') ||
+					     (p[-1] >= 'A' && p[-1] <= 'Z') || (p[-1] >= '0' && p[-1] <= '9'));
+		char c = p[n];
+		if (before && !(c == '_' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')))
+			return true;
+	}
+	return false;
+}
+
+/*
+ * Does the function-like macro NAME of FA's file always return: a body
+ * with a `return` and no branch or loop but a closing `while (0)`
+ * (2.4 ip_queue.c `#define RCV_SKB_FAIL(err) do { ...; return; } while (0)`)?
+ */
+static bool macro_returns(const struct file_analysis *fa, const char *name, size_t len)
+{
+	const struct source *src = fa->src;
+	for (size_t i = 0; i < src->defs.len; i++) {
+		const struct macro_def *d = &src->defs.items[i];
+		if (!d->function_like || strlen(d->name) != len || memcmp(d->name, name, len) != 0)
+			continue;
+		const char *w = strstr(d->body, "while");
+		bool loop_end = !w || strspn(w + 5, " \t(0)") == strlen(w + 5);
+		return has_word(d->body, "return") && !has_word(d->body, "if") && !has_word(d->body, "for") &&
+		       !has_word(d->body, "switch") && !has_word(d->body, "goto") && !strchr(d->body, '?') &&
+		       loop_end && (!w || !strstr(w + 5, "while"));
+	}
+	return false;
+}
+
 /*
  * Marks F's calls to functions of the file that leave their caller's locks
  * released on every path (event.drops). True if one was marked.
@@ -144,6 +179,10 @@ static bool mark_dropping_calls(const struct file_analysis *fa, struct fn *f)
 			size_t len = ev->drops || (ev->api && ev->api->op != API_NONE) ? 0
 				   : ts_call_name(ev->call, f->src, &name);
 			int idx = len ? analysis_fn_index(fa, name, len) : -1;
+			if (len && idx < 0 && !ev->returns && macro_returns(fa, name, len)) {
+				ev->returns = true;
+				marked = true;
+			}
 			const struct fn *g = idx >= 0 ? &fa->fns.items[idx] : NULL;
 			if (!g || g == f || g->wraps || !g->dropped.len ||
 			    !flow_caller_keys_gone(g, g->dropped.items, g->dropped.len, UINT32_MAX))
