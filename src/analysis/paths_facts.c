@@ -639,7 +639,15 @@ uint64_t path_release_guards(const struct path_facts *pf, const struct fn *f, ui
 	for (size_t id = 0; id < f->cfg.nodes.len; id++) {
 		const struct cfg_node *node = &f->cfg.nodes.items[id];
 		bool guards = false;
-		for (size_t e = 0; node->kind == CFG_COND && e < node->succ.len && !guards; e++) {
+		/* the if whose arm holds the release: not the statement after it, where both edges go */
+		TSNode stmt = ts_null();
+		if (node->kind == CFG_COND)
+			for (stmt = ts_node_parent(node->ast); !ts_node_is_null(stmt) &&
+			     ts_type_is(stmt, "parenthesized_expression"); stmt = ts_node_parent(stmt))
+				;
+		if (!ts_type_is(stmt, "if_statement"))
+			continue;
+		for (size_t e = 0; e < node->succ.len && !guards; e++) {
 			uint32_t to = node->succ.items[e].to;
 			for (int hop = 0; hop < 8 && f->cfg.nodes.items[to].kind == CFG_JOIN &&
 					  f->cfg.nodes.items[to].succ.len == 1; hop++)
@@ -647,7 +655,9 @@ uint64_t path_release_guards(const struct path_facts *pf, const struct fn *f, ui
 			const event_vec *ev = &f->events.items[to];
 			for (size_t k = 0; k < ev->len && !guards; k++)
 				guards = ev->items[k].api && ev->items[k].api->op == API_RELEASE &&
-					 (ev->items[k].rel[0] == (int32_t)key || ev->items[k].rel[1] == (int32_t)key);
+					 (ev->items[k].rel[0] == (int32_t)key || ev->items[k].rel[1] == (int32_t)key) &&
+					 ts_node_start_byte(ev->items[k].call) >= ts_node_start_byte(stmt) &&
+					 ts_node_end_byte(ev->items[k].call) <= ts_node_end_byte(stmt);
 		}
 		if (guards)
 			cond_facts(pf, pf->nodes[id].cond, &mask);
