@@ -175,11 +175,23 @@ static enum sleep_kind allocator_may_sleep(TSNode call, size_t i, const char *sr
 	return k;
 }
 
-enum sleep_kind api_may_sleep(TSNode call, const char *src, struct buf *why)
+/*
+ * Listed sleepers an architecture builds not to sleep: s390's request_irq()
+ * and free_irq() (2.4 arch/s390/kernel/irq.c) only hand the subchannel to
+ * s390_request_irq_special() / s390_free_irq(), which run under the
+ * subchannel's lock with interrupts off and allocate nothing.
+ */
+static bool arch_does_not_sleep(const char *name, size_t len, const char *path)
+{
+	return path && (strstr(path, "arch/s390") || strstr(path, "drivers/s390") || strstr(path, "include/asm-s390")) &&
+	       (name_is(name, len, "request_irq") || name_is(name, len, "free_irq"));
+}
+
+enum sleep_kind api_may_sleep(TSNode call, const char *src, const char *path, struct buf *why)
 {
 	const char *name;
 	size_t len = ts_call_name(call, src, &name);
-	if (!len)
+	if (!len || arch_does_not_sleep(name, len, path))
 		return SLEEP_NO;
 	for (size_t i = 0; i < ARRAY_SIZE(sleepers); i++)
 		if (name_is(name, len, sleepers[i]) && !(api_bkl_spins() && name_is(name, len, "lock_kernel"))) {

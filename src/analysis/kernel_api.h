@@ -117,7 +117,7 @@ bool api_context_test(const char *name, size_t len);
 /* Does the call NAME act on the current CPU's own state (TLB, MMU context, MSRs, APIC)? */
 bool api_cpu_local(const char *name, size_t len);
 
-enum sleep_kind api_may_sleep(TSNode call, const char *src, struct buf *why);
+enum sleep_kind api_may_sleep(TSNode call, const char *src, const char *path, struct buf *why);
 
 /*
  * If NAME is an entry point that runs on a CPU's own idle task before any

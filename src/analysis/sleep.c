@@ -20,7 +20,7 @@ static void direct_sleeps(const struct file_analysis *fa, struct fn *f)
 			size_t len = ts_call_name(call, src, &name);
 			if (len && analysis_fn_index(fa, name, len) >= 0)
 				continue; /* the file's own definition: judged by its body */
-			enum sleep_kind k = api_may_sleep(call, src, &why);
+			enum sleep_kind k = api_may_sleep(call, src, fa->src->path, &why);
 			if (k > f->sleeps) {
 				f->sleeps = k;
 				free(f->sleep_reason);
@@ -94,7 +94,7 @@ static void sleeps_with_caller_locks(const struct file_analysis *fa, struct fn *
 			size_t len = ts_call_name(call, f->src, &name);
 			int idx = len ? analysis_fn_index(fa, name, len) : -1;
 			enum sleep_kind k = idx >= 0 ? sleep_call_with_args(fa, call, &fa->fns.items[idx])
-						     : api_may_sleep(call, f->src, NULL);
+						     : api_may_sleep(call, f->src, fa->src->path, NULL);
 			/* a callee that drops the same locks before it sleeps */
 			if (idx >= 0 && idx != (int)(f - fa->fns.items) && drops_all(&fa->fns.items[idx], &f->dropped) &&
 			    fa->fns.items[idx].sleeps_held < k)
@@ -125,7 +125,7 @@ static void mark_sleeping_events(const struct file_analysis *fa, struct fn *f)
 			if (!len)
 				continue;
 			enum sleep_kind k = idx >= 0 ? sleep_call_with_args(fa, ev->call, &fa->fns.items[idx])
-						     : api_may_sleep(ev->call, f->src, NULL);
+						     : api_may_sleep(ev->call, f->src, fa->src->path, NULL);
 			ev->sleeps = k == SLEEP_YES;
 		}
 }

@@ -265,7 +265,7 @@ static enum sleep_kind call_sleeps(const struct walk *w, TSNode call, const stru
 	size_t len = ts_call_name(call, w->src, &name);
 	int idx = len ? analysis_fn_index(w->fa, name, len) : -1;
 	if (idx < 0)
-		return api_may_sleep(call, w->src, NULL);
+		return api_may_sleep(call, w->src, w->fa->src->path, NULL);
 	const struct fn *h = &w->fa->fns.items[idx];
 	struct env bound;
 	if (h->sleeps == SLEEP_NO || depth >= (env->intr || env->nfp ? INTR_DEPTH : ARGS_DEPTH))

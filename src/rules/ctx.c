@@ -389,7 +389,7 @@ enum sleep_kind call_may_sleep(const struct ctx *c, TSNode call, enum sleep_kind
 	size_t len = ts_call_name(call, c->text, &name);
 	int idx = len ? analysis_fn_index(c->fa, name, len) : -1;
 	if (idx < 0) {
-		enum sleep_kind k = api_may_sleep(call, c->text, why);
+		enum sleep_kind k = api_may_sleep(call, c->text, c->src->path, why);
 		return k >= at_least ? k : SLEEP_NO;
 	}
 	enum sleep_kind k = sleep_call_with_args(c->fa, call, &c->fa->fns.items[idx]);

@@ -265,4 +265,27 @@ expect_out '^entry_lock\.c:13:7: note: why: demo_anonymous_page\(\) is entered w
 	"held from the entry on one path, taken again on the other: protected"
 expect_out '^entry_lock\.c:15:7: warning: .*\[P003, fixable\]' "after the last release: a finding"
 expect_out '^entry_lock\.c:27:7: warning: .*\[P003, fixable\]' "released on some paths only: no contract"
+# s390 builds request_irq() not to sleep (it only claims the subchannel under its lock)
+mkdir -p ta/drivers/misc
+for d in s390 misc; do
+cat > ta/drivers/$d/probe.c <<'C'
+#include <linux/spinlock.h>
+#include <linux/interrupt.h>
+spinlock_t probe_lock = SPIN_LOCK_UNLOCKED;
+void probe_irq(int irq, void *dev);
+
+int demo_probe(int irq, void *dev)
+{
+	int rc;
+
+	spin_lock(&probe_lock);
+	rc = request_irq(irq, probe_irq, 0, "demo", dev);
+	spin_unlock(&probe_lock);
+	return rc;
+}
+C
+done
+run scan ta
+expect_no_out '^ta/drivers/s390/probe\.c:11:7: .*\[P006\]' "s390's request_irq() under a lock: no sleep"
+expect_out '^ta/drivers/misc/probe\.c:11:7: .*\[P006\]' "another architecture's request_irq() under a lock: P006"
 finish
