@@ -705,6 +705,15 @@ void kernel_api_reset_tree(void)
 	strvec_release(&no_preempt);
 }
 
+void kernel_api_digest(struct buf *out)
+{
+	buf_printf(out, "kernel-api bkl %d\n", bkl_spins);
+	for (size_t i = 0; i < no_preempt.len; i++)
+		buf_printf(out, "no-preempt %s%c", no_preempt.items[i], 0);
+	for (size_t i = 0; i < user_sleepers.len; i++)
+		buf_printf(out, "sleeper %s%c", user_sleepers.items[i], 0);
+}
+
 bool api_bkl_spins(void)
 {
 	return bkl_spins;

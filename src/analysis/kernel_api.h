@@ -90,6 +90,13 @@ void kernel_api_reset_sleepers(void);
  */
 void kernel_api_read_tree(const char *root);
 void kernel_api_reset_tree(void);
+/*
+ * Appends to OUT everything the two calls above set (the user's sleepers,
+ * the tree's architectures without preemption, its lock_kernel()): with
+ * a file's bytes, all an analysis reads besides its options (a key of
+ * the per-file results' cache).
+ */
+void kernel_api_digest(struct buf *out);
 /* Is the tree's lock_kernel() a spinlock (taken as the lock "kernel_flag", and not sleeping)? */
 bool api_bkl_spins(void);
 

@@ -491,6 +491,39 @@ const char *tree_context_bound(const struct tree_context *t, const char *name, c
 	return k >= 0 && t->names.items[k].state == T_BOUND ? t->names.items[k].reason : NULL;
 }
 
+static int line_cmp(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+void tree_context_digest(const struct tree_context *t, struct buf *out)
+{
+	if (!t) {
+		buf_puts(out, "tree none\n");
+		return;
+	}
+	buf_printf(out, "tree %zu\n", t->names.len);
+	for (size_t k = 0; k < t->names.len; k++) {
+		const struct tname *x = &t->names.items[k];
+		buf_printf(out, "%s%c%u %d %d %d %s%c", x->name, 0, x->fam, (int)x->state, (int)x->ctx, x->member,
+			   x->reason ? x->reason : "(none)", 0);
+	}
+	/* the verdicts were decided by threads in any order: a set, sorted */
+	struct strvec lines = STRVEC_INIT;
+	pthread_mutex_lock(&t->fields->mu);
+	for (size_t i = 0; i < t->fields->v.len; i++)
+		strvec_pushf(&lines, "%s%c%s%c%d", t->fields->v.items[i].path, 1, t->fields->v.items[i].field, 1,
+			     t->fields->v.items[i].private_);
+	buf_printf(out, "fields %d\n", t->fields->frozen);
+	pthread_mutex_unlock(&t->fields->mu);
+	if (lines.len)
+		qsort(lines.items, lines.len, sizeof *lines.items, line_cmp);
+	for (size_t i = 0; i < lines.len; i++)
+		if (i == 0 || strcmp(lines.items[i], lines.items[i - 1]) != 0)
+			buf_printf(out, "%s%c", lines.items[i], 0);
+	strvec_release(&lines);
+}
+
 const struct tree_stats *tree_context_stats(const struct tree_context *t)
 {
 	return &t->stats;

@@ -131,6 +131,15 @@ const char *tree_context_bound(const struct tree_context *t, const char *name, c
  */
 bool tree_field_private(const struct tree_context *t, const char *path, const char *field);
 
+/*
+ * Appends to OUT all that the lookups above can answer for any file (the
+ * names followed with their states, contexts and reasons; the struct
+ * fields' verdicts): two indexes with the same digest give every file's
+ * scan the same answers. T may be NULL.
+ */
+struct buf;
+void tree_context_digest(const struct tree_context *t, struct buf *out);
+
 const struct tree_stats *tree_context_stats(const struct tree_context *t);
 
 void tree_context_free(struct tree_context *t);

@@ -17,39 +17,12 @@
 #include <time.h>
 #include <unistd.h>
 
-static inline uint64_t rotl64(uint64_t x, int r)
-{
-	return (x << r) | (x >> (64 - r));
-}
-
-static inline uint64_t mix64(uint64_t h)
-{
-	h ^= h >> 33;
-	h *= 0xff51afd7ed558ccdull;
-	h ^= h >> 33;
-	h *= 0xc4ceb9fe1a85ec53ull;
-	return h ^ (h >> 33);
-}
-
-/* Two independent lanes over 8-byte words (MurmurHash3-style mixing), the length folded in. */
 void cache_hash_bytes(const void *p, size_t n, struct cache_hash *out)
 {
-	const unsigned char *s = p;
-	uint64_t a = 0x9e3779b97f4a7c15ull, b = 0x6a09e667f3bcc909ull;
-	size_t i = 0;
-	for (; i + 8 <= n; i += 8) {
-		uint64_t w;
-		memcpy(&w, s + i, 8);
-		a = rotl64(a ^ (w * 0x87c37b91114253d5ull), 31) * 0x4cf5ad432745937full;
-		b = rotl64(b + (w * 0x4cf5ad432745937full), 27) * 0x87c37b91114253d5ull + 0x52dce729;
-	}
-	uint64_t t = 0;
-	for (size_t k = 0; i + k < n; k++)
-		t |= (uint64_t)s[i + k] << (8 * k);
-	a = mix64(a ^ t ^ (uint64_t)n);
-	b = mix64(b + rotl64(t, 17) + ((uint64_t)n << 1));
-	out->a = mix64(a + b);
-	out->b = mix64(b ^ rotl64(a, 29));
+	uint64_t h[2];
+	hash128(p, n, h);
+	out->a = h[0];
+	out->b = h[1];
 }
 
 void cache_hash_hex(const struct cache_hash *h, char out[33])
@@ -338,8 +311,9 @@ static long clean_one(const char *dir)
 
 long cache_clean(const char *dir)
 {
-	char *steps = xasprintf("%s/" CACHE_STEPS_DIR, dir);
-	long n = clean_one(dir), m = n < 0 ? 0 : clean_one(steps);
+	char *steps = xasprintf("%s/" CACHE_STEPS_DIR, dir), *files = xasprintf("%s/" CACHE_FILES_DIR, dir);
+	long n = clean_one(dir), m = n < 0 ? 0 : clean_one(steps), k = n < 0 || m < 0 ? 0 : clean_one(files);
 	free(steps);
-	return n < 0 || m < 0 ? -1 : n + m;
+	free(files);
+	return n < 0 || m < 0 || k < 0 ? -1 : n + m + k;
 }

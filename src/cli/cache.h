@@ -69,7 +69,7 @@ void cache_stat(const char *dir, size_t *entries, uint64_t *bytes);
 
 /*
  * Removes every entry (and stray temporary file) of DIR and of its spatch
- * steps' part; the number removed, -1 on error.
+ * steps' and files' parts; the number removed, -1 on error.
  */
 long cache_clean(const char *dir);
 
@@ -91,6 +91,21 @@ struct step_store;
 struct step_store *step_store_open(const char *opt_dir, const char *spatch);
 const struct spatch_memo *step_store_memo(struct step_store *s);
 void step_store_close(struct step_store *s);
+
+/*
+ * The files' part of the cache, in DIR/files: each file's scan result by
+ * its path, bytes and everything else its scan reads (pipeline/scan_memo.c),
+ * so that a run on a changed tree (which the run's entry cannot answer)
+ * parses only the files whose key changed. Bounded like the others. Opened
+ * as the steps' store (NULL: no cache directory), closed with
+ * step_store_close().
+ */
+#define CACHE_FILES_DIR "files"
+struct scan_memo;
+struct step_store *file_store_open(const char *opt_dir);
+const struct scan_memo *file_store_memo(struct step_store *s);
+/* How many entries S was asked for, and found (entries that read back damaged are not found). */
+void step_store_counts(struct step_store *s, size_t *asked, size_t *found);
 
 /*
  * Runs the command CMD (ARGV[0] its name) through the cache in the

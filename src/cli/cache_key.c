@@ -238,9 +238,14 @@ static void key_program(struct buf *km, const char *name)
 	free(prog);
 }
 
-void cache_key_programs(struct buf *km, const char *spatch)
+void cache_key_binary(struct buf *km)
 {
 	key_file(km, "binary", "/proc/self/exe");
+}
+
+void cache_key_programs(struct buf *km, const char *spatch)
+{
+	cache_key_binary(km);
 	key_program(km, spatch);
 	key_program(km, "python3");
 }

@@ -19,5 +19,7 @@ int cache_key(int argc, char **argv, const char *dir, char keyhex[33], size_t *f
  */
 struct buf;
 void cache_key_programs(struct buf *km, const char *spatch);
+/* Into KM: this binary's bytes, hashed (what a file's scan depends on besides its key). */
+void cache_key_binary(struct buf *km);
 
 #endif

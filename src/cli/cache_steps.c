@@ -1,10 +1,12 @@
 /*
- * The spatch steps' part of the result cache (cache.h): the memo the
- * rewrite asks before each spatch step (fix/rewrite.h). An entry is the
- * step's output, named by the hash of the step's key (its input, sites and
- * the programs' paths) salted with the bytes of this binary, spatch and
- * python3; it is written and checked like a run's entry, so a damaged one
- * is ignored and the step runs again.
+ * The per-input parts of the result cache (cache.h): the memo the rewrite
+ * asks before each spatch step (fix/rewrite.h), and the memo the scan asks
+ * before each file (rules/scan_result.h). An entry is the step's output or
+ * the file's result, named by the hash of its key (a step's input, sites
+ * and the programs' paths; a file's path, bytes and scan context) salted
+ * with the bytes of this binary (and for steps of spatch and python3); it
+ * is written and checked like a run's entry, so a damaged one is ignored
+ * and the step runs, or the file is scanned, again.
  */
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -13,12 +15,15 @@
 #include "cli/cache.h"
 #include "cli/cache_key.h"
 #include "fix/rewrite.h"
+#include "rules/scan_result.h"
 
 struct step_store {
 	struct spatch_memo memo;
+	struct scan_memo scan; /* the same store, as the scan asks it */
 	char *dir;
 	struct buf salt; /* cache_key_programs() */
 	atomic_bool wrote;
+	atomic_size_t asked, found; /* get() calls, and those answered */
 };
 
 /* The entry name of KEY: the hash of the salt and KEY. */
@@ -40,7 +45,9 @@ static bool step_get(void *ctx, const char *key, size_t key_len, char **out, siz
 	char hex[33];
 	step_name(s, key, key_len, hex);
 	bool hit = cache_load(s->dir, hex, &e) == 1 && e.rc == 0;
+	atomic_fetch_add(&s->asked, 1);
 	if (hit) {
+		atomic_fetch_add(&s->found, 1);
 		*out_len = e.out.len;
 		*out = buf_detach(&e.out);
 	}
@@ -66,18 +73,48 @@ static void step_put(void *ctx, const char *key, size_t key_len, const char *out
 	cache_entry_release(&e);
 }
 
-struct step_store *step_store_open(const char *opt_dir, const char *spatch)
+/* A store in the part SUB of cache_dir(OPT_DIR); NULL when there is no cache directory. */
+static struct step_store *store_open(const char *opt_dir, const char *sub)
 {
 	char *dir = cache_dir(opt_dir);
 	if (!dir)
 		return NULL;
 	struct step_store *s = xcalloc(1, sizeof *s);
 	s->memo = (struct spatch_memo){s, step_get, step_put};
-	s->dir = xasprintf("%s/" CACHE_STEPS_DIR, dir);
-	cache_key_programs(&s->salt, spatch ? spatch : "spatch");
+	s->scan = (struct scan_memo){s, step_get, step_put};
+	s->dir = xasprintf("%s/%s", dir, sub);
 	atomic_init(&s->wrote, false);
+	atomic_init(&s->asked, 0);
+	atomic_init(&s->found, 0);
 	free(dir);
 	return s;
+}
+
+struct step_store *step_store_open(const char *opt_dir, const char *spatch)
+{
+	struct step_store *s = store_open(opt_dir, CACHE_STEPS_DIR);
+	if (s)
+		cache_key_programs(&s->salt, spatch ? spatch : "spatch");
+	return s;
+}
+
+struct step_store *file_store_open(const char *opt_dir)
+{
+	struct step_store *s = store_open(opt_dir, CACHE_FILES_DIR);
+	if (s)
+		cache_key_binary(&s->salt);
+	return s;
+}
+
+const struct scan_memo *file_store_memo(struct step_store *s)
+{
+	return s ? &s->scan : NULL;
+}
+
+void step_store_counts(struct step_store *s, size_t *asked, size_t *found)
+{
+	*asked = s ? atomic_load(&s->asked) : 0;
+	*found = s ? atomic_load(&s->found) : 0;
 }
 
 const struct spatch_memo *step_store_memo(struct step_store *s)

@@ -40,16 +40,21 @@ int cmd_cache(int argc, char **argv)
 		}
 		printf("removed %ld entr%s from %s\n", n, n == 1 ? "y" : "ies", dir);
 	} else {
-		size_t entries = 0, steps = 0;
-		uint64_t bytes = 0, step_bytes = 0;
-		char *sdir = xasprintf("%s/" CACHE_STEPS_DIR, dir);
+		size_t entries = 0, steps = 0, files = 0;
+		uint64_t bytes = 0, step_bytes = 0, file_bytes = 0;
+		char *sdir = xasprintf("%s/" CACHE_STEPS_DIR, dir), *fdir = xasprintf("%s/" CACHE_FILES_DIR, dir);
 		cache_stat(dir, &entries, &bytes);
 		cache_stat(sdir, &steps, &step_bytes);
+		cache_stat(fdir, &files, &file_bytes);
 		printf("location  %s\nentries   %zu\nbytes     %llu (bound %llu, least recently used evicted first)\n"
-		       "spatch    %zu step%s, %llu bytes (in %s, bound %llu)\n",
+		       "spatch    %zu step%s, %llu bytes (in %s, bound %llu)\n"
+		       "files     %zu file result%s, %llu bytes (in %s, bound %llu)\n",
 		       dir, entries, (unsigned long long)bytes, (unsigned long long)CACHE_MAX_BYTES, steps,
-		       steps == 1 ? "" : "s", (unsigned long long)step_bytes, sdir, (unsigned long long)CACHE_MAX_BYTES);
+		       steps == 1 ? "" : "s", (unsigned long long)step_bytes, sdir, (unsigned long long)CACHE_MAX_BYTES,
+		       files, files == 1 ? "" : "s", (unsigned long long)file_bytes, fdir,
+		       (unsigned long long)CACHE_MAX_BYTES);
 		free(sdir);
+		free(fdir);
 	}
 	rc = EXIT_OK;
 done:

@@ -378,6 +378,7 @@ int scan_cli_run(const struct cli_command *cmd, struct scan_cli *a,
 	struct tree_ids *ids = NULL;
 	struct since since = SINCE_INIT;
 	struct baseline *base = NULL;
+	struct step_store *files_memo = NULL;
 	int rc = EXIT_USAGE;
 	if (paths->len == 0) {
 		fprintf(stderr, "preemptify %s: no PATH given (see 'preemptify %s --help')\n", cmd->name, cmd->name);
@@ -418,6 +419,9 @@ int scan_cli_run(const struct cli_command *cmd, struct scan_cli *a,
 		ids = so.ids = xcalloc(files.len ? files.len : 1, sizeof *so.ids);
 	progress_phase(a->progress, "scanning", files.len, false);
 	so.progress = a->progress;
+	/* files seen before in the same context are answered from the cache (cache.h) */
+	files_memo = a->no_cache ? NULL : file_store_open(a->cache_dir);
+	so.memo = file_store_memo(files_memo);
 	if (scan_files(files.items, files.len, &so, out) > 0)
 		failed = true;
 	so.progress = NULL; /* the tree's files are not the ones counted */
@@ -434,6 +438,8 @@ int scan_cli_run(const struct cli_command *cmd, struct scan_cli *a,
 	hide_findings(a, base, out);
 	rc = failed ? EXIT_FAILED : EXIT_OK;
 done:
+	step_store_counts(files_memo, &a->files_asked, &a->files_reused);
+	step_store_close(files_memo);
 	baseline_free(base);
 	for (size_t i = 0; ids && i < files.len; i++)
 		free(ids[i].ids);

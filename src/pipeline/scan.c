@@ -114,6 +114,13 @@ static void report_unparsed(const struct source *src, TSNode root, struct scan_r
 	}
 }
 
+/* Does the prefilter leave PATH's TEXT unparsed (no word of a site, of the tree's macros, arrays or atomic functions)? */
+static bool prefiltered_out(const char *path, const char *text, size_t len, const struct scan_options *opts)
+{
+	return !opts->no_prefilter && !scan_prefilter(text, len) && !uses_tree_macro(opts, text, len) &&
+	       !names_tree_array(opts, text, len) && !tree_context_names_atomic(opts->tree, path, text, len);
+}
+
 /*
  * The functions whose context decides a finding of OUT (from BEFORE on):
  * a site in a function that runs preemptible only because nothing in this
@@ -151,8 +158,7 @@ int scan_buffer(const char *path, const char *text, size_t len, const struct sca
 {
 	out->stats.files++;
 	out->stats.bytes += len;
-	if (!opts->no_prefilter && !scan_prefilter(text, len) && !uses_tree_macro(opts, text, len) &&
-	    !names_tree_array(opts, text, len) && !tree_context_names_atomic(opts->tree, path, text, len))
+	if (prefiltered_out(path, text, len, opts))
 		return 0;
 	out->stats.parsed++;
 	struct source src;
@@ -214,9 +220,37 @@ static bool cr_only(const char *text, size_t len)
 	return cr > lf;
 }
 
-/* scan_file(), also hashing the file's identifiers into IDS (may be NULL) for the tree index. */
+/*
+ * scan_buffer() through the memo of opts->memo in the context CTX: a
+ * file the prefilter parses is scanned only when no result of the same
+ * bytes, path and context is kept, and its result is kept then. OUT holds
+ * this file's result only.
+ */
+static int scan_memoised(const char *path, const char *text, size_t len, const struct scan_options *opts,
+			 const uint64_t ctx[2], struct scan_result *out)
+{
+	int rc;
+	if (!ctx)
+		return scan_buffer(path, text, len, opts, out);
+	if (prefiltered_out(path, text, len, opts)) { /* as scan_buffer() would, without asking twice */
+		out->stats.files++;
+		out->stats.bytes += len;
+		return 0;
+	}
+	if (scan_memo_get(opts->memo, ctx, path, text, len, out, &rc))
+		return rc < 0 ? error_set("%s: could not be analysed (an earlier run's result)", path) : 0;
+	rc = scan_buffer(path, text, len, opts, out);
+	if (!interrupted()) /* an interrupted scan may be partial */
+		scan_memo_put(opts->memo, ctx, path, text, len, out, rc);
+	return rc;
+}
+
+/*
+ * scan_file(), also hashing the file's identifiers into IDS (may be NULL)
+ * for the tree index; CTX: scan_memoised()'s, or NULL.
+ */
 static int scan_path(const char *path, const struct scan_options *opts, struct scan_result *out,
-		     struct tree_ids *ids)
+		     struct tree_ids *ids, const uint64_t *ctx)
 {
 	char *text;
 	size_t len;
@@ -242,14 +276,14 @@ static int scan_path(const char *path, const struct scan_options *opts, struct s
 	}
 	if (ids)
 		tree_ids_of(text, len, ids);
-	int rc = scan_buffer(path, text, len, opts, out);
+	int rc = scan_memoised(path, text, len, opts, ctx, out);
 	free(text);
 	return rc;
 }
 
 int scan_file(const char *path, const struct scan_options *opts, struct scan_result *out)
 {
-	return scan_path(path, opts, out, NULL);
+	return scan_path(path, opts, out, NULL, NULL);
 }
 
 struct job {
@@ -257,6 +291,7 @@ struct job {
 	const struct scan_options *opts;
 	struct scan_result *results;
 	int *rcs;
+	const uint64_t *ctx; /* scan_memo_context(), with opts->memo; else NULL */
 };
 
 static void scan_one(size_t i, void *ctx)
@@ -264,7 +299,8 @@ static void scan_one(size_t i, void *ctx)
 	struct job *j = ctx;
 	if (interrupted())
 		return; /* the command stops; nothing of this run is shown */
-	j->rcs[i] = scan_path(j->paths[i], j->opts, &j->results[i], j->opts->ids ? &j->opts->ids[i] : NULL);
+	j->rcs[i] = scan_path(j->paths[i], j->opts, &j->results[i], j->opts->ids ? &j->opts->ids[i] : NULL,
+			      j->ctx);
 	if (j->opts->progress) {
 		size_t sites = 0;
 		for (size_t k = 0; k < j->results[i].findings.len; k++)
@@ -286,7 +322,10 @@ int scan_files(char *const *paths, size_t n, const struct scan_options *opts, st
 {
 	struct scan_result *results = xcalloc(n ? n : 1, sizeof *results);
 	int *rcs = xcalloc(n ? n : 1, sizeof *rcs);
-	struct job j = {paths, opts, results, rcs};
+	uint64_t ctx[2];
+	if (opts->memo)
+		scan_memo_context(opts, ctx);
+	struct job j = {paths, opts, results, rcs, opts->memo ? ctx : NULL};
 	parallel_for(n, opts->jobs, scan_one, &j);
 	int failed = 0;
 	/* merge in path order: the output never depends on thread timing */

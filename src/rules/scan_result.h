@@ -26,6 +26,19 @@ enum target {
 /* TARGET_26 for "2.6", TARGET_MODERN for "modern", else TARGET_UNSET. */
 enum target target_parse(const char *s);
 
+/*
+ * A store of earlier per-file results (the cache's, cli/cache.h): GET
+ * finds the bytes stored under KEY (owned by the caller, true) or says
+ * none (false); PUT stores them. The key covers everything a file's scan
+ * reads (pipeline/scan_memo.c); the store adds this binary's bytes. Called
+ * from several threads at once.
+ */
+struct scan_memo {
+	void *ctx;
+	bool (*get)(void *ctx, const char *key, size_t key_len, char **out, size_t *out_len);
+	void (*put)(void *ctx, const char *key, size_t key_len, const char *out, size_t out_len);
+};
+
 struct scan_options {
 	unsigned rules;   /* bit (1u << rule_id) set = rule enabled */
 	bool verbose;     /* also keep protected sites (finding.protected_site) */
@@ -71,8 +84,13 @@ struct scan_options {
 	bool arrays_over_index;
 	/* Also rewrite code already correct under 2.6 (`if (need_resched()) schedule();`); else a note. */
 	bool modernize;
+	/*
+	 * scan_files(): each file's result reused from here when its key
+	 * matches, stored here when not; NULL: every file scanned.
+	 */
+	const struct scan_memo *memo;
 };
-#define SCAN_OPTIONS_INIT {((1u << RULE_COUNT) - 1), false, 0, false, TARGET_26, false, 0, false, NULL, false, NULL, NULL, NULL, NULL, false, false, false}
+#define SCAN_OPTIONS_INIT {((1u << RULE_COUNT) - 1), false, 0, false, TARGET_26, false, 0, false, NULL, false, NULL, NULL, NULL, NULL, false, false, false, NULL}
 
 struct scan_stats {
 	size_t files;      /* files walked */

@@ -313,6 +313,41 @@ uint64_t hash_bytes(const void *p, size_t n)
 	return h;
 }
 
+static inline uint64_t rotl64(uint64_t x, int r)
+{
+	return (x << r) | (x >> (64 - r));
+}
+
+static inline uint64_t mix64(uint64_t h)
+{
+	h ^= h >> 33;
+	h *= 0xff51afd7ed558ccdull;
+	h ^= h >> 33;
+	h *= 0xc4ceb9fe1a85ec53ull;
+	return h ^ (h >> 33);
+}
+
+/* Two independent lanes over 8-byte words (MurmurHash3-style mixing), the length folded in. */
+void hash128(const void *p, size_t n, uint64_t out[2])
+{
+	const unsigned char *s = p;
+	uint64_t a = 0x9e3779b97f4a7c15ull, b = 0x6a09e667f3bcc909ull;
+	size_t i = 0;
+	for (; i + 8 <= n; i += 8) {
+		uint64_t w;
+		memcpy(&w, s + i, 8);
+		a = rotl64(a ^ (w * 0x87c37b91114253d5ull), 31) * 0x4cf5ad432745937full;
+		b = rotl64(b + (w * 0x4cf5ad432745937full), 27) * 0x87c37b91114253d5ull + 0x52dce729;
+	}
+	uint64_t t = 0;
+	for (size_t k = 0; i + k < n; k++)
+		t |= (uint64_t)s[i + k] << (8 * k);
+	a = mix64(a ^ t ^ (uint64_t)n);
+	b = mix64(b + rotl64(t, 17) + ((uint64_t)n << 1));
+	out[0] = mix64(a + b);
+	out[1] = mix64(b ^ rotl64(a, 29));
+}
+
 /* Why PATH (stat ST) is not read: a FIFO would block, a device may never end. */
 static int not_regular(const char *path, const struct stat *st)
 {

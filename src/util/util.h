@@ -107,6 +107,8 @@ const char *after_path(const char *msg, const char *path);
 
 /* FNV-1a, 64 bits: tells one read of a file from another. */
 uint64_t hash_bytes(const void *p, size_t n);
+/* A 128-bit content hash (not cryptographic: it tells changed bytes apart), into OUT[0..1]. */
+void hash128(const void *p, size_t n, uint64_t out[2]);
 
 /*
  * Reads a whole regular file. A FIFO, a device, a socket or a directory is

@@ -1,0 +1,436 @@
+/*
+ * Each file's scan result, kept by its key (scan_options.memo): a file
+ * whose bytes, path and scan context are those of an earlier scan is not
+ * parsed again, its result read back instead. The context is everything a
+ * file's scan reads besides its bytes: the options that change the answer,
+ * what the tree says of itself (kernel_api_digest()), the tree's index
+ * (tree_context_digest()), header macros and shared arrays with their
+ * verdicts. A change anywhere in it is a new key for every file, so a
+ * reused result is always the one the scan would make.
+ *
+ * The stored form is a flat run of fixed-width numbers and length-prefixed
+ * strings; a form that does not read back whole and in range is no entry
+ * (the file is scanned again).
+ */
+#include "pipeline/scan_internal.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis/kernel_api.h"
+#include "rules/scan_result.h"
+
+#define MEMO_FORM "preemptify scan-file 1"
+
+/* A new last item of vector V (its bytes unset), for a reader to fill. */
+#define push_slot(v) (vec_reserve((v), 1), &(v)->items[(v)->len++])
+
+/* ---- writing ---- */
+
+static void put_u64(struct buf *b, uint64_t v)
+{
+	unsigned char x[8];
+	for (int i = 0; i < 8; i++)
+		x[i] = (unsigned char)(v >> (8 * i));
+	buf_add(b, x, 8);
+}
+
+/* A string with its length plus one; 0 for NULL. */
+static void put_str(struct buf *b, const char *s)
+{
+	size_t n = s ? strlen(s) : 0;
+	put_u64(b, s ? n + 1 : 0);
+	buf_add(b, s ? s : "", n);
+}
+
+static void put_pos(struct buf *b, struct srcpos p)
+{
+	put_u64(b, p.line);
+	put_u64(b, p.column);
+	put_u64(b, p.offset);
+}
+
+static void put_edit(struct buf *b, const struct edit *e)
+{
+	put_u64(b, (uint64_t)e->op);
+	put_pos(b, e->start);
+	put_pos(b, e->end);
+	put_str(b, e->node);
+	put_str(b, e->text);
+	put_u64(b, (uint64_t)e->wrap | (uint64_t)e->in_define << 1 | (uint64_t)e->by_text << 2);
+	buf_add(b, e->indent, sizeof e->indent);
+	put_pos(b, e->tail);
+}
+
+static void put_finding(struct buf *b, const struct finding *f)
+{
+	put_u64(b, (uint64_t)f->rule);
+	put_str(b, f->file);
+	put_pos(b, f->pos);
+	put_pos(b, f->end);
+	put_str(b, f->function);
+	put_str(b, f->message);
+	put_u64(b, (uint64_t)f->severity);
+	put_u64(b, (uint64_t)f->confidence);
+	put_u64(b, (uint64_t)f->fix);
+	put_str(b, f->evidence);
+	put_str(b, f->fix_note);
+	put_u64(b, (uint64_t)f->protected_site | (uint64_t)f->array_this_cpu << 1);
+	put_str(b, f->array);
+	put_u64(b, f->cpu_read_line);
+	put_u64(b, f->file_hash);
+	put_u64(b, f->file_len);
+	put_u64(b, f->edits.len);
+	for (size_t i = 0; i < f->edits.len; i++)
+		put_edit(b, &f->edits.items[i]);
+	put_u64(b, f->edits_ordered);
+}
+
+static void put_macro(struct buf *b, const struct tree_macro *m)
+{
+	put_str(b, m->def.name);
+	put_u64(b, m->def.function_like);
+	put_str(b, m->def.body);
+	put_u64(b, m->def.offset);
+	put_u64(b, m->def.end);
+	put_str(b, m->file);
+	put_u64(b, m->line);
+	put_u64(b, (uint64_t)m->kind);
+}
+
+static void put_array(struct buf *b, const struct tree_array *a)
+{
+	const char *s[] = {a->name, a->type, a->file, a->why_not, a->users, a->soa_tag,
+			   a->soa_file, a->soa_var, a->soa_fields, a->plan};
+	for (size_t i = 0; i < ARRAY_SIZE(s); i++)
+		put_str(b, s[i]);
+	put_u64(b, a->line);
+	put_u64(b, a->soa_line);
+	put_u64(b, a->only_dedupe);
+}
+
+/* ---- reading ---- */
+
+struct rd {
+	const unsigned char *p;
+	size_t n;
+	bool bad;
+};
+
+static uint64_t get_u64(struct rd *r)
+{
+	if (r->bad || r->n < 8) {
+		r->bad = true;
+		return 0;
+	}
+	uint64_t v = 0;
+	for (int i = 0; i < 8; i++)
+		v |= (uint64_t)r->p[i] << (8 * i);
+	r->p += 8;
+	r->n -= 8;
+	return v;
+}
+
+/* A number below LIMIT, else the form is bad. */
+static uint64_t get_below(struct rd *r, uint64_t limit)
+{
+	uint64_t v = get_u64(r);
+	if (v >= limit)
+		r->bad = true;
+	return r->bad ? 0 : v;
+}
+
+/* A string (owned) or NULL; a NUL inside or a length past the end is bad. */
+static char *get_str(struct rd *r)
+{
+	uint64_t n = get_u64(r);
+	if (r->bad || n == 0)
+		return NULL;
+	if (n - 1 > r->n || memchr(r->p, '\0', n - 1)) {
+		r->bad = true;
+		return NULL;
+	}
+	char *s = xstrndup((const char *)r->p, n - 1);
+	r->p += n - 1;
+	r->n -= n - 1;
+	return s;
+}
+
+static struct srcpos get_pos(struct rd *r)
+{
+	struct srcpos p;
+	p.line = (unsigned)get_below(r, UINT32_MAX);
+	p.column = (unsigned)get_below(r, UINT32_MAX);
+	p.offset = (size_t)get_u64(r);
+	return p;
+}
+
+/*
+ * An edit's node type is a static string (tree-sitter's): a stored one is
+ * interned for the process, so each distinct type is allocated once.
+ */
+static const char *intern(const char *s)
+{
+	static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+	static struct strvec seen = STRVEC_INIT;
+	if (!s)
+		return NULL;
+	const char *hit = NULL;
+	pthread_mutex_lock(&mu);
+	for (size_t i = 0; i < seen.len && !hit; i++)
+		if (strcmp(seen.items[i], s) == 0)
+			hit = seen.items[i];
+	if (!hit) {
+		strvec_push(&seen, s);
+		hit = seen.items[seen.len - 1];
+	}
+	pthread_mutex_unlock(&mu);
+	return hit;
+}
+
+static void get_edit(struct rd *r, struct edit *e)
+{
+	memset(e, 0, sizeof *e);
+	e->op = (enum edit_op)get_below(r, EDIT_INSERT_AFTER + 1);
+	e->start = get_pos(r);
+	e->end = get_pos(r);
+	char *node = get_str(r);
+	e->node = intern(node);
+	free(node);
+	e->text = get_str(r);
+	uint64_t flags = get_below(r, 8);
+	e->wrap = flags & 1;
+	e->in_define = (flags >> 1) & 1;
+	e->by_text = (flags >> 2) & 1;
+	if (r->n < sizeof e->indent || memchr(r->p, '\0', sizeof e->indent) == NULL) {
+		r->bad = true;
+	} else {
+		memcpy(e->indent, r->p, sizeof e->indent);
+		r->p += sizeof e->indent;
+		r->n -= sizeof e->indent;
+	}
+	e->tail = get_pos(r);
+	if (!e->text && !r->bad)
+		r->bad = true; /* every edit has its text, if empty */
+}
+
+static void get_finding(struct rd *r, struct finding *f)
+{
+	memset(f, 0, sizeof *f);
+	f->rule = (enum rule_id)get_below(r, RULE_COUNT);
+	f->file = get_str(r);
+	f->pos = get_pos(r);
+	f->end = get_pos(r);
+	f->function = get_str(r);
+	f->message = get_str(r);
+	f->severity = (enum severity)get_below(r, SEV_NOTE + 1);
+	f->confidence = (enum confidence)get_below(r, CONF_LOW + 1);
+	f->fix = (enum fix_kind)get_below(r, FIX_COUNT);
+	f->evidence = get_str(r);
+	f->fix_note = get_str(r);
+	uint64_t flags = get_below(r, 4);
+	f->protected_site = flags & 1;
+	f->array_this_cpu = (flags >> 1) & 1;
+	f->array = get_str(r);
+	f->cpu_read_line = (unsigned)get_below(r, UINT32_MAX);
+	f->file_hash = get_u64(r);
+	f->file_len = (size_t)get_u64(r);
+	uint64_t n = get_below(r, r->n / 8 + 1);
+	for (uint64_t i = 0; i < n && !r->bad; i++) {
+		struct edit e;
+		get_edit(r, &e);
+		vec_push(&f->edits, e);
+	}
+	f->edits_ordered = (size_t)get_below(r, f->edits.len + 1);
+	if (!f->file || !f->message)
+		r->bad = true;
+}
+
+static void get_macro(struct rd *r, struct tree_macro *m)
+{
+	memset(m, 0, sizeof *m);
+	m->def.name = get_str(r);
+	m->def.function_like = get_below(r, 2);
+	m->def.body = get_str(r);
+	m->def.offset = (size_t)get_u64(r);
+	m->def.end = (size_t)get_u64(r);
+	m->file = get_str(r);
+	m->line = (unsigned)get_below(r, UINT32_MAX);
+	m->kind = (enum tree_macro_kind)get_below(r, MACRO_CPU + 1);
+	if (!m->def.name || !m->file)
+		r->bad = true;
+}
+
+static void get_array(struct rd *r, struct tree_array *a)
+{
+	memset(a, 0, sizeof *a);
+	char **s[] = {&a->name, &a->type, &a->file, &a->why_not, &a->users, &a->soa_tag,
+		      &a->soa_file, &a->soa_var, &a->soa_fields, &a->plan};
+	for (size_t i = 0; i < ARRAY_SIZE(s); i++)
+		*s[i] = get_str(r);
+	a->line = (unsigned)get_below(r, UINT32_MAX);
+	a->soa_line = (unsigned)get_below(r, UINT32_MAX);
+	a->only_dedupe = get_below(r, 2);
+	if (!a->name)
+		r->bad = true;
+}
+
+/* ---- one file's result ---- */
+
+/* R's parts one scan_path() adds (no index: a file's scan builds none), with its return code RC. */
+static void result_form(const struct scan_result *r, int rc, struct buf *b)
+{
+	buf_puts(b, MEMO_FORM);
+	put_u64(b, (uint64_t)(int64_t)rc);
+	put_u64(b, r->stats.files);
+	put_u64(b, r->stats.bytes);
+	put_u64(b, r->stats.parsed);
+	for (int k = 0; k < RULE_COUNT; k++)
+		put_u64(b, r->stats.per_rule[k]);
+	put_u64(b, r->findings.len);
+	for (size_t i = 0; i < r->findings.len; i++)
+		put_finding(b, &r->findings.items[i]);
+	put_u64(b, r->diagnostics.len);
+	for (size_t i = 0; i < r->diagnostics.len; i++) {
+		const struct diagnostic *d = &r->diagnostics.items[i];
+		put_u64(b, (uint64_t)d->kind);
+		put_str(b, d->file);
+		put_u64(b, d->line);
+		put_u64(b, d->column);
+		put_str(b, d->message);
+		put_u64(b, d->end_column);
+	}
+	put_u64(b, r->want.len);
+	for (size_t i = 0; i < r->want.len; i++) {
+		put_str(b, r->want.items[i].name);
+		put_str(b, r->want.items[i].file);
+	}
+	put_u64(b, r->macros.len);
+	for (size_t i = 0; i < r->macros.len; i++)
+		put_macro(b, &r->macros.items[i]);
+	put_u64(b, r->arrays.len);
+	for (size_t i = 0; i < r->arrays.len; i++)
+		put_array(b, &r->arrays.items[i]);
+}
+
+static void get_diagnostic(struct rd *r, struct diagnostic *d)
+{
+	memset(d, 0, sizeof *d);
+	d->kind = (enum diag_kind)get_below(r, DIAG_TOOL + 1);
+	d->file = get_str(r);
+	d->line = (unsigned)get_below(r, UINT32_MAX);
+	d->column = (unsigned)get_below(r, UINT32_MAX);
+	d->message = get_str(r);
+	d->end_column = (unsigned)get_below(r, UINT32_MAX);
+	if (!d->file || !d->message)
+		r->bad = true;
+}
+
+/* The lists of a stored result, each pushed even when it reads bad (so that it is released). */
+static void result_lists(struct rd *r, struct scan_result *out)
+{
+	uint64_t n = get_below(r, r->n + 1);
+	for (uint64_t i = 0; i < n && !r->bad; i++)
+		get_finding(r, push_slot(&out->findings));
+	n = get_below(r, r->n + 1);
+	for (uint64_t i = 0; i < n && !r->bad; i++)
+		get_diagnostic(r, push_slot(&out->diagnostics));
+	n = get_below(r, r->n + 1);
+	for (uint64_t i = 0; i < n && !r->bad; i++) {
+		struct tree_want w;
+		w.name = get_str(r);
+		w.file = get_str(r);
+		vec_push(&out->want, w);
+		r->bad |= !w.name || !w.file;
+	}
+	n = get_below(r, r->n + 1);
+	for (uint64_t i = 0; i < n && !r->bad; i++)
+		get_macro(r, push_slot(&out->macros));
+	n = get_below(r, r->n + 1);
+	for (uint64_t i = 0; i < n && !r->bad; i++)
+		get_array(r, push_slot(&out->arrays));
+}
+
+/* Reads TEXT (LEN bytes) back into OUT (empty) and *RC: 0, or -1 (OUT released, empty again). */
+static int result_read(const char *text, size_t len, struct scan_result *out, int *rc)
+{
+	size_t fl = strlen(MEMO_FORM);
+	if (len < fl || memcmp(text, MEMO_FORM, fl) != 0)
+		return -1;
+	struct rd r = {(const unsigned char *)text + fl, len - fl, false};
+	*rc = (int)(int64_t)get_u64(&r);
+	out->stats.files = (size_t)get_u64(&r);
+	out->stats.bytes = (size_t)get_u64(&r);
+	out->stats.parsed = (size_t)get_u64(&r);
+	for (int k = 0; k < RULE_COUNT; k++)
+		out->stats.per_rule[k] = (size_t)get_u64(&r);
+	result_lists(&r, out);
+	if (r.bad || r.n != 0 || (*rc != 0 && *rc != -1)) {
+		scan_result_release(out);
+		*out = (struct scan_result)SCAN_RESULT_INIT;
+		return -1;
+	}
+	return 0;
+}
+
+/* ---- keys ---- */
+
+void scan_memo_context(const struct scan_options *o, uint64_t out[2])
+{
+	struct buf b = BUF_INIT;
+	buf_printf(&b, "%s\nrules %u verbose %d prefilter %d target %d strict %d depth %u verify %d want %d "
+		   "whole %d over %d modern %d\n", MEMO_FORM, o->rules, o->verbose, !o->no_prefilter, (int)o->target,
+		   o->strict_stats, o->verify_depth, !o->no_verify, o->want, o->whole_tree, o->arrays_over_index,
+		   o->modernize);
+	kernel_api_digest(&b);
+	tree_context_digest(o->tree, &b);
+	buf_printf(&b, "macros %zu\n", o->macros ? o->macros->len : 0);
+	for (size_t i = 0; o->macros && i < o->macros->len; i++)
+		put_macro(&b, &o->macros->items[i]);
+	buf_printf(&b, "arrays %zu\n", o->arrays ? o->arrays->len : 0);
+	for (size_t i = 0; o->arrays && i < o->arrays->len; i++)
+		put_array(&b, &o->arrays->items[i]);
+	hash128(b.ptr, b.len, out);
+	buf_release(&b);
+}
+
+/* The key of PATH's TEXT in the context CTX: the context, the path and the bytes' hash. */
+static void file_key(const uint64_t ctx[2], const char *path, const char *text, size_t len, struct buf *key)
+{
+	uint64_t h[2];
+	hash128(text, len, h);
+	buf_puts(key, MEMO_FORM);
+	put_u64(key, ctx[0]);
+	put_u64(key, ctx[1]);
+	put_str(key, path);
+	put_u64(key, len);
+	put_u64(key, h[0]);
+	put_u64(key, h[1]);
+}
+
+bool scan_memo_get(const struct scan_memo *m, const uint64_t ctx[2], const char *path, const char *text,
+		   size_t len, struct scan_result *out, int *rc)
+{
+	struct buf key = BUF_INIT;
+	char *got = NULL;
+	size_t got_len = 0;
+	file_key(ctx, path, text, len, &key);
+	bool hit = m->get(m->ctx, key.ptr, key.len, &got, &got_len) && result_read(got, got_len, out, rc) == 0;
+	free(got);
+	buf_release(&key);
+	return hit;
+}
+
+void scan_memo_put(const struct scan_memo *m, const uint64_t ctx[2], const char *path, const char *text,
+		   size_t len, const struct scan_result *r, int rc)
+{
+	if (r->tree)
+		return; /* a file's scan builds no index; nothing else is kept */
+	struct buf key = BUF_INIT, form = BUF_INIT;
+	file_key(ctx, path, text, len, &key);
+	result_form(r, rc, &form);
+	m->put(m->ctx, key.ptr, key.len, form.ptr, form.len);
+	buf_release(&key);
+	buf_release(&form);
+}
