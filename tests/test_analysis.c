@@ -459,7 +459,7 @@ static void test_tree_fixed_point(void)
 		vec_push(&want, w);
 	}
 	struct tree_context *t = NULL;
-	tree_context_build(&t, paths, ARRAY_SIZE(files), &want, NULL, 2);
+	tree_context_build(&t, paths, ARRAY_SIZE(files), &want, NULL, 2, NULL);
 	enum fn_context ctx = CTX_HARDIRQ;
 	const char *why = NULL;
 	CHECK(tree_context_lookup(t, "ring_a", 6, "-", &ctx, &why) && ctx == CTX_PROCESS && strstr(why, "cycle"),
@@ -588,7 +588,7 @@ static void test_tree_arch_families(void)
 	for (size_t i = 0; i < ARRAY_SIZE(w); i++)
 		vec_push(&want, w[i]);
 	struct tree_context *t = NULL;
-	tree_context_build(&t, paths, ARRAY_SIZE(files), &want, NULL, 2);
+	tree_context_build(&t, paths, ARRAY_SIZE(files), &want, NULL, 2, NULL);
 	enum fn_context ctx = CTX_HARDIRQ;
 	const char *why = NULL;
 	CHECK(tree_context_lookup(t, "dispatch_irq", 12, paths[0], &ctx, &why) && ctx == CTX_CALLERS,

@@ -551,7 +551,27 @@ void tree_context_free(struct tree_context *t)
 	free(t);
 }
 
+/* The verdicts an analysis asks, for the memo (tree_memo.c); per thread: analyses run in parallel. */
+static _Thread_local field_log *asked_log;
+
+void tree_fields_log(field_log *log)
+{
+	asked_log = log;
+}
+
+static bool field_private(const struct tree_context *t, const char *path, const char *field);
+
 bool tree_field_private(const struct tree_context *t, const char *path, const char *field)
+{
+	bool p = field_private(t, path, field);
+	if (asked_log) {
+		struct field_asked a = {xstrdup(path), xstrdup(field), p};
+		vec_push(asked_log, a);
+	}
+	return p;
+}
+
+static bool field_private(const struct tree_context *t, const char *path, const char *field)
 {
 	if (!t || strlen(field) < TREE_MIN_NAME)
 		return false; /* a short name is not hashed: its files are unknown */

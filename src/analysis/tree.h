@@ -87,10 +87,12 @@ struct tree_stats {
  * hashed (tree_ids_of()), taken over (set to NULL); the others are read.
  * *OUT is set (free it with tree_context_free()); the build itself does not
  * fail: a file that cannot be read leaves the names it might call
- * preemptible.
+ * preemptible. MEMO (may be NULL): each file's analysis in a round is
+ * read from there when an earlier run made it with the same inputs
+ * (tree_memo.c), and kept there when not; the index is the same.
  */
 void tree_context_build(struct tree_context **out, char *const *files, size_t n,
-			const tree_want_vec *want, struct tree_ids *ids, int jobs);
+			const tree_want_vec *want, struct tree_ids *ids, int jobs, const struct memo *memo);
 
 /*
  * The context the tree gives function NAME (LEN bytes) defined in PATH

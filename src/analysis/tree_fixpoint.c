@@ -465,10 +465,11 @@ static void context_trim(struct tree_context *t)
 }
 
 void tree_context_build(struct tree_context **out, char *const *files, size_t n,
-			const tree_want_vec *want, struct tree_ids *ids, int jobs)
+			const tree_want_vec *want, struct tree_ids *ids, int jobs, const struct memo *memo)
 {
 	double t0 = now();
 	struct tree_context *t = context_new(files, n, ids);
+	t->memo = memo;
 	for (size_t i = 0; i < want->len; i++)
 		tree_name_add(t, want->items[i].name, 0, tree_arch_family(want->items[i].file));
 	size_t wave = 1;
@@ -511,6 +512,7 @@ void tree_context_build(struct tree_context **out, char *const *files, size_t n,
 						 "on) or on functions the tree index did not settle"));
 	}
 	t->stats.names = t->names.len;
+	t->memo = NULL; /* the build's alone */
 	context_trim(t);
 	t->stats.seconds = now() - t0;
 	*out = t;

@@ -100,6 +100,8 @@ struct tree_context {
 	struct tfile *files;
 	size_t nfiles;
 	struct tree_stats stats;
+	const struct memo *memo; /* the analyses of earlier runs (tree_memo.c), or NULL */
+	uint64_t round[2];       /* tree_memo_round(): this round's state, with a memo */
 };
 
 /*
@@ -156,6 +158,41 @@ void tree_file_refs_clear(struct tfile *f);
  * returns the number of files analysed.
  */
 size_t tree_analyse_some(struct tree_context *t, size_t k, int jobs);
+
+/* ---- tree_memo.c: a file's analysis in a round, kept across runs ---- */
+
+/* A struct field's verdict asked while a file was analysed (tree_field_private()). */
+struct field_asked {
+	char *path, *field;
+	bool private_;
+};
+typedef VEC(struct field_asked) field_log;
+
+/* The verdicts the calling thread asks from now on go to LOG (NULL: nowhere). */
+void tree_fields_log(field_log *log);
+
+/* One analyse_one() through the memo: its key (taken before) and what it asked. */
+struct memo_call {
+	struct buf key;
+	field_log asked;
+	size_t refs_from; /* the refs this analysis adds start here */
+};
+
+/* The hash of all an analysis in this round reads of T besides its file, into T->round. */
+void tree_memo_round(struct tree_context *t);
+
+/*
+ * Before F is analysed: its key into C (F's bytes, path and state, the
+ * round's); true when an earlier run's analysis of that key was applied
+ * to F (the struct fields' verdicts it asked are still the same), so it
+ * needs none. False: analyse it, then tree_memo_keep().
+ */
+bool tree_memo_replay(const struct tree_context *t, struct tfile *f, struct memo_call *c);
+
+/* After F was analysed with C's key (its fields' verdicts logged in C->asked): stores the outcome. */
+void tree_memo_keep(const struct tree_context *t, const struct tfile *f, struct memo_call *c);
+
+void memo_call_release(struct memo_call *c);
 
 /* ---- tree_slice.c: what part of a file is parsed ---- */
 

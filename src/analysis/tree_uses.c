@@ -492,6 +492,8 @@ struct analyse_job {
 	size_t *which;  /* file indices to analyse */
 };
 
+static void analyse_fresh(const struct tree_context *t, struct tfile *f);
+
 static void analyse_one(size_t i, void *ctx)
 {
 	struct analyse_job *j = ctx;
@@ -499,6 +501,24 @@ static void analyse_one(size_t i, void *ctx)
 	struct tfile *f = &t->files[j->which[i]];
 	if (interrupted())
 		return;
+	struct memo_call mc = {BUF_INIT, VEC_INIT, 0};
+	if (t->memo && tree_memo_replay(t, f, &mc)) { /* an earlier run analysed it so */
+		memo_call_release(&mc);
+		return;
+	}
+	if (t->memo)
+		tree_fields_log(&mc.asked);
+	analyse_fresh(t, f);
+	if (t->memo) {
+		tree_fields_log(NULL);
+		tree_memo_keep(t, f, &mc);
+		memo_call_release(&mc);
+	}
+}
+
+/* analyse_one() without the memo. */
+static void analyse_fresh(const struct tree_context *t, struct tfile *f)
+{
 	/* only new names since the last analysis: the uses classified then stand */
 	bool whole = f->from == 0;
 	if (whole)
@@ -561,6 +581,8 @@ size_t tree_analyse_some(struct tree_context *t, size_t k, int jobs)
 	for (size_t i = 0; i < which.len; i++)
 		t->files[which.items[i]].dirty = false;
 	struct analyse_job j = {t, which.items};
+	if (t->memo && which.len)
+		tree_memo_round(t);
 	parallel_for(which.len, jobs, analyse_one, &j);
 	for (size_t i = 0; i < which.len; i++)
 		t->stats.files_analysed += t->files[which.items[i]].parsed_now;

@@ -228,6 +228,9 @@ void scan_cli_story(const struct scan_cli *a, const struct strvec *paths, const 
 	if (a->verbose && a->files_asked)
 		fprintf(stderr, "preemptify: cache: %zu of %zu file results reused from earlier runs, the others "
 			"scanned\n", a->files_reused, a->files_asked);
+	if (a->verbose && a->tree_asked)
+		fprintf(stderr, "preemptify: cache: %zu of %zu analyses of the tree index's files reused from earlier "
+			"runs, the others made\n", a->tree_reused, a->tree_asked);
 	if (a->hidden_baseline)
 		fprintf(stderr, "preemptify: %zu finding%s not shown: recorded in the baseline %s\n", a->hidden_baseline,
 			a->hidden_baseline == 1 ? "" : "s", a->baseline);

@@ -101,11 +101,14 @@ void step_store_close(struct step_store *s);
  * step_store_close().
  */
 #define CACHE_FILES_DIR "files"
-struct scan_memo;
+struct memo;
 struct step_store *file_store_open(const char *opt_dir);
-const struct scan_memo *file_store_memo(struct step_store *s);
-/* How many entries S was asked for, and found (entries that read back damaged are not found). */
-void step_store_counts(struct step_store *s, size_t *asked, size_t *found);
+const struct memo *file_store_memo(struct step_store *s);
+/*
+ * How many entries S was asked for, and found (a damaged entry is not
+ * found): the tree index's analyses with TREE, else the files' results.
+ */
+void step_store_counts(struct step_store *s, bool tree, size_t *asked, size_t *found);
 
 /*
  * Runs the command CMD (ARGV[0] its name) through the cache in the

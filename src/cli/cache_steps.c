@@ -17,13 +17,16 @@
 #include "fix/rewrite.h"
 #include "rules/scan_result.h"
 
+/* How the tree index's keys begin (analysis/tree_memo.c), counted apart. */
+#define TREE_KEY "preemptify tree-uses"
+
 struct step_store {
 	struct spatch_memo memo;
-	struct scan_memo scan; /* the same store, as the scan asks it */
+	struct memo scan; /* the same store, as the scan asks it */
 	char *dir;
 	struct buf salt; /* cache_key_programs() */
 	atomic_bool wrote;
-	atomic_size_t asked, found; /* get() calls, and those answered */
+	atomic_size_t asked[2], found[2]; /* get() calls, and those answered: files' scans, the tree's analyses */
 };
 
 /* The entry name of KEY: the hash of the salt and KEY. */
@@ -45,9 +48,11 @@ static bool step_get(void *ctx, const char *key, size_t key_len, char **out, siz
 	char hex[33];
 	step_name(s, key, key_len, hex);
 	bool hit = cache_load(s->dir, hex, &e) == 1 && e.rc == 0;
-	atomic_fetch_add(&s->asked, 1);
+	/* a tree index's analysis, or anything else */
+	int kind = key_len >= sizeof TREE_KEY - 1 && memcmp(key, TREE_KEY, sizeof TREE_KEY - 1) == 0;
+	atomic_fetch_add(&s->asked[kind], 1);
 	if (hit) {
-		atomic_fetch_add(&s->found, 1);
+		atomic_fetch_add(&s->found[kind], 1);
 		*out_len = e.out.len;
 		*out = buf_detach(&e.out);
 	}
@@ -81,11 +86,13 @@ static struct step_store *store_open(const char *opt_dir, const char *sub)
 		return NULL;
 	struct step_store *s = xcalloc(1, sizeof *s);
 	s->memo = (struct spatch_memo){s, step_get, step_put};
-	s->scan = (struct scan_memo){s, step_get, step_put};
+	s->scan = (struct memo){s, step_get, step_put};
 	s->dir = xasprintf("%s/%s", dir, sub);
 	atomic_init(&s->wrote, false);
-	atomic_init(&s->asked, 0);
-	atomic_init(&s->found, 0);
+	for (int k = 0; k < 2; k++) {
+		atomic_init(&s->asked[k], 0);
+		atomic_init(&s->found[k], 0);
+	}
 	free(dir);
 	return s;
 }
@@ -106,15 +113,15 @@ struct step_store *file_store_open(const char *opt_dir)
 	return s;
 }
 
-const struct scan_memo *file_store_memo(struct step_store *s)
+const struct memo *file_store_memo(struct step_store *s)
 {
 	return s ? &s->scan : NULL;
 }
 
-void step_store_counts(struct step_store *s, size_t *asked, size_t *found)
+void step_store_counts(struct step_store *s, bool tree, size_t *asked, size_t *found)
 {
-	*asked = s ? atomic_load(&s->asked) : 0;
-	*found = s ? atomic_load(&s->found) : 0;
+	*asked = s ? atomic_load(&s->asked[tree]) : 0;
+	*found = s ? atomic_load(&s->found[tree]) : 0;
 }
 
 const struct spatch_memo *step_store_memo(struct step_store *s)

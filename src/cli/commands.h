@@ -80,9 +80,11 @@ struct scan_cli {
 	bool no_cache;              /* --no-cache; likewise */
 	size_t files_asked;         /* not an option: files whose earlier result scan_cli_run() looked for in the cache */
 	size_t files_reused;        /* not an option: ... and found */
+	size_t tree_asked;          /* not an option: the tree index's analyses looked for in the cache */
+	size_t tree_reused;         /* not an option: ... and found */
 };
 #define SCAN_CLI_INIT {0, false, false, {NULL, 0, 0}, {NULL, 0, 0}, TARGET_UNSET, {NULL, 0, 0}, false, false, NULL, \
-		       false, false, NULL, NULL, NULL, NULL, false, NULL, NULL, false, 0, 0, NULL, false, 0, 0}
+		       false, false, NULL, NULL, NULL, NULL, false, NULL, NULL, false, 0, 0, NULL, false, 0, 0, 0, 0}
 #define SCAN_CLI_OPTIONS(a) \
 	{"jobs", 'j', OPT_INT, &(a)->jobs, "N", "files analysed in parallel (default: online CPUs)"}, \
 	{"exclude", 0, OPT_LIST, &(a)->exclude, "GLOB", "skip paths matching GLOB"}, \

@@ -28,7 +28,7 @@ bool scan_defines_named_array(const char *text, size_t len, const struct strvec 
 
 struct scan_options;
 struct scan_result;
-struct scan_memo;
+struct memo;
 
 /* The hash of all a file's scan with O reads besides its path and bytes, into OUT. */
 void scan_memo_context(const struct scan_options *o, uint64_t out[2]);
@@ -38,11 +38,11 @@ void scan_memo_context(const struct scan_options *o, uint64_t out[2]);
  * (empty), with the scan's return code in *RC: true; false when there is
  * none, or it does not read back whole (OUT left empty).
  */
-bool scan_memo_get(const struct scan_memo *m, const uint64_t ctx[2], const char *path, const char *text,
+bool scan_memo_get(const struct memo *m, const uint64_t ctx[2], const char *path, const char *text,
 		   size_t len, struct scan_result *out, int *rc);
 
 /* Stores R, the result of scanning PATH's TEXT in the context CTX, which returned RC. */
-void scan_memo_put(const struct scan_memo *m, const uint64_t ctx[2], const char *path, const char *text,
+void scan_memo_put(const struct memo *m, const uint64_t ctx[2], const char *path, const char *text,
 		   size_t len, const struct scan_result *r, int rc);
 
 #endif

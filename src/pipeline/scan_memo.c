@@ -28,75 +28,59 @@
 
 /* ---- writing ---- */
 
-static void put_u64(struct buf *b, uint64_t v)
-{
-	unsigned char x[8];
-	for (int i = 0; i < 8; i++)
-		x[i] = (unsigned char)(v >> (8 * i));
-	buf_add(b, x, 8);
-}
-
-/* A string with its length plus one; 0 for NULL. */
-static void put_str(struct buf *b, const char *s)
-{
-	size_t n = s ? strlen(s) : 0;
-	put_u64(b, s ? n + 1 : 0);
-	buf_add(b, s ? s : "", n);
-}
-
 static void put_pos(struct buf *b, struct srcpos p)
 {
-	put_u64(b, p.line);
-	put_u64(b, p.column);
-	put_u64(b, p.offset);
+	buf_put_u64(b, p.line);
+	buf_put_u64(b, p.column);
+	buf_put_u64(b, p.offset);
 }
 
 static void put_edit(struct buf *b, const struct edit *e)
 {
-	put_u64(b, (uint64_t)e->op);
+	buf_put_u64(b, (uint64_t)e->op);
 	put_pos(b, e->start);
 	put_pos(b, e->end);
-	put_str(b, e->node);
-	put_str(b, e->text);
-	put_u64(b, (uint64_t)e->wrap | (uint64_t)e->in_define << 1 | (uint64_t)e->by_text << 2);
+	buf_put_str(b, e->node);
+	buf_put_str(b, e->text);
+	buf_put_u64(b, (uint64_t)e->wrap | (uint64_t)e->in_define << 1 | (uint64_t)e->by_text << 2);
 	buf_add(b, e->indent, sizeof e->indent);
 	put_pos(b, e->tail);
 }
 
 static void put_finding(struct buf *b, const struct finding *f)
 {
-	put_u64(b, (uint64_t)f->rule);
-	put_str(b, f->file);
+	buf_put_u64(b, (uint64_t)f->rule);
+	buf_put_str(b, f->file);
 	put_pos(b, f->pos);
 	put_pos(b, f->end);
-	put_str(b, f->function);
-	put_str(b, f->message);
-	put_u64(b, (uint64_t)f->severity);
-	put_u64(b, (uint64_t)f->confidence);
-	put_u64(b, (uint64_t)f->fix);
-	put_str(b, f->evidence);
-	put_str(b, f->fix_note);
-	put_u64(b, (uint64_t)f->protected_site | (uint64_t)f->array_this_cpu << 1);
-	put_str(b, f->array);
-	put_u64(b, f->cpu_read_line);
-	put_u64(b, f->file_hash);
-	put_u64(b, f->file_len);
-	put_u64(b, f->edits.len);
+	buf_put_str(b, f->function);
+	buf_put_str(b, f->message);
+	buf_put_u64(b, (uint64_t)f->severity);
+	buf_put_u64(b, (uint64_t)f->confidence);
+	buf_put_u64(b, (uint64_t)f->fix);
+	buf_put_str(b, f->evidence);
+	buf_put_str(b, f->fix_note);
+	buf_put_u64(b, (uint64_t)f->protected_site | (uint64_t)f->array_this_cpu << 1);
+	buf_put_str(b, f->array);
+	buf_put_u64(b, f->cpu_read_line);
+	buf_put_u64(b, f->file_hash);
+	buf_put_u64(b, f->file_len);
+	buf_put_u64(b, f->edits.len);
 	for (size_t i = 0; i < f->edits.len; i++)
 		put_edit(b, &f->edits.items[i]);
-	put_u64(b, f->edits_ordered);
+	buf_put_u64(b, f->edits_ordered);
 }
 
 static void put_macro(struct buf *b, const struct tree_macro *m)
 {
-	put_str(b, m->def.name);
-	put_u64(b, m->def.function_like);
-	put_str(b, m->def.body);
-	put_u64(b, m->def.offset);
-	put_u64(b, m->def.end);
-	put_str(b, m->file);
-	put_u64(b, m->line);
-	put_u64(b, (uint64_t)m->kind);
+	buf_put_str(b, m->def.name);
+	buf_put_u64(b, m->def.function_like);
+	buf_put_str(b, m->def.body);
+	buf_put_u64(b, m->def.offset);
+	buf_put_u64(b, m->def.end);
+	buf_put_str(b, m->file);
+	buf_put_u64(b, m->line);
+	buf_put_u64(b, (uint64_t)m->kind);
 }
 
 static void put_array(struct buf *b, const struct tree_array *a)
@@ -104,65 +88,20 @@ static void put_array(struct buf *b, const struct tree_array *a)
 	const char *s[] = {a->name, a->type, a->file, a->why_not, a->users, a->soa_tag,
 			   a->soa_file, a->soa_var, a->soa_fields, a->plan};
 	for (size_t i = 0; i < ARRAY_SIZE(s); i++)
-		put_str(b, s[i]);
-	put_u64(b, a->line);
-	put_u64(b, a->soa_line);
-	put_u64(b, a->only_dedupe);
+		buf_put_str(b, s[i]);
+	buf_put_u64(b, a->line);
+	buf_put_u64(b, a->soa_line);
+	buf_put_u64(b, a->only_dedupe);
 }
 
 /* ---- reading ---- */
 
-struct rd {
-	const unsigned char *p;
-	size_t n;
-	bool bad;
-};
-
-static uint64_t get_u64(struct rd *r)
-{
-	if (r->bad || r->n < 8) {
-		r->bad = true;
-		return 0;
-	}
-	uint64_t v = 0;
-	for (int i = 0; i < 8; i++)
-		v |= (uint64_t)r->p[i] << (8 * i);
-	r->p += 8;
-	r->n -= 8;
-	return v;
-}
-
-/* A number below LIMIT, else the form is bad. */
-static uint64_t get_below(struct rd *r, uint64_t limit)
-{
-	uint64_t v = get_u64(r);
-	if (v >= limit)
-		r->bad = true;
-	return r->bad ? 0 : v;
-}
-
-/* A string (owned) or NULL; a NUL inside or a length past the end is bad. */
-static char *get_str(struct rd *r)
-{
-	uint64_t n = get_u64(r);
-	if (r->bad || n == 0)
-		return NULL;
-	if (n - 1 > r->n || memchr(r->p, '\0', n - 1)) {
-		r->bad = true;
-		return NULL;
-	}
-	char *s = xstrndup((const char *)r->p, n - 1);
-	r->p += n - 1;
-	r->n -= n - 1;
-	return s;
-}
-
-static struct srcpos get_pos(struct rd *r)
+static struct srcpos get_pos(struct reader *r)
 {
 	struct srcpos p;
-	p.line = (unsigned)get_below(r, UINT32_MAX);
-	p.column = (unsigned)get_below(r, UINT32_MAX);
-	p.offset = (size_t)get_u64(r);
+	p.line = (unsigned)reader_below(r, UINT32_MAX);
+	p.column = (unsigned)reader_below(r, UINT32_MAX);
+	p.offset = (size_t)reader_u64(r);
 	return p;
 }
 
@@ -189,17 +128,17 @@ static const char *intern(const char *s)
 	return hit;
 }
 
-static void get_edit(struct rd *r, struct edit *e)
+static void get_edit(struct reader *r, struct edit *e)
 {
 	memset(e, 0, sizeof *e);
-	e->op = (enum edit_op)get_below(r, EDIT_INSERT_AFTER + 1);
+	e->op = (enum edit_op)reader_below(r, EDIT_INSERT_AFTER + 1);
 	e->start = get_pos(r);
 	e->end = get_pos(r);
-	char *node = get_str(r);
+	char *node = reader_str(r);
 	e->node = intern(node);
 	free(node);
-	e->text = get_str(r);
-	uint64_t flags = get_below(r, 8);
+	e->text = reader_str(r);
+	uint64_t flags = reader_below(r, 8);
 	e->wrap = flags & 1;
 	e->in_define = (flags >> 1) & 1;
 	e->by_text = (flags >> 2) & 1;
@@ -215,63 +154,63 @@ static void get_edit(struct rd *r, struct edit *e)
 		r->bad = true; /* every edit has its text, if empty */
 }
 
-static void get_finding(struct rd *r, struct finding *f)
+static void get_finding(struct reader *r, struct finding *f)
 {
 	memset(f, 0, sizeof *f);
-	f->rule = (enum rule_id)get_below(r, RULE_COUNT);
-	f->file = get_str(r);
+	f->rule = (enum rule_id)reader_below(r, RULE_COUNT);
+	f->file = reader_str(r);
 	f->pos = get_pos(r);
 	f->end = get_pos(r);
-	f->function = get_str(r);
-	f->message = get_str(r);
-	f->severity = (enum severity)get_below(r, SEV_NOTE + 1);
-	f->confidence = (enum confidence)get_below(r, CONF_LOW + 1);
-	f->fix = (enum fix_kind)get_below(r, FIX_COUNT);
-	f->evidence = get_str(r);
-	f->fix_note = get_str(r);
-	uint64_t flags = get_below(r, 4);
+	f->function = reader_str(r);
+	f->message = reader_str(r);
+	f->severity = (enum severity)reader_below(r, SEV_NOTE + 1);
+	f->confidence = (enum confidence)reader_below(r, CONF_LOW + 1);
+	f->fix = (enum fix_kind)reader_below(r, FIX_COUNT);
+	f->evidence = reader_str(r);
+	f->fix_note = reader_str(r);
+	uint64_t flags = reader_below(r, 4);
 	f->protected_site = flags & 1;
 	f->array_this_cpu = (flags >> 1) & 1;
-	f->array = get_str(r);
-	f->cpu_read_line = (unsigned)get_below(r, UINT32_MAX);
-	f->file_hash = get_u64(r);
-	f->file_len = (size_t)get_u64(r);
-	uint64_t n = get_below(r, r->n / 8 + 1);
+	f->array = reader_str(r);
+	f->cpu_read_line = (unsigned)reader_below(r, UINT32_MAX);
+	f->file_hash = reader_u64(r);
+	f->file_len = (size_t)reader_u64(r);
+	uint64_t n = reader_below(r, r->n / 8 + 1);
 	for (uint64_t i = 0; i < n && !r->bad; i++) {
 		struct edit e;
 		get_edit(r, &e);
 		vec_push(&f->edits, e);
 	}
-	f->edits_ordered = (size_t)get_below(r, f->edits.len + 1);
+	f->edits_ordered = (size_t)reader_below(r, f->edits.len + 1);
 	if (!f->file || !f->message)
 		r->bad = true;
 }
 
-static void get_macro(struct rd *r, struct tree_macro *m)
+static void get_macro(struct reader *r, struct tree_macro *m)
 {
 	memset(m, 0, sizeof *m);
-	m->def.name = get_str(r);
-	m->def.function_like = get_below(r, 2);
-	m->def.body = get_str(r);
-	m->def.offset = (size_t)get_u64(r);
-	m->def.end = (size_t)get_u64(r);
-	m->file = get_str(r);
-	m->line = (unsigned)get_below(r, UINT32_MAX);
-	m->kind = (enum tree_macro_kind)get_below(r, MACRO_CPU + 1);
+	m->def.name = reader_str(r);
+	m->def.function_like = reader_below(r, 2);
+	m->def.body = reader_str(r);
+	m->def.offset = (size_t)reader_u64(r);
+	m->def.end = (size_t)reader_u64(r);
+	m->file = reader_str(r);
+	m->line = (unsigned)reader_below(r, UINT32_MAX);
+	m->kind = (enum tree_macro_kind)reader_below(r, MACRO_CPU + 1);
 	if (!m->def.name || !m->file)
 		r->bad = true;
 }
 
-static void get_array(struct rd *r, struct tree_array *a)
+static void get_array(struct reader *r, struct tree_array *a)
 {
 	memset(a, 0, sizeof *a);
 	char **s[] = {&a->name, &a->type, &a->file, &a->why_not, &a->users, &a->soa_tag,
 		      &a->soa_file, &a->soa_var, &a->soa_fields, &a->plan};
 	for (size_t i = 0; i < ARRAY_SIZE(s); i++)
-		*s[i] = get_str(r);
-	a->line = (unsigned)get_below(r, UINT32_MAX);
-	a->soa_line = (unsigned)get_below(r, UINT32_MAX);
-	a->only_dedupe = get_below(r, 2);
+		*s[i] = reader_str(r);
+	a->line = (unsigned)reader_below(r, UINT32_MAX);
+	a->soa_line = (unsigned)reader_below(r, UINT32_MAX);
+	a->only_dedupe = reader_below(r, 2);
 	if (!a->name)
 		r->bad = true;
 }
@@ -282,72 +221,72 @@ static void get_array(struct rd *r, struct tree_array *a)
 static void result_form(const struct scan_result *r, int rc, struct buf *b)
 {
 	buf_puts(b, MEMO_FORM);
-	put_u64(b, (uint64_t)(int64_t)rc);
-	put_u64(b, r->stats.files);
-	put_u64(b, r->stats.bytes);
-	put_u64(b, r->stats.parsed);
+	buf_put_u64(b, (uint64_t)(int64_t)rc);
+	buf_put_u64(b, r->stats.files);
+	buf_put_u64(b, r->stats.bytes);
+	buf_put_u64(b, r->stats.parsed);
 	for (int k = 0; k < RULE_COUNT; k++)
-		put_u64(b, r->stats.per_rule[k]);
-	put_u64(b, r->findings.len);
+		buf_put_u64(b, r->stats.per_rule[k]);
+	buf_put_u64(b, r->findings.len);
 	for (size_t i = 0; i < r->findings.len; i++)
 		put_finding(b, &r->findings.items[i]);
-	put_u64(b, r->diagnostics.len);
+	buf_put_u64(b, r->diagnostics.len);
 	for (size_t i = 0; i < r->diagnostics.len; i++) {
 		const struct diagnostic *d = &r->diagnostics.items[i];
-		put_u64(b, (uint64_t)d->kind);
-		put_str(b, d->file);
-		put_u64(b, d->line);
-		put_u64(b, d->column);
-		put_str(b, d->message);
-		put_u64(b, d->end_column);
+		buf_put_u64(b, (uint64_t)d->kind);
+		buf_put_str(b, d->file);
+		buf_put_u64(b, d->line);
+		buf_put_u64(b, d->column);
+		buf_put_str(b, d->message);
+		buf_put_u64(b, d->end_column);
 	}
-	put_u64(b, r->want.len);
+	buf_put_u64(b, r->want.len);
 	for (size_t i = 0; i < r->want.len; i++) {
-		put_str(b, r->want.items[i].name);
-		put_str(b, r->want.items[i].file);
+		buf_put_str(b, r->want.items[i].name);
+		buf_put_str(b, r->want.items[i].file);
 	}
-	put_u64(b, r->macros.len);
+	buf_put_u64(b, r->macros.len);
 	for (size_t i = 0; i < r->macros.len; i++)
 		put_macro(b, &r->macros.items[i]);
-	put_u64(b, r->arrays.len);
+	buf_put_u64(b, r->arrays.len);
 	for (size_t i = 0; i < r->arrays.len; i++)
 		put_array(b, &r->arrays.items[i]);
 }
 
-static void get_diagnostic(struct rd *r, struct diagnostic *d)
+static void get_diagnostic(struct reader *r, struct diagnostic *d)
 {
 	memset(d, 0, sizeof *d);
-	d->kind = (enum diag_kind)get_below(r, DIAG_TOOL + 1);
-	d->file = get_str(r);
-	d->line = (unsigned)get_below(r, UINT32_MAX);
-	d->column = (unsigned)get_below(r, UINT32_MAX);
-	d->message = get_str(r);
-	d->end_column = (unsigned)get_below(r, UINT32_MAX);
+	d->kind = (enum diag_kind)reader_below(r, DIAG_TOOL + 1);
+	d->file = reader_str(r);
+	d->line = (unsigned)reader_below(r, UINT32_MAX);
+	d->column = (unsigned)reader_below(r, UINT32_MAX);
+	d->message = reader_str(r);
+	d->end_column = (unsigned)reader_below(r, UINT32_MAX);
 	if (!d->file || !d->message)
 		r->bad = true;
 }
 
 /* The lists of a stored result, each pushed even when it reads bad (so that it is released). */
-static void result_lists(struct rd *r, struct scan_result *out)
+static void result_lists(struct reader *r, struct scan_result *out)
 {
-	uint64_t n = get_below(r, r->n + 1);
+	uint64_t n = reader_below(r, r->n + 1);
 	for (uint64_t i = 0; i < n && !r->bad; i++)
 		get_finding(r, push_slot(&out->findings));
-	n = get_below(r, r->n + 1);
+	n = reader_below(r, r->n + 1);
 	for (uint64_t i = 0; i < n && !r->bad; i++)
 		get_diagnostic(r, push_slot(&out->diagnostics));
-	n = get_below(r, r->n + 1);
+	n = reader_below(r, r->n + 1);
 	for (uint64_t i = 0; i < n && !r->bad; i++) {
 		struct tree_want w;
-		w.name = get_str(r);
-		w.file = get_str(r);
+		w.name = reader_str(r);
+		w.file = reader_str(r);
 		vec_push(&out->want, w);
 		r->bad |= !w.name || !w.file;
 	}
-	n = get_below(r, r->n + 1);
+	n = reader_below(r, r->n + 1);
 	for (uint64_t i = 0; i < n && !r->bad; i++)
 		get_macro(r, push_slot(&out->macros));
-	n = get_below(r, r->n + 1);
+	n = reader_below(r, r->n + 1);
 	for (uint64_t i = 0; i < n && !r->bad; i++)
 		get_array(r, push_slot(&out->arrays));
 }
@@ -358,13 +297,13 @@ static int result_read(const char *text, size_t len, struct scan_result *out, in
 	size_t fl = strlen(MEMO_FORM);
 	if (len < fl || memcmp(text, MEMO_FORM, fl) != 0)
 		return -1;
-	struct rd r = {(const unsigned char *)text + fl, len - fl, false};
-	*rc = (int)(int64_t)get_u64(&r);
-	out->stats.files = (size_t)get_u64(&r);
-	out->stats.bytes = (size_t)get_u64(&r);
-	out->stats.parsed = (size_t)get_u64(&r);
+	struct reader r = {(const unsigned char *)text + fl, len - fl, false};
+	*rc = (int)(int64_t)reader_u64(&r);
+	out->stats.files = (size_t)reader_u64(&r);
+	out->stats.bytes = (size_t)reader_u64(&r);
+	out->stats.parsed = (size_t)reader_u64(&r);
 	for (int k = 0; k < RULE_COUNT; k++)
-		out->stats.per_rule[k] = (size_t)get_u64(&r);
+		out->stats.per_rule[k] = (size_t)reader_u64(&r);
 	result_lists(&r, out);
 	if (r.bad || r.n != 0 || (*rc != 0 && *rc != -1)) {
 		scan_result_release(out);
@@ -401,15 +340,15 @@ static void file_key(const uint64_t ctx[2], const char *path, const char *text, 
 	uint64_t h[2];
 	hash128(text, len, h);
 	buf_puts(key, MEMO_FORM);
-	put_u64(key, ctx[0]);
-	put_u64(key, ctx[1]);
-	put_str(key, path);
-	put_u64(key, len);
-	put_u64(key, h[0]);
-	put_u64(key, h[1]);
+	buf_put_u64(key, ctx[0]);
+	buf_put_u64(key, ctx[1]);
+	buf_put_str(key, path);
+	buf_put_u64(key, len);
+	buf_put_u64(key, h[0]);
+	buf_put_u64(key, h[1]);
 }
 
-bool scan_memo_get(const struct scan_memo *m, const uint64_t ctx[2], const char *path, const char *text,
+bool scan_memo_get(const struct memo *m, const uint64_t ctx[2], const char *path, const char *text,
 		   size_t len, struct scan_result *out, int *rc)
 {
 	struct buf key = BUF_INIT;
@@ -422,7 +361,7 @@ bool scan_memo_get(const struct scan_memo *m, const uint64_t ctx[2], const char 
 	return hit;
 }
 
-void scan_memo_put(const struct scan_memo *m, const uint64_t ctx[2], const char *path, const char *text,
+void scan_memo_put(const struct memo *m, const uint64_t ctx[2], const char *path, const char *text,
 		   size_t len, const struct scan_result *r, int rc)
 {
 	if (r->tree)

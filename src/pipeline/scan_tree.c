@@ -689,7 +689,7 @@ void scan_with_tree(char *const *index, size_t n, char *const *scanned, size_t n
 	/* before the index takes the identifiers over: IDS[i] is SCANNED[i]'s when INDEX starts with it */
 	if (out->macros.len)
 		macro_users(out, scanned, nscanned, ids && n >= nscanned && index == scanned ? ids : NULL, &again);
-	tree_context_build(&out->tree, index, n, &out->want, ids, opts->jobs);
+	tree_context_build(&out->tree, index, n, &out->want, ids, opts->jobs, opts->memo);
 	/*
 	 * The files defining a function the tree decided: atomic or bound, their
 	 * verdicts change; preemptible, their findings say why the callers leave

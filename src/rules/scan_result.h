@@ -26,19 +26,6 @@ enum target {
 /* TARGET_26 for "2.6", TARGET_MODERN for "modern", else TARGET_UNSET. */
 enum target target_parse(const char *s);
 
-/*
- * A store of earlier per-file results (the cache's, cli/cache.h): GET
- * finds the bytes stored under KEY (owned by the caller, true) or says
- * none (false); PUT stores them. The key covers everything a file's scan
- * reads (pipeline/scan_memo.c); the store adds this binary's bytes. Called
- * from several threads at once.
- */
-struct scan_memo {
-	void *ctx;
-	bool (*get)(void *ctx, const char *key, size_t key_len, char **out, size_t *out_len);
-	void (*put)(void *ctx, const char *key, size_t key_len, const char *out, size_t out_len);
-};
-
 struct scan_options {
 	unsigned rules;   /* bit (1u << rule_id) set = rule enabled */
 	bool verbose;     /* also keep protected sites (finding.protected_site) */
@@ -86,9 +73,10 @@ struct scan_options {
 	bool modernize;
 	/*
 	 * scan_files(): each file's result reused from here when its key
-	 * matches, stored here when not; NULL: every file scanned.
+	 * matches (pipeline/scan_memo.c), stored here when not, and the tree
+	 * index's analyses likewise (analysis/tree.h); NULL: all done afresh.
 	 */
-	const struct scan_memo *memo;
+	const struct memo *memo;
 };
 #define SCAN_OPTIONS_INIT {((1u << RULE_COUNT) - 1), false, 0, false, TARGET_26, false, 0, false, NULL, false, NULL, NULL, NULL, NULL, false, false, false, NULL}
 

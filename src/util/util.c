@@ -348,6 +348,58 @@ void hash128(const void *p, size_t n, uint64_t out[2])
 	out[1] = mix64(b ^ rotl64(a, 29));
 }
 
+void buf_put_u64(struct buf *b, uint64_t v)
+{
+	unsigned char x[8];
+	for (int i = 0; i < 8; i++)
+		x[i] = (unsigned char)(v >> (8 * i));
+	buf_add(b, x, 8);
+}
+
+void buf_put_str(struct buf *b, const char *s)
+{
+	size_t n = s ? strlen(s) : 0;
+	buf_put_u64(b, s ? n + 1 : 0);
+	buf_add(b, s ? s : "", n);
+}
+
+uint64_t reader_u64(struct reader *r)
+{
+	if (r->bad || r->n < 8) {
+		r->bad = true;
+		return 0;
+	}
+	uint64_t v = 0;
+	for (int i = 0; i < 8; i++)
+		v |= (uint64_t)r->p[i] << (8 * i);
+	r->p += 8;
+	r->n -= 8;
+	return v;
+}
+
+uint64_t reader_below(struct reader *r, uint64_t limit)
+{
+	uint64_t v = reader_u64(r);
+	if (v >= limit)
+		r->bad = true;
+	return r->bad ? 0 : v;
+}
+
+char *reader_str(struct reader *r)
+{
+	uint64_t n = reader_u64(r);
+	if (r->bad || n == 0)
+		return NULL;
+	if (n - 1 > r->n || memchr(r->p, '\0', n - 1)) {
+		r->bad = true;
+		return NULL;
+	}
+	char *s = xstrndup((const char *)r->p, n - 1);
+	r->p += n - 1;
+	r->n -= n - 1;
+	return s;
+}
+
 /* Why PATH (stat ST) is not read: a FIFO would block, a device may never end. */
 static int not_regular(const char *path, const struct stat *st)
 {

@@ -105,6 +105,36 @@ void strvec_release(struct strvec *v);
 /* MSG without a leading "PATH: " (for messages printed after the path already). */
 const char *after_path(const char *msg, const char *path);
 
+/*
+ * A store of byte strings by key, kept across runs (the result cache's
+ * per-input parts, cli/cache.h): GET gives the bytes stored under KEY
+ * (owned by the caller; true) or says there are none (false); PUT stores
+ * them. Called from several threads at once. Who asks makes the key cover
+ * everything the bytes depend on; the store adds this binary's bytes.
+ */
+struct memo {
+	void *ctx;
+	bool (*get)(void *ctx, const char *key, size_t key_len, char **out, size_t *out_len);
+	void (*put)(void *ctx, const char *key, size_t key_len, const char *out, size_t out_len);
+};
+
+/*
+ * A flat form of numbers and strings, for what the cache keeps: a number
+ * as 8 bytes (little-endian), a string as its length plus one and its
+ * bytes (0 for NULL).
+ */
+void buf_put_u64(struct buf *b, uint64_t v);
+void buf_put_str(struct buf *b, const char *s);
+/* Reads the form back; anything past the end or out of range sets BAD (and gives 0 / NULL). */
+struct reader {
+	const unsigned char *p;
+	size_t n;
+	bool bad;
+};
+uint64_t reader_u64(struct reader *r);
+uint64_t reader_below(struct reader *r, uint64_t limit); /* a number below LIMIT */
+char *reader_str(struct reader *r);                      /* owned, or NULL; a NUL inside is bad */
+
 /* FNV-1a, 64 bits: tells one read of a file from another. */
 uint64_t hash_bytes(const void *p, size_t n);
 /* A 128-bit content hash (not cryptographic: it tells changed bytes apart), into OUT[0..1]. */
