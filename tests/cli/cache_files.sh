@@ -82,6 +82,22 @@ for round in unlocked locked; do
 	cp locked.c w/drivers/net/fastnet.c
 done
 
+# an analysis of the index that took a struct field's verdict from the other
+# files (ring_rx() stored only in ->receive, which no other file accessed) is
+# not reused once another file accesses the field, though its own bytes and
+# the index's state did not change
+rm -rf "$C" w && cp -r trees/fastring w
+run scan -v --cache-dir "$C" w
+expect_out 'w/net/core/ringcore.c:8:16: note: protected' "ring_rx() is called only through the file's ->receive"
+sed -i 's|^\treturn r->transmit(r);|\tr->receive(r);\n\treturn r->transmit(r);|' w/drivers/net/ring_diag.c
+"$BIN" scan -v --no-cache w >ref.out 2>/dev/null
+run scan -v --cache-dir "$C" w
+cmp -s ref.out .out && ok || bad "a field accessed in another file: the cached answer is the uncached one"
+expect_out 'w/net/core/ringcore.c:8:16: warning' "ring_rx() is called through ->receive from elsewhere too"
+read -r used asked < <(printf '%s\n' "$err" | sed -n 's/^preemptify: cache: \([0-9]*\) of \([0-9]*\) analyses of the tree index.s files reused.*/\1 \2/p')
+[ -n "${used:-}" ] && [ "$used" -gt 0 ] && ok || bad "fastring: the index's analyses the change does not reach are reused"
+unset used asked
+
 # damaged file entries (a byte flipped, cut short, another version's) are
 # never trusted: the answer is the uncached one, and they are rebuilt
 for damage in flip truncate foreign; do
