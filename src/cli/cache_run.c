@@ -5,7 +5,7 @@
  * a copy), then stores the copy. The terminal the streams stood for stays
  * known (cache_terminal_fd), so colour and the progress line do not change.
  */
-#define _GNU_SOURCE /* pipe2, dup3 */
+#define _GNU_SOURCE /* pipe2, dup3, memmem */
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -137,11 +137,13 @@ static void capture_end(struct tee *t)
 
 /*
  * The stored stderr, with the one figure measured during the run (the tree
- * index's seconds, with -v) replaced: a replay measured nothing.
+ * index's seconds, with -v) replaced and what that run reused from the
+ * cache (-v) left out: a replay measured and reused nothing else.
  */
 static void replay_err(const struct buf *err)
 {
 	static const char tag[] = "preemptify: tree index: ";
+	static const char reuse[] = "preemptify: cache: ", reuse_end[] = " reused from earlier runs, the others ";
 	const char *p = err->ptr ? err->ptr : "", *end = p + err->len;
 	while (p < end) {
 		const char *nl = memchr(p, '\n', (size_t)(end - p));
@@ -152,6 +154,9 @@ static void replay_err(const struct buf *err)
 				comma = c;
 		if (strncmp(p, tag, sizeof tag - 1) == 0 && comma && n > 2 && memcmp(p + n - 2, " s", 2) == 0)
 			fprintf(stderr, "%.*s, not measured: served from the cache\n", (int)(comma - p), p);
+		else if (strncmp(p, reuse, sizeof reuse - 1) == 0 && n > sizeof reuse_end - 1 &&
+			 memmem(p, n, reuse_end, sizeof reuse_end - 1))
+			; /* what the stored run reused: this one reuses its whole output, and says so */
 		else
 			fwrite(p, 1, n + (nl ? 1 : 0), stderr);
 		p += n + (nl ? 1 : 0);

@@ -134,6 +134,12 @@ run scan -v --no-cache --cache-dir "$C" trees/fastnet
 [ ! -e "$C" ] && ok || bad "--no-cache writes no file result"
 expect_no_err 'file results reused' "--no-cache says nothing of reuse"
 run scan --cache-dir "$C" trees/fastnet
+# a replayed -v run does not repeat what the stored run reused: it reused its whole output
+run scan -v --cache-dir "$C" trees/fastnet
+expect_err 'file results reused from earlier runs' "-v says what a run reused"
+run scan -v --cache-dir "$C" trees/fastnet
+expect_err 'output reused from an earlier run$' "the second -v run is replayed"
+expect_no_err 'results reused from earlier runs|analyses of the tree index.s files reused' "a replay does not repeat the stored run's reuse"
 run cache --cache-dir "$C"
 expect_out '^files     [1-9][0-9]* file results?, [1-9][0-9]* bytes' "cache: shows the files' part"
 run cache --cache-dir "$C" clean
