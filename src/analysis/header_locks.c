@@ -366,6 +366,20 @@ void header_locks_read(const char *root)
 	index_names();
 }
 
+void header_locks_digest(struct buf *out)
+{
+	buf_printf(out, "header-locks %zu\n", locks.len);
+	for (size_t i = 0; i < locks.len; i++) {
+		const struct hdr_lock *h = &locks.items[i];
+		buf_printf(out, "%s%c%d %d %u %u %s%c%s%c%s%c", h->name, 0, h->ambiguous, (int)h->api.op, h->api.keys,
+			   h->api.lock_arg, h->api.lock ? h->api.lock : "-", 0, h->api.lock_field ? h->api.lock_field : "-",
+			   0, h->lock_expr ? h->lock_expr : "-", 0);
+		for (size_t k = 0; k < h->params.len; k++)
+			buf_printf(out, "%s%c", h->params.items[k], 1);
+		buf_putc(out, '\n');
+	}
+}
+
 const struct api *api_header_lock(const char *name, size_t len)
 {
 	if (!by_name_cap)

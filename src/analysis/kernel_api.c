@@ -707,7 +707,8 @@ void kernel_api_reset_tree(void)
 
 void kernel_api_digest(struct buf *out)
 {
-	buf_printf(out, "kernel-api bkl %d\n", bkl_spins);
+	buf_printf(out, "kernel-api bkl %d percpu %d\n", bkl_spins, has_percpu_api);
+	header_locks_digest(out);
 	for (size_t i = 0; i < no_preempt.len; i++)
 		buf_printf(out, "no-preempt %s%c", no_preempt.items[i], 0);
 	for (size_t i = 0; i < user_sleepers.len; i++)

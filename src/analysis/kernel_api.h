@@ -61,6 +61,8 @@ char *lock_key_text(const char *raw);
  */
 void header_locks_read(const char *root);
 void header_locks_reset(void);
+/* Appends to OUT every lock macro read (for kernel_api_digest()). */
+void header_locks_digest(struct buf *out);
 const struct api *api_header_lock(const char *name, size_t len);
 char *header_lock_key(const struct api *a, TSNode call, const char *src);
 void header_lock_words(void (*visit)(const char *word, unsigned cls, void *ctx), void *ctx);
@@ -91,8 +93,9 @@ void kernel_api_reset_sleepers(void);
 void kernel_api_read_tree(const char *root);
 void kernel_api_reset_tree(void);
 /*
- * Appends to OUT everything the two calls above set (the user's sleepers,
- * the tree's architectures without preemption, its lock_kernel()): with
+ * Appends to OUT everything the calls above set (the user's sleepers,
+ * the tree's architectures without preemption, its lock_kernel(), its
+ * per-CPU API, the lock macros of its headers): with
  * a file's bytes, all an analysis reads besides its options (a key of
  * the per-file results' cache).
  */

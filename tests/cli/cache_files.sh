@@ -98,6 +98,33 @@ read -r used asked < <(printf '%s\n' "$err" | sed -n 's/^preemptify: cache: \([0
 [ -n "${used:-}" ] && [ "$used" -gt 0 ] && ok || bad "fastring: the index's analyses the change does not reach are reused"
 unset used asked
 
+# a lock macro of the tree's headers read as the lock it takes: a file using
+# it is scanned again when the header changes it, though its own bytes did not
+rm -rf "$C" hl && mkdir -p hl/include/linux hl/include/asm-demo hl/drivers/demo
+printf 'VERSION = 2\nPATCHLEVEL = 4\n' >hl/Makefile
+printf '#define dev_lock(d)\tdo { spin_lock(&(d)->lock); } while (0)\n#define dev_unlock(d)\tspin_unlock(&(d)->lock)\n' \
+	>hl/include/asm-demo/dev.h
+cat >hl/drivers/demo/poke.c <<'C'
+#include <linux/smp.h>
+#include <asm/dev.h>
+void note(int cpu);
+struct dev { spinlock_t lock; };
+
+void dev_poke(struct dev *d)
+{
+	dev_lock(d);
+	note(smp_processor_id());
+	dev_unlock(d);
+}
+C
+run scan --cache-dir "$C" hl
+expect_no_out 'poke.c:9:7: warning' "the header's dev_lock() protects the CPU read"
+printf '#define dev_lock(d)\tdo { } while (0)\n#define dev_unlock(d)\tdo { } while (0)\n' >hl/include/asm-demo/dev.h
+"$BIN" scan --no-cache hl >ref.out 2>/dev/null
+run scan --cache-dir "$C" hl
+cmp -s ref.out .out && ok || bad "a header's lock macro changed: the cached answer is the uncached one"
+expect_out 'poke.c:9:7: warning' "dev_lock() takes nothing now: the CPU read is preemptible"
+
 # damaged file entries (a byte flipped, cut short, another version's) are
 # never trusted: the answer is the uncached one, and they are rebuilt
 for damage in flip truncate foreign; do
