@@ -331,7 +331,8 @@ static void walk(const char *dir, int depth)
 		if (e->d_name[0] != '.')
 			vec_push(&names, xstrdup(e->d_name));
 	closedir(d);
-	qsort(names.items, names.len, sizeof *names.items, name_cmp); /* one order: one answer */
+	if (names.len > 1) /* qsort() of an empty directory's NULL list is undefined */
+		qsort(names.items, names.len, sizeof *names.items, name_cmp); /* one order: one answer */
 	for (size_t i = 0; i < names.len; i++) {
 		char *p = xasprintf("%s/%s", dir, names.items[i]);
 		size_t n = strlen(p);
