@@ -36,12 +36,25 @@ void trace_on(void)
 	set_msr(msr | 0x400);
 	note(smp_processor_id());
 }
+
+void stub_step(int step)
+{
+	unsigned long msr = get_msr();
+
+	set_msr(msr & ~MSR_EE);
+	note(step);
+	if (step)
+		return;	/* the exception's return restores the MSR */
+	set_msr(msr);
+	note(0);
+}
 C
 run scan -v --no-tree msr.c; expect_rc 1 "set_msr: reads after the restore are findings"
 expect_out '^msr\.c:12:7: note: protected: ' "set_msr(msr & ~MSR_EE): interrupts off"
 expect_out '^msr\.c:12:7: note: why: set_msr\(irq\) at line 11 is held on every path to here' "the MSR write named"
 expect_out '^msr\.c:14:7: warning: .*\[P003, fixable\]' "set_msr(msr) gives interrupts back"
 expect_out '^msr\.c:22:7: warning: .*\[P003, fixable\]' "a write that leaves MSR_EE alone says nothing"
+expect_no_out 'P007' "MSR_EE left clear for the exception's return: no P007"
 
 cat > mixed.c <<'C'
 #include <linux/smp.h>
