@@ -26,68 +26,27 @@ static uint64_t step(const struct fn *f, const struct event *e, uint64_t held, c
 }
 
 /* The line of the first release of key I in F. */
-static unsigned release_line(const struct fn *f, size_t i, char *const *keys, size_t n)
+static unsigned release_line(const struct fn *f, const struct source *src, size_t i, char *const *keys, size_t n)
 {
 	for (size_t id = 0; id < f->events.len; id++)
 		for (size_t e = 0; e < f->events.items[id].len; e++) {
 			const struct event *ev = &f->events.items[id].items[e];
 			if (ev->api && ev->api->op == API_RELEASE && (ev->api->keys & KEY_LOCK) &&
-			    flow_key_bit(f, ev, KEY_LOCK, keys, n) == (uint64_t)1 << i) {
-				const char *s = f->src;
-				unsigned line = 1;
-				for (uint32_t k = 0; k < ts_node_start_byte(ev->call); k++)
-					line += s[k] == '\n';
-				return line;
-			}
+			    flow_key_bit(f, ev, KEY_LOCK, keys, n) == (uint64_t)1 << i)
+				return source_pos(src, ts_node_start_byte(ev->call)).line;
 		}
 	return 0;
 }
 
-/* Runs the analysis over KEYS (N of them); the held set just before OFFSET, or 0. */
-static uint64_t held_at(const struct fn *f, char *const *keys, size_t n, uint32_t offset)
+struct key_set {
+	char *const *keys;
+	size_t n;
+};
+
+static uint64_t step_bits(const struct fn *f, const struct event *e, uint64_t held, const void *ctx)
 {
-	uint32_t at = cfg_node_at(&f->cfg, offset);
-	size_t nn = f->cfg.nodes.len;
-	if (at == UINT32_MAX)
-		return 0;
-	uint64_t *in = xcalloc(nn, sizeof *in);
-	uint8_t *seen = xcalloc(nn, 1), *queued = xcalloc(nn, 1);
-	VEC(uint32_t) work = VEC_INIT;
-	in[CFG_ENTRY_ID] = ((uint64_t)1 << n) - 1;
-	seen[CFG_ENTRY_ID] = queued[CFG_ENTRY_ID] = 1;
-	vec_push(&work, CFG_ENTRY_ID);
-	while (work.len) {
-		uint32_t id = work.items[--work.len];
-		queued[id] = 0;
-		uint64_t h = in[id];
-		for (size_t e = 0; e < f->events.items[id].len; e++)
-			h = step(f, &f->events.items[id].items[e], h, keys, n);
-		const struct cfg_node *node = &f->cfg.nodes.items[id];
-		for (size_t s = 0; s < node->succ.len; s++) {
-			uint32_t to = node->succ.items[s].to;
-			uint64_t joined = seen[to] ? in[to] & h : h;
-			if (seen[to] && joined == in[to])
-				continue;
-			in[to] = joined;
-			seen[to] = 1;
-			if (!queued[to]) {
-				queued[to] = 1;
-				vec_push(&work, to);
-			}
-		}
-	}
-	uint64_t h = 0;
-	if (seen[at]) {
-		h = in[at];
-		const struct event *ev = f->events.items[at].items;
-		for (size_t e = 0; e < f->events.items[at].len && ts_node_end_byte(ev[e].call) <= offset; e++)
-			h = step(f, &ev[e], h, keys, n);
-	}
-	vec_release(&work);
-	free(in);
-	free(seen);
-	free(queued);
-	return h;
+	const struct key_set *ks = ctx;
+	return step(f, e, held, ks->keys, ks->n);
 }
 
 /*
@@ -134,11 +93,13 @@ char *flow_entry_lock_at(const struct fn *f, const struct source *src, uint32_t 
 			free(keys.items[i]);
 	keys.len = w;
 	if (keys.len) {
-		uint64_t h = held_at(f, keys.items, keys.len, offset);
+		struct key_set ks = {keys.items, keys.len};
+		uint64_t h = 0;
+		flow_bits_at(f, ((uint64_t)1 << keys.len) - 1, true, step_bits, &ks, offset, &h);
 		for (size_t i = 0; i < keys.len && !found; i++)
 			if (h & ((uint64_t)1 << i)) {
 				found = xstrdup(keys.items[i]);
-				*line = release_line(f, i, keys.items, keys.len);
+				*line = release_line(f, src, i, keys.items, keys.len);
 			}
 	}
 	for (size_t i = 0; i < keys.len; i++)

@@ -487,50 +487,25 @@ static uint64_t caller_keys_step(const struct fn *f, const struct event *e, uint
 	return held;
 }
 
+struct key_set {
+	char *const *keys;
+	size_t n;
+};
+
+static uint64_t caller_keys_bits(const struct fn *f, const struct event *e, uint64_t held, const void *ctx)
+{
+	const struct key_set *ks = ctx;
+	return caller_keys_step(f, e, held, ks->keys, ks->n);
+}
+
 bool flow_caller_keys_gone(const struct fn *f, char *const *keys, size_t n, uint32_t offset)
 {
-	uint32_t at = offset == UINT32_MAX ? CFG_EXIT_ID : cfg_node_at(&f->cfg, offset);
-	size_t nn = f->cfg.nodes.len;
-	if (at == UINT32_MAX || n == 0 || n > 64)
+	if (n == 0 || n > 64)
 		return false;
-	uint64_t *in = xcalloc(nn, sizeof *in);
-	uint8_t *seen = xcalloc(nn, 1), *queued = xcalloc(nn, 1);
-	VEC(uint32_t) work = VEC_INIT;
-	in[CFG_ENTRY_ID] = n == 64 ? ~(uint64_t)0 : ((uint64_t)1 << n) - 1;
-	seen[CFG_ENTRY_ID] = queued[CFG_ENTRY_ID] = 1;
-	vec_push(&work, CFG_ENTRY_ID);
-	while (work.len) {
-		uint32_t id = work.items[--work.len];
-		queued[id] = 0;
-		uint64_t h = in[id];
-		for (size_t e = 0; e < f->events.items[id].len; e++)
-			h = caller_keys_step(f, &f->events.items[id].items[e], h, keys, n);
-		const struct cfg_node *node = &f->cfg.nodes.items[id];
-		for (size_t s = 0; s < node->succ.len; s++) {
-			uint32_t to = node->succ.items[s].to;
-			if (seen[to] && (in[to] | h) == in[to])
-				continue;
-			in[to] |= h;
-			seen[to] = 1;
-			if (!queued[to]) {
-				queued[to] = 1;
-				vec_push(&work, to);
-			}
-		}
-	}
-	bool gone = false;
-	if (seen[at]) {
-		uint64_t h = in[at];
-		const struct event *ev = f->events.items[at].items;
-		for (size_t e = 0; e < f->events.items[at].len && ts_node_end_byte(ev[e].call) <= offset; e++)
-			h = caller_keys_step(f, &ev[e], h, keys, n);
-		gone = h == 0;
-	}
-	vec_release(&work);
-	free(in);
-	free(seen);
-	free(queued);
-	return gone;
+	struct key_set ks = {keys, n};
+	uint64_t h = 0;
+	return flow_bits_at(f, n == 64 ? ~(uint64_t)0 : ((uint64_t)1 << n) - 1, false, caller_keys_bits, &ks, offset,
+			    &h) && h == 0;
 }
 
 /* The keys held in state (M, Y) of F on every path (MAY: on some path), into OUT. */

@@ -258,6 +258,15 @@ bool flow_exit_state(const struct fn *f, uint32_t acq, bool *must_held, bool *ma
  * not reach, or for more than 64 keys.
  */
 bool flow_caller_keys_gone(const struct fn *f, char *const *keys, size_t n, uint32_t offset);
+/*
+ * flow.c: a forward analysis of a set of at most 64 bits over F's CFG:
+ * ENTRY at the entry, STEP (given CTX) applied to each event, joined by
+ * AND (MUST) or OR. The set just before OFFSET (UINT32_MAX: at the exit)
+ * into *OUT; false if that point is not reached.
+ */
+typedef uint64_t (*flow_bits_step)(const struct fn *f, const struct event *e, uint64_t bits, const void *ctx);
+bool flow_bits_at(const struct fn *f, uint64_t entry, bool must, flow_bits_step step, const void *ctx,
+		  uint32_t offset, uint64_t *out);
 
 /* The keys held at OFFSET in F on every path (MAY: on some path), into OUT (F's own strings). */
 void flow_held_keys(const struct fn *f, uint32_t offset, bool may, name_vec *out);
