@@ -31,6 +31,14 @@ struct hdr_lock {
 };
 
 static VEC(struct hdr_lock) locks;
+/*
+ * Predicate macros: a lower-case function-like name every header defines
+ * as an expression that calls and changes nothing (`#define
+ * enable_shub_wars_1_1() (pda.shub_1_1_found)`, asm-ia64/sn/pda.h), so
+ * two tests of it with no write between read one value (paths_facts.c).
+ * Sorted, for bsearch.
+ */
+static VEC(char *) pure_names;
 static uint32_t *by_name;   /* open addressing: index + 1 of each usable lock, 0 empty */
 static size_t by_name_cap;  /* a power of two */
 
@@ -50,6 +58,9 @@ void header_locks_reset(void)
 	for (size_t i = 0; i < locks.len; i++)
 		hdr_lock_release(&locks.items[i]);
 	vec_release(&locks);
+	for (size_t i = 0; i < pure_names.len; i++)
+		free(pure_names.items[i]);
+	vec_release(&pure_names);
 	free(by_name);
 	by_name = NULL;
 	by_name_cap = 0;
@@ -126,7 +137,7 @@ static void strip_do_while(const char **s, const char **e)
 }
 
 /* What one definition of a name means. */
-enum def_kind { DEF_LOCK, DEF_NOOP, DEF_OTHER };
+enum def_kind { DEF_LOCK, DEF_NOOP, DEF_PURE, DEF_OTHER };
 
 struct def_seen {
 	char *name;
@@ -165,10 +176,44 @@ static bool noop_body(const char *b, const char *be)
 	return false;
 }
 
+/*
+ * Is the body [B, BE) an expression that calls nothing and writes nothing:
+ * names, fields, constants and operators, `sizeof`, no `=` but in a
+ * comparison, no `++`/`--`, no statement?
+ */
+static bool pure_body(const char *b, const char *be)
+{
+	bool any = false;
+	for (const char *p = b; p < be; p++) {
+		if (is_ident_char(*p)) {
+			const char *q = p;
+			while (q < be && is_ident_char(*q))
+				q++;
+			const char *o = q;
+			while (o < be && (*o == ' ' || *o == '\t'))
+				o++;
+			bool is_sizeof = q - p == 6 && memcmp(p, "sizeof", 6) == 0;
+			if (o < be && *o == '(' && !is_sizeof && !(*p >= '0' && *p <= '9'))
+				return false; /* a call, or another macro */
+			p = q - 1;
+			any = true;
+		} else if (strchr(";{}\"'#", *p) || ((*p == '+' || *p == '-') && p + 1 < be && p[1] == *p)) {
+			return false;
+		} else if (*p == '=' && !(p > b && strchr("=!<>", p[-1])) && !(p + 1 < be && p[1] == '=')) {
+			return false;
+		}
+	}
+	return any;
+}
+
 /* One definition NAME(PARAMS) BODY, the body already joined over its continuations. */
 static void consider(const char *name, size_t nlen, const char *params, size_t plen, const char *b, const char *be)
 {
 	trim(&b, &be);
+	if (pure_body(b, be)) {
+		see(name, nlen, DEF_PURE, NULL);
+		return;
+	}
 	if (noop_body(b, be)) {
 		see(name, nlen, DEF_NOOP, NULL);
 		return;
@@ -240,6 +285,33 @@ static void see_function(const char *l, const char *eol)
 		see(n, (size_t)(e - n), DEF_OTHER, NULL);
 }
 
+static int def_seen_cmp(const void *a, const void *b)
+{
+	const struct def_seen *x = a, *y = b;
+	int c = strcmp(x->name, y->name);
+	return c ? c : (int)x->kind - (int)y->kind;
+}
+
+/* After the walk: the lower-case names every definition of which is pure. */
+static void decide_pure(void)
+{
+	if (seen.len > 1)
+		qsort(seen.items, seen.len, sizeof *seen.items, def_seen_cmp);
+	for (size_t k = 0; k < seen.len;) {
+		size_t e = k;
+		bool pure = true;
+		for (; e < seen.len && strcmp(seen.items[e].name, seen.items[k].name) == 0; e++)
+			pure &= seen.items[e].kind == DEF_PURE;
+		const char *n = seen.items[k].name;
+		bool lower = false;
+		for (const char *c = n; *c; c++)
+			lower |= *c >= 'a' && *c <= 'z';
+		if (pure && lower && !api_lookup(n, strlen(n)) && !api_context_test(n, strlen(n)))
+			vec_push(&pure_names, xstrdup(n));
+		k = e;
+	}
+}
+
 /* After the walk: a name some definition gives another meaning (or a no-op in another header) is not used. */
 static void decide(void)
 {
@@ -264,6 +336,7 @@ static void decide(void)
 				h->ambiguous = true; /* another architecture's no-op: not this lock everywhere */
 		}
 	}
+	decide_pure();
 	for (size_t k = 0; k < seen.len; k++)
 		free(seen.items[k].name);
 	vec_release(&seen);
@@ -379,6 +452,26 @@ void header_locks_digest(struct buf *out)
 			buf_printf(out, "%s%c", h->params.items[k], 1);
 		buf_putc(out, '\n');
 	}
+	buf_printf(out, "pure-macros %zu\n", pure_names.len);
+	for (size_t i = 0; i < pure_names.len; i++)
+		buf_printf(out, "%s\n", pure_names.items[i]);
+}
+
+static int pure_key_cmp(const void *key, const void *item)
+{
+	const char *const *k = key;
+	return strcmp(*k, *(char *const *)item);
+}
+
+bool api_pure_macro(const char *name, size_t len)
+{
+	char buf[128];
+	if (!pure_names.len || len >= sizeof buf)
+		return false;
+	memcpy(buf, name, len);
+	buf[len] = '\0';
+	const char *k = buf;
+	return bsearch(&k, pure_names.items, pure_names.len, sizeof *pure_names.items, pure_key_cmp) != NULL;
 }
 
 const struct api *api_header_lock(const char *name, size_t len)

@@ -67,6 +67,11 @@ const struct api *api_header_lock(const char *name, size_t len);
 char *header_lock_key(const struct api *a, TSNode call, const char *src);
 void header_lock_words(void (*visit)(const char *word, unsigned cls, void *ctx), void *ctx);
 bool header_lock_word(const char *s, size_t n);
+/*
+ * A lower-case function-like macro of the tree's headers that every header
+ * defines as an expression without calls or writes (header_locks.c).
+ */
+bool api_pure_macro(const char *name, size_t len);
 
 enum sleep_kind { SLEEP_NO, SLEEP_MAYBE, SLEEP_YES };
 

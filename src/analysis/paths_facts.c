@@ -30,8 +30,9 @@ static bool upper_name(const char *s, size_t n)
 }
 
 /*
- * Can a path keep the value of expression N? No call (but a macro, or a
- * test of the running context: in_irq()), no side effect.
+ * Can a path keep the value of expression N? No call (but a macro, a
+ * predicate macro of the tree's headers, or a test of the running
+ * context: in_irq()), no side effect.
  */
 static bool pure_visit(TSNode n, void *ctx)
 {
@@ -43,7 +44,7 @@ static bool pure_visit(TSNode n, void *ctx)
 	} else if (ts_type_is(n, "call_expression")) {
 		const char *name;
 		size_t len = ts_call_name(n, src, &name);
-		if (!upper_name(name, len) && !api_context_test(name, len))
+		if (!upper_name(name, len) && !api_context_test(name, len) && !api_pure_macro(name, len))
 			*ok = false;
 	}
 	return *ok;
@@ -94,9 +95,11 @@ static int fact_intern(struct path_facts *pf, char *text, TSNode reads, const ch
 		free(text);
 		return -1;
 	}
-	struct fact f = {text, STRVEC_INIT};
-	if (!ts_node_is_null(reads))
+	struct fact f = {text, STRVEC_INIT, NULL, 0, 0};
+	if (!ts_node_is_null(reads)) {
 		reads_of(reads, src, &f.reads);
+		fact_range_note(&f, reads, src);
+	}
 	vec_push(&pf->facts, f);
 	return (int)(pf->facts.len - 1);
 }
@@ -167,6 +170,7 @@ void path_cond_assume(const struct path_facts *pf, int c, bool v, uint64_t *know
 	if (n->fact >= 0) {
 		*known |= (uint64_t)1 << n->fact;
 		*val = v ? *val | (uint64_t)1 << n->fact : *val & ~((uint64_t)1 << n->fact);
+		path_ranges_derive(pf, n->fact, v, known, val);
 	}
 	if (n->op == COND_NOT) {
 		path_cond_assume(pf, n->left, !v, known, val);
@@ -177,6 +181,27 @@ void path_cond_assume(const struct path_facts *pf, int c, bool v, uint64_t *know
 }
 
 /* ---- what each node changes -------------------------------------------- */
+
+/*
+ * Does a call to NAME store the interrupt state in its argument? The names
+ * that end in "save" (local_irq_save, spin_lock_irqsave and the tree's own
+ * *_irqsave lock macros) and the save_flags/save_and_cli forms; not a
+ * function that merely has the word inside (sh64's switch_and_save_asid()
+ * takes its argument by value).
+ */
+static bool saves_flags(const char *name, size_t len)
+{
+	static const char *const forms[] = {"save_flags", "save_and_cli"};
+	if (len >= 4 && memcmp(name + len - 4, "save", 4) == 0)
+		return true;
+	for (size_t f = 0; f < sizeof forms / sizeof *forms; f++) {
+		size_t fl = strlen(forms[f]);
+		for (size_t i = 0; i + fl <= len; i++)
+			if (memcmp(name + i, forms[f], fl) == 0)
+				return true;
+	}
+	return false;
+}
 
 static bool writes_visit(TSNode n, void *ctx)
 {
@@ -195,13 +220,10 @@ static bool writes_visit(TSNode n, void *ctx)
 		const char *name;
 		size_t len = ts_call_name(n, r->src, &name);
 		TSNode args = ts_field(n, "arguments");
-		for (size_t i = 0; i + 4 <= len; i++)
-			if (memcmp(name + i, "save", 4) == 0) {
-				for (uint32_t k = 0; k < ts_node_named_child_count(args); k++)
-					if (ts_type_is(ts_node_named_child(args, k), "identifier"))
-						vec_push(r->out, canon(ts_node_named_child(args, k), r->src));
-				break;
-			}
+		if (saves_flags(name, len))
+			for (uint32_t k = 0; k < ts_node_named_child_count(args); k++)
+				if (ts_type_is(ts_node_named_child(args, k), "identifier"))
+					vec_push(r->out, canon(ts_node_named_child(args, k), r->src));
 	}
 	if (!ts_node_is_null(w))
 		vec_push(r->out, canon(ts_strip_parens(w, r->src), r->src));
@@ -271,6 +293,45 @@ char *paths_copied_key(const struct fn *f, const char *key)
 }
 
 /*
+ * `target = current;` on one path and `target = find_task_by_pid(pid);` on
+ * the other, then `if (target != current) read_unlock(...)`: the variable
+ * records which way the function went. The fact `target==current` is set
+ * true where the variable is assigned that very value, and false where it
+ * is assigned what a call returns: the author's lookup of another object
+ * (kernel/capability.c, perfmon's sys_perfmonctl()). Only for a value that
+ * is a variable or a field, never a constant: `ret = f(); if (ret ==
+ * -EAGAIN)` stays unknown, the error path it is.
+ */
+static void node_assign_compared(struct path_facts *pf, const struct fn *f, struct node_facts *nf,
+				 const char *name, TSNode r)
+{
+	size_t n = strlen(name);
+	char *value = canon(r, f->src);
+	bool call = ts_type_is(r, "call_expression");
+	for (size_t i = 0; i < pf->facts.len && nf->gen_fact < 0; i++) {
+		const char *t = pf->facts.items[i].text, *k = NULL;
+		if (strncmp(t, name, n) == 0 && strncmp(t + n, "==", 2) == 0)
+			k = t + n + 2;
+		else if (strlen(t) > n + 2 && strcmp(t + strlen(t) - n, name) == 0 &&
+			 strncmp(t + strlen(t) - n - 2, "==", 2) == 0 && is_ident_char(t[0]))
+			k = t; /* K==name: K is the text before "==" */
+		if (!k || !is_ident_char(k[0]) || (k[0] >= '0' && k[0] <= '9') || upper_name(k, strcspn(k, "=")))
+			continue;
+		size_t kl = k == t ? strlen(t) - n - 2 : strlen(k);
+		if (strspn(k, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_->.") < kl)
+			continue; /* K is a variable or a field path, nothing computed */
+		if (strlen(value) == kl && strncmp(value, k, kl) == 0) {
+			nf->gen_fact = (int)i;
+			nf->gen_value = true;
+		} else if (call) {
+			nf->gen_fact = (int)i;
+			nf->gen_value = false;
+		}
+	}
+	free(value);
+}
+
+/*
  * `v = 1;`, `int v = 0;`: sets the fact that is exactly v; `p = q;`,
  * `p = q->r;` and their declarations: an alias.
  */
@@ -299,6 +360,8 @@ static void node_assign(struct path_facts *pf, const struct fn *f, struct node_f
 			nf->gen_fact = (int)i;
 			nf->gen_value = !is_zero(r, f->src) && !ts_type_is(r, "false");
 		}
+	if (nf->gen_fact < 0)
+		node_assign_compared(pf, f, nf, name, r);
 	/* `card = state ? state->card : 0;`: where it is no null pointer, card is state->card */
 	if (ts_type_is(r, "conditional_expression") && is_zero(ts_field(r, "alternative"), f->src))
 		r = ts_strip_parens(ts_field(r, "consequence"), f->src);
@@ -672,6 +735,7 @@ void path_facts_release(struct path_facts *pf, size_t nodes)
 {
 	for (size_t i = 0; i < pf->facts.len; i++) {
 		free(pf->facts.items[i].text);
+		free(pf->facts.items[i].range_var);
 		strvec_release(&pf->facts.items[i].reads);
 	}
 	vec_release(&pf->facts);

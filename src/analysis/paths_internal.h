@@ -23,6 +23,12 @@ struct cond_node {
 struct fact {
 	char *text;        /* canonical text, blanks removed; owned */
 	struct strvec reads; /* the values it reads (identifiers, fields) */
+	/*
+	 * A comparison of a plain value with an integer constant: the value's
+	 * text (owned, or NULL) and the interval where the fact is true.
+	 */
+	char *range_var;
+	long long range_lo, range_hi;
 };
 
 /* `p = q;`: while it holds, the keys p->x and q->x are one lock. */
@@ -78,6 +84,10 @@ void path_facts_release(struct path_facts *pf, size_t nodes);
  * spin_unlock_bh(&l);`): the caller's value chooses whether F releases.
  */
 uint64_t path_release_guards(const struct path_facts *pf, const struct fn *f, uint32_t key);
+/* Records in FACT the interval of comparison N (`pid > 0`, `n == 3`), if it is one. */
+void fact_range_note(struct fact *f, TSNode n, const char *src);
+/* Sets the facts over the same value that FACT being V decides (paths_ranges.c). */
+void path_ranges_derive(const struct path_facts *pf, int fact, bool v, uint64_t *known, uint64_t *val);
 /* Truth of condition C with KNOWN/VAL facts: 1, 0, or -1 when unknown. */
 int path_cond_eval(const struct path_facts *pf, int c, uint64_t known, uint64_t val);
 /* Records that condition C is V on this path (its facts and its parts'). */
