@@ -532,9 +532,10 @@ static const char *irq_signature(const struct fn *f, const char *src)
 	uint32_t np = ts_node_named_child_count(params);
 	bool regs = false;
 	for (uint32_t i = 0; i < np; i++) {
-		TSNode p = ts_node_named_child(params, i);
-		uint32_t s = ts_node_start_byte(p), e = ts_node_end_byte(p);
-		if (memmem(src + s, e - s, "pt_regs", 7))
+		/* the parameter's own type: not a handler pointer it is given (ppc cpm_install_handler()) */
+		TSNode t = ts_field(ts_node_named_child(params, i), "type");
+		if (!ts_node_is_null(t) && memmem(src + ts_node_start_byte(t),
+						  ts_node_end_byte(t) - ts_node_start_byte(t), "pt_regs", 7))
 			regs = true;
 	}
 	if (!regs)
