@@ -355,10 +355,12 @@ static void node_assign(struct path_facts *pf, const struct fn *f, struct node_f
 	char *name = canon(l, f->src);
 	bool lit = ts_type_is(r, "number_literal") || ts_type_is(r, "true") || ts_type_is(r, "false") ||
 		   ts_type_is(r, "null") || ts_text_is(r, f->src, "NULL");
-	for (size_t i = 0; lit && i < pf->facts.len && nf->gen_fact < 0; i++)
+	/* `bd = &boards[crd];`: an address is never null */
+	bool addr = ts_type_is(r, "pointer_expression") && ts_text_is(ts_field(r, "operator"), f->src, "&");
+	for (size_t i = 0; (lit || addr) && i < pf->facts.len && nf->gen_fact < 0; i++)
 		if (strcmp(pf->facts.items[i].text, name) == 0) {
 			nf->gen_fact = (int)i;
-			nf->gen_value = !is_zero(r, f->src) && !ts_type_is(r, "false");
+			nf->gen_value = addr || (!is_zero(r, f->src) && !ts_type_is(r, "false"));
 		}
 	if (nf->gen_fact < 0)
 		node_assign_compared(pf, f, nf, name, r);
