@@ -106,8 +106,11 @@ static bool eval_binary(const struct walk *w, const struct env *env, TSNode n, l
 	size_t i = 0;
 	while (i < ARRAY_SIZE(ops) && !(strlen(ops[i]) == ol && memcmp(ops[i], o, ol) == 0))
 		i++;
-	long long r[] = {a & b, a | b, a ^ b, a + b, a - b, a == b, a != b, a < b, a > b, a <= b, a >= b,
-			 b >= 0 && b < 63 ? a << b : 0, b >= 0 && b < 63 ? a >> b : 0};
+	/* wrapping, as the kernel's unsigned constants do: no signed overflow (0xf << 60) */
+	unsigned long long ua = (unsigned long long)a, ub = (unsigned long long)b;
+	long long r[] = {a & b, a | b, a ^ b, (long long)(ua + ub), (long long)(ua - ub), a == b, a != b, a < b,
+			 a > b, a <= b, a >= b, b >= 0 && b < 63 ? (long long)(ua << b) : 0,
+			 b >= 0 && b < 63 ? a >> b : 0};
 	if (i == ARRAY_SIZE(ops))
 		return false;
 	*out = r[i];
