@@ -14,7 +14,10 @@
 /* qsort() order of struct diagnostic: by file, then line (scan_result.diagnostics). */
 int scan_diag_cmp(const void *a, const void *b);
 
-/* Appends to OUT the identifiers of TEXT that a `[` follows (x in x[...]): the arrays it may index (scan_tree_words.c). */
+/*
+ * Appends to OUT the identifiers of TEXT that a `[` follows (x in x[...]), the arrays
+ * it may index, and those EXPORT_SYMBOL() names (scan_tree_words.c).
+ */
 void scan_subscripted_names(const char *text, size_t len, struct strvec *out);
 
 /*

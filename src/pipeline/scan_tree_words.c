@@ -15,9 +15,21 @@ static int cstr_cmp(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-/* Appends to OUT the identifiers of TEXT that a `[` follows (x in x[...]): the arrays it may index. */
+/* Is TEXT[I, E) an EXPORT_SYMBOL macro (EXPORT_SYMBOL, _GPL, _NOVERS)? */
+static bool export_macro(const char *text, size_t i, size_t e)
+{
+	return e - i >= 13 && memcmp(text + i, "EXPORT_SYMBOL", 13) == 0;
+}
+
+/*
+ * Appends to OUT the identifiers of TEXT that a `[` follows (x in x[...]):
+ * the arrays it may index; and those it exports (EXPORT_SYMBOL(x)), whose
+ * export a conversion rewrites (2.4 kernel/ksyms.c exports softirq.c's
+ * tasklet_vec): a file asked alone gets the edits the whole tree gives it.
+ */
 void scan_subscripted_names(const char *text, size_t len, struct strvec *out)
 {
+	bool exported = false; /* the identifier is EXPORT_SYMBOL's argument */
 	for (size_t i = 0; i < len; i++) {
 		if (!is_ident_char(text[i]) || (i && is_ident_char(text[i - 1])))
 			continue;
@@ -27,8 +39,10 @@ void scan_subscripted_names(const char *text, size_t len, struct strvec *out)
 		size_t k = e;
 		while (k < len && (text[k] == ' ' || text[k] == '\t'))
 			k++;
-		if (k < len && text[k] == '[' && !(text[i] >= '0' && text[i] <= '9'))
+		bool number = text[i] >= '0' && text[i] <= '9';
+		if (!number && ((k < len && text[k] == '[') || (exported && k < len && text[k] == ')')))
 			vec_push(out, xstrndup(text + i, e - i));
+		exported = export_macro(text, i, e) && k < len && text[k] == '(';
 		i = e - 1;
 	}
 }

@@ -74,6 +74,17 @@ if command -v spatch >/dev/null; then
 		part=$(printf '%s\n' "$wdiff" | awk -v f="diff --git a/fastnet/$f " 'index($0, "diff --git ") == 1 { on = index($0, f) == 1 } on')
 		[ -n "$one" ] && [ "$one" = "$part" ] && ok || bad "diff of $f alone is not its part of the whole tree's diff"
 	done
+	# a file that only exports the array (2.4 kernel/ksyms.c exports softirq.c's
+	# tasklet_vec): alone, it gets the whole tree's EXPORT_PER_CPU_SYMBOL edit
+	cp -r fastnet syms && mkdir -p syms/kernel
+	sed -i '/^EXPORT_SYMBOL(fastdev_stats);$/d' syms/net/core/fastdev_stat.c
+	printf '/* the tree'"'"'s exports */\n#include <linux/fastdev_stat.h>\n\nEXPORT_SYMBOL(fastdev_stats);\n' > syms/kernel/fastsyms.c
+	wdiff=$("$BIN" diff --color never syms 2>/dev/null)
+	one=$("$BIN" diff --color never syms/kernel/fastsyms.c 2>/dev/null)
+	part=$(printf '%s\n' "$wdiff" | awk -v f="diff --git a/syms/kernel/fastsyms.c " 'index($0, "diff --git ") == 1 { on = index($0, f) == 1 } on')
+	printf '%s\n' "$part" | grep -q '^+EXPORT_PER_CPU_SYMBOL(fastdev_stats);' && ok || bad "the whole tree converts the export of another file"
+	[ "$one" = "$part" ] && ok || bad "diff of an exporting file alone is not its part of the whole tree's diff: $one"
+	rm -rf syms
 fi
 rm -rf plain
 
