@@ -11,7 +11,6 @@
 #include <dirent.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 static bool name_is(const char *name, size_t len, const char *want)
 {
@@ -598,7 +597,6 @@ const char *const *api_user_sleepers(size_t *n)
  */
 
 static bool bkl_spins;
-static bool has_percpu_api; /* the tree has include/linux/percpu.h: 2.6's DEFINE_PER_CPU */
 static struct strvec no_preempt = STRVEC_INIT; /* architectures without `config PREEMPT` */
 
 static char *read_text(const char *path, size_t *len)
@@ -692,22 +690,18 @@ void kernel_api_read_tree(const char *root)
 	read_arches(root);
 	read_bkl(root);
 	header_locks_read(root);
-	char *pc = xasprintf("%s/include/linux/percpu.h", root);
-	has_percpu_api = access(pc, F_OK) == 0;
-	free(pc);
 }
 
 void kernel_api_reset_tree(void)
 {
 	bkl_spins = false;
-	has_percpu_api = false;
 	header_locks_reset();
 	strvec_release(&no_preempt);
 }
 
 void kernel_api_digest(struct buf *out)
 {
-	buf_printf(out, "kernel-api bkl %d percpu %d\n", bkl_spins, has_percpu_api);
+	buf_printf(out, "kernel-api bkl %d\n", bkl_spins);
 	header_locks_digest(out);
 	for (size_t i = 0; i < no_preempt.len; i++)
 		buf_printf(out, "no-preempt %s%c", no_preempt.items[i], 0);
@@ -718,11 +712,6 @@ void kernel_api_digest(struct buf *out)
 bool api_bkl_spins(void)
 {
 	return bkl_spins;
-}
-
-bool api_tree_has_percpu(void)
-{
-	return has_percpu_api;
 }
 
 const char *api_arch_without_preempt(const char *path, size_t *len)

@@ -107,12 +107,6 @@ void kernel_api_reset_tree(void);
 void kernel_api_digest(struct buf *out);
 /* Is the tree's lock_kernel() a spinlock (taken as the lock "kernel_flag", and not sleeping)? */
 bool api_bkl_spins(void);
-
-/*
- * Does the tree read by kernel_api_read_tree() have 2.6's per-CPU API
- * (include/linux/percpu.h)? Its NR_CPUS arrays were then kept by choice.
- */
-bool api_tree_has_percpu(void);
 /*
  * The architecture of PATH (arch/NAME/... or include/asm-NAME/...) when the
  * tree builds it without CONFIG_PREEMPT, as LEN bytes of PATH; else NULL.

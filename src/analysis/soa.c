@@ -561,7 +561,7 @@ static void add_soa_array(tree_array_vec *a, const struct soa_def *def, struct s
 		free(u.file);
 		struct tree_array t = {xstrdup(""), xasprintf("struct %s", def->tag), xstrdup(def->file), def->line,
 				       u.why_not, NULL, xstrdup(def->tag), xstrdup(def->file), def->line,
-				       xstrdup(""), xasprintf(" %s", buf_cstr(&def->fields)), NULL, false};
+				       xstrdup(""), xasprintf(" %s", buf_cstr(&def->fields)), NULL, false, false};
 		vec_push(a, t);
 		return;
 	}
@@ -570,7 +570,7 @@ static void add_soa_array(tree_array_vec *a, const struct soa_def *def, struct s
 	char *var = percpu_part_name(tr, &u, stag);
 	struct tree_array t = {u.name, xasprintf("struct %s", stag), u.file, u.line, u.why_not, NULL,
 			       xstrdup(def->tag), xstrdup(def->file), def->line,
-			       var ? var : xstrdup(u.name), xasprintf(" %s", buf_cstr(&def->fields)), NULL, false};
+			       var ? var : xstrdup(u.name), xasprintf(" %s", buf_cstr(&def->fields)), NULL, false, false};
 	free(stag);
 	vec_push(a, t);
 }

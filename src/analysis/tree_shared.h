@@ -47,6 +47,12 @@ struct tree_array {
 	char *plan;
 	/* refused at its own declaration (WHY_NOT): only there to refuse the other definitions of NAME */
 	bool only_dedupe;
+	/*
+	 * Convertible, but every use of it by the running CPU in every file
+	 * already has preemption off: left as it is (pipeline: scan_with_tree(),
+	 * never with --modernize).
+	 */
+	bool kept;
 };
 typedef VEC(struct tree_array) tree_array_vec;
 

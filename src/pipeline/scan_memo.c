@@ -21,7 +21,7 @@
 #include "analysis/kernel_api.h"
 #include "rules/scan_result.h"
 
-#define MEMO_FORM "preemptify scan-file 1"
+#define MEMO_FORM "preemptify scan-file 2"
 
 /* A new last item of vector V (its bytes unset), for a reader to fill. */
 #define push_slot(v) (vec_reserve((v), 1), &(v)->items[(v)->len++])
@@ -60,7 +60,8 @@ static void put_finding(struct buf *b, const struct finding *f)
 	buf_put_u64(b, (uint64_t)f->fix);
 	buf_put_str(b, f->evidence);
 	buf_put_str(b, f->fix_note);
-	buf_put_u64(b, (uint64_t)f->protected_site | (uint64_t)f->array_this_cpu << 1);
+	buf_put_u64(b, (uint64_t)f->protected_site | (uint64_t)f->array_this_cpu << 1 |
+			   (uint64_t)f->array_protected << 2);
 	buf_put_str(b, f->array);
 	buf_put_u64(b, f->cpu_read_line);
 	buf_put_u64(b, f->file_hash);
@@ -91,7 +92,7 @@ static void put_array(struct buf *b, const struct tree_array *a)
 		buf_put_str(b, s[i]);
 	buf_put_u64(b, a->line);
 	buf_put_u64(b, a->soa_line);
-	buf_put_u64(b, a->only_dedupe);
+	buf_put_u64(b, (uint64_t)a->only_dedupe | (uint64_t)a->kept << 1);
 }
 
 /* ---- reading ---- */
@@ -168,9 +169,10 @@ static void get_finding(struct reader *r, struct finding *f)
 	f->fix = (enum fix_kind)reader_below(r, FIX_COUNT);
 	f->evidence = reader_str(r);
 	f->fix_note = reader_str(r);
-	uint64_t flags = reader_below(r, 4);
+	uint64_t flags = reader_below(r, 8);
 	f->protected_site = flags & 1;
 	f->array_this_cpu = (flags >> 1) & 1;
+	f->array_protected = (flags >> 2) & 1;
 	f->array = reader_str(r);
 	f->cpu_read_line = (unsigned)reader_below(r, UINT32_MAX);
 	f->file_hash = reader_u64(r);
@@ -210,7 +212,9 @@ static void get_array(struct reader *r, struct tree_array *a)
 		*s[i] = reader_str(r);
 	a->line = (unsigned)reader_below(r, UINT32_MAX);
 	a->soa_line = (unsigned)reader_below(r, UINT32_MAX);
-	a->only_dedupe = reader_below(r, 2);
+	uint64_t flags = reader_below(r, 4);
+	a->only_dedupe = flags & 1;
+	a->kept = (flags >> 1) & 1;
 	if (!a->name)
 		r->bad = true;
 }

@@ -387,22 +387,25 @@ static bool soa_names_fields(const char *path, const struct tree_array *t)
  * After a round: an array is refused when one file's part of its
  * conversion is not fixable, when a file has a use converted but no part
  * (the part suppressed there), or when no file indexes it by the running
- * CPU. True if any verdict changed.
+ * CPU; it is kept as it is (unless MODERNIZE) when every file's uses by the
+ * running CPU already have preemption off. True if any verdict changed.
  */
-static bool arrays_verdicts(tree_array_vec *a, const char_vec *users, const struct scan_result *out)
+static bool arrays_verdicts(tree_array_vec *a, const char_vec *users, const struct scan_result *out, bool modernize)
 {
 	bool changed = false;
 	for (size_t i = 0; i < a->len; i++) {
 		struct tree_array *t = &a->items[i];
-		if (t->why_not)
+		if (t->why_not || t->kept)
 			continue;
-		bool this_cpu = false;
+		bool this_cpu = false, guarded = true;
 		const struct finding *bad = NULL;
 		for (size_t k = 0; k < out->findings.len && !bad; k++) {
 			const struct finding *f = &out->findings.items[k];
 			if (!f->array || strcmp(f->array, t->name) != 0 || f->protected_site)
 				continue;
 			this_cpu |= rule_has(f->rule, PROP_ARRAY_DECL) && f->array_this_cpu;
+			/* an unprotected use's own finding, or a file's part saying it has one */
+			guarded &= rule_has(f->rule, PROP_ARRAY_DECL) && f->array_protected;
 			if (f->fix == FIX_NONE)
 				bad = f;
 		}
@@ -433,7 +436,9 @@ static bool arrays_verdicts(tree_array_vec *a, const char_vec *users, const stru
 		else if (!this_cpu)
 			t->why_not = xasprintf("%s is never indexed by the running CPU in the tree: a table of the "
 					       "CPUs' data", t->name);
-		changed |= t->why_not != NULL;
+		else
+			t->kept = guarded && !modernize;
+		changed |= t->why_not != NULL || t->kept;
 	}
 	return changed;
 }
@@ -574,12 +579,12 @@ static void convert_tree_arrays(const struct scan_options *opts, struct scan_res
 		if (!users)
 			break;
 		for (size_t i = 0; i < a->len; i++)
-			rescan[i] = a->items[i].why_not == NULL;
-		if (!arrays_verdicts(a, users, out))
+			rescan[i] = a->items[i].why_not == NULL && !a->items[i].kept;
+		if (!arrays_verdicts(a, users, out, opts->modernize))
 			break;
-		/* newly refused (ok before, not now): scanned again */
+		/* newly refused or kept (converted before, not now): scanned again */
 		for (size_t i = 0; i < a->len; i++)
-			rescan[i] = rescan[i] && a->items[i].why_not != NULL;
+			rescan[i] = rescan[i] && (a->items[i].why_not != NULL || a->items[i].kept);
 	}
 	free(rescan);
 	for (size_t i = 0; users && i < a->len; i++)
@@ -635,7 +640,7 @@ static void arrays_plans(struct scan_result *out)
 	static const char *const ops[] = {"replace", "insert-before", "insert-after"};
 	for (size_t i = 0; i < out->arrays.len; i++) {
 		struct tree_array *t = &out->arrays.items[i];
-		if (t->why_not)
+		if (t->why_not || t->kept)
 			continue;
 		struct buf b = BUF_INIT;
 		for (size_t k = 0; k < out->findings.len; k++) {

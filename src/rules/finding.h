@@ -103,6 +103,8 @@ struct finding {
 	 */
 	char *array;
 	bool array_this_cpu;
+	/* and whether every use of it by the running CPU in this file already has preemption off */
+	bool array_protected;
 	/* P001/P002 through a CPU number: the line of its smp_processor_id() read, or 0 */
 	unsigned cpu_read_line;
 	uint64_t file_hash;  /* hash_bytes() of the text it was planned on */

@@ -257,7 +257,7 @@ static bool cpu_var_visit(TSNode n, void *ctx)
  * Does subscript SUB index by the running CPU: smp_processor_id(),
  * get_cpu(), or a local of its function given one of them?
  */
-static bool indexes_this_cpu(const struct ctx *c, TSNode sub)
+bool percpu_indexes_this_cpu(const struct ctx *c, TSNode sub)
 {
 	TSNode idx = ts_strip_parens(ts_field(sub, "index"), c->text);
 	if (reads_this_cpu(c, idx))
@@ -317,7 +317,7 @@ static void soa_use(struct ctx *c, struct percpu_array *pa, TSNode n)
 	TSNode sub = ts_parent(fe);
 	if (moves && ts_type_is(sub, "subscript_expression") && ts_node_eq(ts_field(sub, "argument"), fe)) {
 		vec_push(&pa->uses, sub);
-		if (indexes_this_cpu(c, sub))
+		if (percpu_indexes_this_cpu(c, sub))
 			pa->this_cpu++;
 		else if (ts_node_is_null(pa->other_index))
 			pa->other_index = sub;
@@ -346,7 +346,7 @@ static bool array_use_visit(TSNode n, void *ctx)
 		}
 		if (ts_type_is(p, "subscript_expression") && ts_node_eq(ts_field(p, "argument"), n)) {
 			vec_push(&pa->uses, p);
-			if (indexes_this_cpu(c, p))
+			if (percpu_indexes_this_cpu(c, p))
 				pa->this_cpu++;
 			else if (ts_node_is_null(pa->other_index))
 				pa->other_index = p;

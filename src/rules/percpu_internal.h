@@ -17,6 +17,8 @@ bool percpu_soa_field(const struct percpu_array *pa, const char *f);
 TSNode percpu_soa_field_expr(const struct ctx *c, const struct percpu_array *pa, TSNode sub);
 /* Into PA: the file's declaration of a struct of arrays' instance, and its struct's definition. */
 void percpu_soa_decls_find(struct ctx *c, struct percpu_array *pa);
+/* Does subscript SUB index by the running CPU (smp_processor_id(), get_cpu(), a local given one)? */
+bool percpu_indexes_this_cpu(const struct ctx *c, TSNode sub);
 /* Finds the file's NR_CPUS arrays, their uses and whether define-per-cpu applies (P008's begin_file). */
 void percpu_arrays_find(struct ctx *c);
 /* Frees them (P008's release). */

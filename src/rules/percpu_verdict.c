@@ -121,7 +121,7 @@ void percpu_global_storage(struct ctx *c, struct percpu_array *pa, TSNode n)
 		/* one refused here still refuses another architecture's array of its name */
 		struct tree_array t = {xstrdup(pa->name), xstrdup(pa->type), xstrdup(c->src->path),
 				       line_of(c, n), pa->why_not ? xstrdup(pa->why_not) : NULL, NULL, NULL, NULL, 0,
-				       NULL, NULL, NULL, pa->why_not != NULL};
+				       NULL, NULL, NULL, pa->why_not != NULL, false};
 		vec_push(&c->out->arrays, t);
 	}
 	const struct tree_array *t = tree_array_find(c->opts->arrays, pa->name, c->src->path);
@@ -346,22 +346,118 @@ void percpu_soa_refused(struct ctx *c)
 }
 
 /*
- * Is the this-CPU use SUB (x[smp_processor_id()]) in G safe as it is:
- * preemption off there, or bring-up code the CPU runs alone? As
- * check_cpu_read() decides: such a use has no finding of its own, so the
- * conversion gives it __get_cpu_var(x).
+ * Why the this-CPU use SUB (x[smp_processor_id()]) in G is safe as it is
+ * (owned), or NULL: preemption off there, the lock G's callers hold on
+ * entry, or bring-up code the CPU runs alone. As check_cpu_read() decides:
+ * such a use has no finding of its own, so the conversion gives it
+ * __get_cpu_var(x).
  */
-bool percpu_this_cpu_use_safe(struct ctx *c, const struct fn *g, TSNode sub, TSNode idx)
+static char *this_cpu_use_why(struct ctx *c, const struct fn *g, TSNode sub, TSNode idx)
 {
 	if (!g)
-		return false;
+		return NULL;
 	struct point_state ps = flow_state_at(g, ts_node_start_byte(sub));
 	if (point_protected(&ps))
-		return true;
+		return explain_state(g, &ps);
+	char *held = cpu_entry_lock(c, g, idx);
+	if (held)
+		return held;
 	bool whole = false;
 	char *why = cpu_stable(c, g, idx, &whole);
+	if (why && whole)
+		return why;
 	free(why);
-	return why && whole;
+	return NULL;
+}
+
+bool percpu_this_cpu_use_safe(struct ctx *c, const struct fn *g, TSNode sub, TSNode idx)
+{
+	char *why = this_cpu_use_why(c, g, sub, idx);
+	free(why);
+	return why != NULL;
+}
+
+/* Why the use SUB of PA, indexed by a CPU number the function read (`x[cpu]`), is safe (owned), or NULL. */
+static char *cpu_var_use_why(const struct fn *g, TSNode sub)
+{
+	if (!g)
+		return NULL;
+	struct point_state ps = flow_state_at(g, ts_node_start_byte(sub));
+	return point_protected(&ps) ? explain_state(g, &ps) : NULL; /* as use_indexes_array() decides */
+}
+
+/* The uses of an array by the running CPU in one function, and what protects the first of them. */
+struct guarded_fn {
+	const struct fn *f;
+	char *why;      /* owned */
+	struct buf lines;
+	unsigned n;
+};
+
+/* Appends the groups G[0..n) to B, "in f() at lines 3, 7 (why); ...", at most six of them. */
+static void guarded_fns_put(struct buf *b, const struct guarded_fn *g, size_t n)
+{
+	for (size_t i = 0; i < n && i < 6; i++)
+		buf_printf(b, "%sin %s() at line%s %s (%s)", i ? "; " : "", g[i].f->name, g[i].n == 1 ? "" : "s",
+			   buf_cstr(&g[i].lines), g[i].why);
+	if (n > 6)
+		buf_printf(b, "; and in %zu other function%s", n - 6, n - 6 == 1 ? "" : "s");
+}
+
+/*
+ * Every use of PA by the running CPU in this file, and the uses of its
+ * macros, already have preemption off: where, and what holds it off there
+ * (owned: "in f() at line 3 (spin_lock(&l) at line 2 is held ...)"). NULL
+ * when one does not: the array converts, get_cpu_var() there.
+ */
+static char *uses_protected_why(struct ctx *c, const struct percpu_array *pa)
+{
+	VEC(struct guarded_fn) groups = VEC_INIT;
+	char *out = NULL;
+	bool all = !pa->slot_uses.len;
+	for (size_t i = 0; i < pa->uses.len && all; i++) {
+		TSNode sub = pa->uses.items[i];
+		if (!percpu_indexes_this_cpu(c, sub))
+			continue;
+		TSNode idx = ts_strip_parens(ts_field(sub, "index"), c->text);
+		const struct fn *g = analysis_fn_at(c->fa, ts_node_start_byte(sub));
+		char *why = call_is(c, idx, "smp_processor_id") ? this_cpu_use_why(c, g, sub, idx)
+								 : cpu_var_use_why(g, sub);
+		all = why != NULL;
+		struct guarded_fn *gf = NULL;
+		for (size_t k = 0; k < groups.len && why && !gf; k++)
+			if (groups.items[k].f == g)
+				gf = &groups.items[k];
+		if (!why) {
+			break;
+		} else if (gf) {
+			free(why);
+		} else {
+			struct guarded_fn n = {g, why, BUF_INIT, 0};
+			vec_push(&groups, n);
+			gf = &groups.items[groups.len - 1];
+		}
+		buf_printf(&gf->lines, "%s%u", gf->n++ ? ", " : "", line_of(c, sub));
+	}
+	const struct macro_def *md = NULL;
+	for (size_t i = 0; i < pa->macro_slots.len && !md; i++)
+		if (pa->macro_slots.items[i].this_cpu)
+			md = pa->macro_slots.items[i].d;
+	if (all && (groups.len || md)) {
+		struct buf b = BUF_INIT;
+		guarded_fns_put(&b, groups.items, groups.len);
+		if (md) /* percpu_check_macro_uses() kept it eligible: every use of the macro is protected */
+			buf_printf(&b, "%sthe %u use%s of #define %s (line %u), each with preemption off",
+				   groups.len ? "; " : "", pa->macro_uses, pa->macro_uses == 1 ? "" : "s", md->name,
+				   source_pos(c->src, md->offset).line);
+		out = buf_detach(&b);
+	}
+	for (size_t k = 0; k < groups.len; k++) {
+		free(groups.items[k].why);
+		buf_release(&groups.items[k].lines);
+	}
+	vec_release(&groups);
+	return out;
 }
 
 /* The evidence of PA's P008: where it is indexed by the running CPU, and how each use converts. */
@@ -424,6 +520,57 @@ static char *conversion_evidence(struct ctx *c, const struct percpu_array *pa)
 }
 
 /*
+ * An array whose every use by the running CPU already has preemption off
+ * needs no preemption fix: DEFINE_PER_CPU would change its storage, not its
+ * safety (2.4's tsc_values[] in boot code, s390io.c's s390_irq_count[]:
+ * maintainers called the conversions churn), so it waits for --modernize.
+ * WHY (owned) says where and by what; NULL keeps the conversion.
+ */
+static char *kept_protected(struct ctx *c, const struct percpu_array *pa)
+{
+	if (!pa->eligible || pa->slot_uses.len || c->opts->modernize)
+		return NULL;
+	return uses_protected_why(c, pa);
+}
+
+/* The evidence of an array left as it is with its uses WHERE (taken). */
+static char *kept_evidence(const struct percpu_array *pa, char *where, const char *users)
+{
+	char *ev = users ? xasprintf("every use of %s by the running CPU already has preemption off, in every "
+				     "file naming it (%s); in this one: %s; DEFINE_PER_CPU would change its storage, "
+				     "not its safety (--modernize converts it)", pa->name, users, where)
+			 : xasprintf("every use of %s by the running CPU already has preemption off: %s; "
+				     "DEFINE_PER_CPU would change its storage, not its safety (--modernize converts it)",
+				     pa->name, where);
+	free(where);
+	return ev;
+}
+
+/*
+ * This file's part of an array shared across the tree that the tree keeps
+ * (every file's uses by the running CPU protected): a protected note at
+ * [AT, END) with this file's uses, WHERE (taken; NULL: it has none).
+ */
+static void report_global_kept(struct ctx *c, const struct percpu_array *pa, size_t at, size_t end, char *where)
+{
+	const struct tree_array *t = pa->global;
+	const char *users = t->users ? t->users : t->file;
+	if (!c->opts->verbose) {
+		free(where);
+		return;
+	}
+	char *ev = where ? kept_evidence(pa, where, users)
+		: xasprintf("every use of %s by the running CPU already has preemption off in the files naming it "
+			    "(%s), and this file does not index it by the running CPU; DEFINE_PER_CPU would change "
+			    "its storage, not its safety (--modernize converts it)", pa->name, users);
+	struct finding *fd = add_finding_at(c, RULE_P008, at, end, NULL, SEV_NOTE, CONF_HIGH, FIX_NONE,
+		xasprintf("NR_CPUS array %s, used across files, is left as it is: no preemption fix needed", pa->name),
+		ev);
+	if (fd)
+		fd->protected_site = true;
+}
+
+/*
  * This file's part of the conversion of an array shared across the tree:
  * its P008 at the declaration (DEFINE_PER_CPU or DECLARE_PER_CPU), the
  * EXPORT_SYMBOL or the first use, carrying the file's edits.
@@ -440,6 +587,14 @@ static void report_global_part(struct ctx *c, struct percpu_array *pa)
 	else
 		return; /* named only where it is no use (a comment): nothing converts here */
 	const struct tree_array *t = pa->global;
+	/* this file's uses by the running CPU, all protected: the tree keeps it when every file's are */
+	char *where = pa->eligible && !pa->slot_uses.len ? uses_protected_why(c, pa) : NULL;
+	bool protected_here = !pa->slot_uses.len && (where || (!pa->this_cpu && !pa->macro_slots.len));
+	if (t->kept) {
+		report_global_kept(c, pa, at, end, where);
+		return;
+	}
+	free(where);
 	bool def = !ts_node_is_null(pa->decl) && !pa->is_extern;
 	char *msg = t->soa_tag
 		? (!ts_node_is_null(pa->soa_struct)
@@ -465,6 +620,7 @@ static void report_global_part(struct ctx *c, struct percpu_array *pa)
 		return; /* off or suppressed here: scan_with_tree() refuses the other files' parts */
 	fd->array = xstrdup(pa->name);
 	fd->array_this_cpu = pa->this_cpu > 0;
+	fd->array_protected = protected_here;
 	if (pa->eligible)
 		plan_define_per_cpu_rest(c, pa, fd);
 	else
@@ -493,17 +649,6 @@ static bool check_uses_fixed(struct ctx *c, struct percpu_array *pa)
 		}
 	}
 	return false;
-}
-
-/*
- * In a tree that already has 2.6's per-CPU API, an array whose every use by
- * the running CPU has preemption off is valid 2.6 code its developers kept
- * (2.6.9's tsc_values[], ct_cur[]): converting it changes storage, not
- * protection, so it waits for --modernize.
- */
-static bool kept_by_choice(const struct percpu_array *pa, bool modernize)
-{
-	return pa->eligible && !pa->slot_uses.len && !modernize && api_tree_has_percpu();
 }
 
 /*
@@ -548,12 +693,11 @@ static bool percpu_arrays_report(struct ctx *c)
 				      xasprintf("NR_CPUS array %s is not this CPU's data", pa->name), why);
 			continue;
 		}
-		if (kept_by_choice(pa, c->opts->modernize)) {
+		char *kept = kept_protected(c, pa);
+		if (kept) {
 			add_protected(c, RULE_P008, pa->name_node, NULL,
-				      xasprintf("NR_CPUS array %s is left as it is", pa->name),
-				      xasprintf("the tree already has 2.6's per-CPU API (include/linux/percpu.h) and "
-						"keeps %s as an array, and every use of it by the running CPU has "
-						"preemption off: valid 2.6 code (--modernize converts it)", pa->name));
+				      xasprintf("NR_CPUS array %s is left as it is: no preemption fix needed", pa->name),
+				      kept_evidence(pa, kept, NULL));
 			continue;
 		}
 		char *short_type = one_line_type(pa->type);
