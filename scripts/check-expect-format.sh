@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Check that every fixture .c under DIR has a .expect file beside it and that
-# each .expect line is `LINE:COL RULE FIX` with a known rule and fix kind,
+# Check that every fixture .c under DIR has a .expect file beside it (and
+# maybe a .modernize.expect, its findings with --modernize) and that
+# each line of them is `LINE:COL RULE FIX` with a known rule and fix kind,
 # sorted by line then column, pointing inside the fixture (LINE within the
 # file, COL within that line).
 # usage: check-expect-format.sh DIR
@@ -11,15 +12,10 @@ if [ $# -ne 1 ] || [ ! -d "$1" ]; then
 fi
 bad=0
 count=0
-while IFS= read -r -d '' c; do
-	count=$((count + 1))
-	e=${c%.c}.expect
-	if [ ! -f "$e" ]; then
-		echo "MISSING: $e"
-		bad=1
-		continue
-	fi
-	if ! LC_ALL=C awk -v src="$c" -v ef="$e" '
+# check_lines C E: E's lines are well formed and point inside fixture C
+check_lines() {
+	local c=$1 e=$2
+	LC_ALL=C awk -v src="$c" -v ef="$e" '
 		BEGIN {
 			n = 0
 			while ((getline l < src) > 0) { n++; len[n] = length(l) }
@@ -46,12 +42,24 @@ while IFS= read -r -d '' c; do
 			}
 			pl = ln; pc = col
 		}
-		END { exit rc }' "$e"; then
+		END { exit rc }' "$e"
+}
+while IFS= read -r -d '' c; do
+	count=$((count + 1))
+	e=${c%.c}.expect
+	if [ ! -f "$e" ]; then
+		echo "MISSING: $e"
 		bad=1
+		continue
+	fi
+	check_lines "$c" "$e" || bad=1
+	m=${c%.c}.modernize.expect
+	if [ -f "$m" ]; then
+		check_lines "$c" "$m" || bad=1
 	fi
 done < <(find "$1" -name '*.c' -type f -print0 | sort -z)
 while IFS= read -r -d '' e; do
-	if [ ! -f "${e%.expect}.c" ]; then
+	if [ ! -f "${e%.expect}.c" ] && [ ! -f "${e%.modernize.expect}.c" ]; then
 		echo "ORPHAN: $e has no fixture"
 		bad=1
 	fi

@@ -12,5 +12,9 @@ add_test(NAME git_e2e_fixture_tree COMMAND bash ${CMAKE_SOURCE_DIR}/tests/script
   $<TARGET_FILE:preemptify> ${CMAKE_SOURCE_DIR})
 add_test(NAME rewrite_modern COMMAND bash ${CMAKE_SOURCE_DIR}/tests/scripts/rewrite_modern.sh
   $<TARGET_FILE:preemptify> ${CMAKE_SOURCE_DIR})
+# --modernize: the protected NR_CPUS arrays the default leaves alone converted (fixtures/expected-modernize)
+add_test(NAME rewrite_modernize COMMAND bash ${CMAKE_SOURCE_DIR}/tests/scripts/rewrite_modernize.sh
+  $<TARGET_FILE:preemptify> ${CMAKE_SOURCE_DIR})
 # without spatch these say so and exit 77: Skipped, not Passed
-set_tests_properties(rewrite_fixture_tree git_e2e_fixture_tree rewrite_modern PROPERTIES SKIP_RETURN_CODE 77)
+set_tests_properties(rewrite_fixture_tree git_e2e_fixture_tree rewrite_modern rewrite_modernize
+  PROPERTIES SKIP_RETURN_CODE 77)

@@ -6,8 +6,8 @@
 # set_msr(msr)); a static helper some callers reach with preemption off and
 # the others from bring-up; a DEFINE_PER_CPU with an attribute and an
 # initialiser, which must not hide the file from the grammar; and an
-# NR_CPUS array a 2.6 tree kept, every use protected: left alone unless
-# --modernize (converted in a 2.4 tree); a task pinned through a mask
+# NR_CPUS array every use of which is protected, in a 2.4 and a 2.6 tree:
+# left alone unless --modernize; a task pinned through a mask
 # variable (2.6.9 p4-clockmod's `m = cpumask_of_cpu(cpu);
 # set_cpus_allowed(current, m);`).
 . "$(dirname "$0")/lib.sh"
@@ -138,7 +138,8 @@ run scan --no-tree percpu_def.c; expect_rc 1 "DEFINE_PER_CPU with an initialiser
 expect_no_out 'unparsed' "DEFINE_PER_CPU(...) attribute = { ... }: no unparsed code"
 expect_out '^percpu_def\.c:9:7: warning: .*\[P003, fixable\]' "the function after it is analysed"
 
-# a 2.6 tree (include/linux/percpu.h) keeps a protected NR_CPUS array; a 2.4 tree converts it
+# a protected NR_CPUS array is left as it is in a 2.4 tree and in a 2.6 tree
+# (include/linux/percpu.h) alike; --modernize converts it in both
 mkdir -p t26/include/linux t26/arch/demo/kernel
 printf 'VERSION = 2\nPATCHLEVEL = 6\n' > t26/Makefile
 cat > t26/arch/demo/kernel/ipi.c <<'C'
@@ -153,18 +154,18 @@ C
 mkdir -p t26/include/asm-demo
 printf 'BUILD_INTERRUPT(demo_flush_interrupt, DEMO_FLUSH_VECTOR)\n' > t26/include/asm-demo/entry_arch.h
 cp -r t26 t24
-run scan -v t26; expect_rc 1 "no per-CPU API: the array converts"
-expect_out '^t26/arch/demo/kernel/ipi\.c:6:2: note: why: smp_demo_flush_interrupt\(\) runs in hard-IRQ context: interrupt entry: BUILD_INTERRUPT\(demo_flush_interrupt, \.\.\.\) at t26/include/asm-demo/entry_arch\.h:1' \
-	"BUILD_INTERRUPT(x, ...): smp_x() in hard-IRQ context"
+printf 'VERSION = 2\nPATCHLEVEL = 4\n' > t24/Makefile
 touch t26/include/linux/percpu.h
-run scan -v t26; expect_rc 0 "2.6 tree: the array is kept"
-expect_out "^t26/arch/demo/kernel/ipi\.c:2:22: note: why: the tree already has 2\.6's per-CPU API \(include/linux/percpu\.h\) and keeps ipi_count as an array" \
-	"2.6 tree: the reason"
-expect_no_out 'fixable' "2.6 tree: nothing to fix"
-run scan --modernize t26; expect_rc 1 "--modernize: a fix"
-expect_out '^t26/arch/demo/kernel/ipi\.c:2:22: note: 2\.4 per-CPU array .*\[P008, fixable\]' "--modernize converts it"
-run scan t24; expect_rc 1 "2.4 tree: a fix"
-expect_out '^t24/arch/demo/kernel/ipi\.c:2:22: note: 2\.4 per-CPU array .*\[P008, fixable\]' "2.4 tree: converted"
+for t in t24 t26; do
+	run scan -v $t; expect_rc 0 "$t: the array is kept"
+	expect_out "^$t/arch/demo/kernel/ipi\.c:6:2: note: why: smp_demo_flush_interrupt\(\) runs in hard-IRQ context: interrupt entry: BUILD_INTERRUPT\(demo_flush_interrupt, \.\.\.\) at $t/include/asm-demo/entry_arch\.h:1" \
+		"$t: BUILD_INTERRUPT(x, ...): smp_x() in hard-IRQ context"
+	expect_out "^$t/arch/demo/kernel/ipi\.c:2:22: note: why: every use of ipi_count by the running CPU already has preemption off: in smp_demo_flush_interrupt\(\) at line 6 \(smp_demo_flush_interrupt\(\) runs in hard-IRQ context: interrupt entry" \
+		"$t: the reason, with the context"
+	expect_no_out 'fixable' "$t: nothing to fix"
+	run scan --modernize $t; expect_rc 1 "$t: --modernize: a fix"
+	expect_out "^$t/arch/demo/kernel/ipi\.c:2:22: note: 2\.4 per-CPU array .*\[P008, fixable\]" "$t: --modernize converts it"
+done
 
 # assembly: a name handed to an interrupt entry macro, and one merely called
 mkdir -p tx/include/linux tx/arch/demo/kernel

@@ -2,46 +2,72 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "pipeline/scan.h"
 
 /*
- * --check: compares each FILE.c's findings (not protected sites) with
- * FILE.expect, lines "LINE:COL RULE FIX"; prints the differences.
+ * FILE's findings (not protected sites) scanned with --modernize or not,
+ * against EXP_PATH, lines "LINE:COL RULE FIX"; prints the differences.
+ * Returns 1 on a difference, 0 when they agree.
+ */
+static int check_one(const char *file, const char *exp_path, bool modernize)
+{
+	struct scan_options opts = SCAN_OPTIONS_INIT;
+	opts.jobs = 1;
+	opts.modernize = modernize;
+	struct scan_result r = SCAN_RESULT_INIT;
+	char *path = xstrdup(file);
+	scan_files(&path, 1, &opts, &r);
+	free(path);
+	struct buf got = BUF_INIT;
+	for (size_t k = 0; k < r.findings.len; k++) {
+		const struct finding *f = &r.findings.items[k];
+		buf_printf(&got, "%u:%u %s %s\n", f->pos.line, f->pos.column, rule_code(f->rule), fix_name(f->fix));
+	}
+	for (size_t k = 0; k < r.diagnostics.len; k++)
+		buf_printf(&got, "%u:%u diag %s\n", r.diagnostics.items[k].line, r.diagnostics.items[k].column,
+			   r.diagnostics.items[k].message);
+	char *want = NULL;
+	size_t want_len = 0;
+	int bad = 0;
+	if (read_file(exp_path, &want, &want_len) < 0) {
+		printf("%s: %s\n", file, error_last());
+		bad = 1;
+	} else if (strcmp(want, buf_cstr(&got)) != 0) {
+		printf("MISMATCH %s%s\n--- expected\n%s--- got\n%s", file, modernize ? " (--modernize)" : "", want,
+		       buf_cstr(&got));
+		bad = 1;
+	}
+	free(want);
+	buf_release(&got);
+	scan_result_release(&r);
+	return bad;
+}
+
+/*
+ * --check: compares each FILE.c's findings with FILE.expect, and with
+ * --modernize with FILE.modernize.expect where there is one (a fixture
+ * that also shows what --modernize converts).
  */
 static int check_expect(char **files, int n)
 {
-	int bad = 0;
+	int bad = 0, checks = 0;
 	for (int i = 0; i < n; i++) {
-		struct scan_options opts = SCAN_OPTIONS_INIT;
-		opts.jobs = 1;
-		struct scan_result r = SCAN_RESULT_INIT;
-		scan_files(&files[i], 1, &opts, &r);
-		struct buf got = BUF_INIT;
-		for (size_t k = 0; k < r.findings.len; k++) {
-			const struct finding *f = &r.findings.items[k];
-			buf_printf(&got, "%u:%u %s %s\n", f->pos.line, f->pos.column, rule_code(f->rule), fix_name(f->fix));
-		}
-		for (size_t k = 0; k < r.diagnostics.len; k++)
-			buf_printf(&got, "%u:%u diag %s\n", r.diagnostics.items[k].line, r.diagnostics.items[k].column,
-				   r.diagnostics.items[k].message);
 		size_t len = strlen(files[i]);
-		char *exp_path = xasprintf("%.*s.expect", (int)(len > 2 ? len - 2 : len), files[i]);
-		char *want = NULL;
-		size_t want_len = 0;
-		if (read_file(exp_path, &want, &want_len) < 0) {
-			printf("%s: %s\n", files[i], error_last());
-			bad++;
-		} else if (strcmp(want, buf_cstr(&got)) != 0) {
-			printf("MISMATCH %s\n--- expected\n%s--- got\n%s", files[i], want, buf_cstr(&got));
-			bad++;
+		int stem = (int)(len > 2 ? len - 2 : len);
+		char *exp_path = xasprintf("%.*s.expect", stem, files[i]);
+		char *modern = xasprintf("%.*s.modernize.expect", stem, files[i]);
+		bad += check_one(files[i], exp_path, false);
+		checks++;
+		if (access(modern, F_OK) == 0) {
+			bad += check_one(files[i], modern, true);
+			checks++;
 		}
-		free(want);
 		free(exp_path);
-		buf_release(&got);
-		scan_result_release(&r);
+		free(modern);
 	}
-	printf("%d passed, %d failed\n", n - bad, bad);
+	printf("%d passed, %d failed\n", checks - bad, bad);
 	return bad ? 1 : 0;
 }
 
