@@ -93,7 +93,8 @@ struct scan_cli {
 	{"strict-stats", 0, OPT_FLAG, &(a)->strict_stats, NULL, \
 	 "also fix per-CPU statistics counters (x[smp_processor_id()].n++), which 2.6 left bare"}, \
 	{"modernize", 0, OPT_FLAG, &(a)->modernize, NULL, \
-	 "also rewrite code already correct under 2.6 (if (need_resched()) schedule(); -> cond_resched())"}, \
+	 "also rewrite code already correct under 2.6 (if (need_resched()) schedule(); -> cond_resched(); " \
+	 "an NR_CPUS array whose this-CPU uses all have preemption off -> DEFINE_PER_CPU)"}, \
 	{"context-root", 0, OPT_STRING, &(a)->context_root, "DIR", \
 	 "find callers in the whole tree DIR (default: in the PATHs scanned)"}, \
 	{"since", 0, OPT_STRING, &(a)->since, "REV", \
