@@ -348,11 +348,11 @@ void percpu_soa_refused(struct ctx *c)
 /*
  * Why the this-CPU use SUB (x[smp_processor_id()]) in G is safe as it is
  * (owned), or NULL: preemption off there, the lock G's callers hold on
- * entry, or bring-up code the CPU runs alone. As check_cpu_read() decides:
- * such a use has no finding of its own, so the conversion gives it
- * __get_cpu_var(x).
+ * entry, or bring-up code the CPU runs alone (*BOUND set). As
+ * check_cpu_read() decides: such a use has no finding of its own, so the
+ * conversion gives it __get_cpu_var(x).
  */
-static char *this_cpu_use_why(struct ctx *c, const struct fn *g, TSNode sub, TSNode idx)
+static char *this_cpu_use_why(struct ctx *c, const struct fn *g, TSNode sub, TSNode idx, bool *bound)
 {
 	if (!g)
 		return NULL;
@@ -364,15 +364,18 @@ static char *this_cpu_use_why(struct ctx *c, const struct fn *g, TSNode sub, TSN
 		return held;
 	bool whole = false;
 	char *why = cpu_stable(c, g, idx, &whole);
-	if (why && whole)
+	if (why && whole) {
+		*bound = true;
 		return why;
+	}
 	free(why);
 	return NULL;
 }
 
 bool percpu_this_cpu_use_safe(struct ctx *c, const struct fn *g, TSNode sub, TSNode idx)
 {
-	char *why = this_cpu_use_why(c, g, sub, idx);
+	bool bound = false;
+	char *why = this_cpu_use_why(c, g, sub, idx, &bound);
 	free(why);
 	return why != NULL;
 }
@@ -407,10 +410,11 @@ static void guarded_fns_put(struct buf *b, const struct guarded_fn *g, size_t n)
 /*
  * Every use of PA by the running CPU in this file, and the uses of its
  * macros, already have preemption off: where, and what holds it off there
- * (owned: "in f() at line 3 (spin_lock(&l) at line 2 is held ...)"). NULL
- * when one does not: the array converts, get_cpu_var() there.
+ * (owned: "in f() at line 3 (spin_lock(&l) at line 2 is held ...)"); *BOUND
+ * set when one is bring-up code instead. NULL when one is neither: the
+ * array converts, get_cpu_var() there.
  */
-static char *uses_protected_why(struct ctx *c, const struct percpu_array *pa)
+static char *uses_protected_why(struct ctx *c, const struct percpu_array *pa, bool *bound)
 {
 	VEC(struct guarded_fn) groups = VEC_INIT;
 	char *out = NULL;
@@ -421,7 +425,7 @@ static char *uses_protected_why(struct ctx *c, const struct percpu_array *pa)
 			continue;
 		TSNode idx = ts_strip_parens(ts_field(sub, "index"), c->text);
 		const struct fn *g = analysis_fn_at(c->fa, ts_node_start_byte(sub));
-		char *why = call_is(c, idx, "smp_processor_id") ? this_cpu_use_why(c, g, sub, idx)
+		char *why = call_is(c, idx, "smp_processor_id") ? this_cpu_use_why(c, g, sub, idx, bound)
 								 : cpu_var_use_why(g, sub);
 		all = why != NULL;
 		struct guarded_fn *gf = NULL;
@@ -526,22 +530,27 @@ static char *conversion_evidence(struct ctx *c, const struct percpu_array *pa)
  * maintainers called the conversions churn), so it waits for --modernize.
  * WHY (owned) says where and by what; NULL keeps the conversion.
  */
-static char *kept_protected(struct ctx *c, const struct percpu_array *pa)
+static char *kept_protected(struct ctx *c, const struct percpu_array *pa, bool *bound)
 {
 	if (!pa->eligible || pa->slot_uses.len || c->opts->modernize)
 		return NULL;
-	return uses_protected_why(c, pa);
+	return uses_protected_why(c, pa, bound);
 }
 
-/* The evidence of an array left as it is with its uses WHERE (taken). */
-static char *kept_evidence(const struct percpu_array *pa, char *where, const char *users)
+/*
+ * The evidence of an array left as it is with this file's uses WHERE
+ * (taken), some of them bring-up code when BOUND; USERS, the files of a
+ * shared array, or NULL.
+ */
+static char *kept_evidence(const struct percpu_array *pa, char *where, bool bound, const char *users)
 {
-	char *ev = users ? xasprintf("every use of %s by the running CPU already has preemption off, in every "
-				     "file naming it (%s); in this one: %s; DEFINE_PER_CPU would change its storage, "
-				     "not its safety (--modernize converts it)", pa->name, users, where)
-			 : xasprintf("every use of %s by the running CPU already has preemption off: %s; "
-				     "DEFINE_PER_CPU would change its storage, not its safety (--modernize converts it)",
-				     pa->name, where);
+	const char *safe = bound ? "is already safe (preemption off, or bring-up code the CPU runs alone)"
+				 : "already has preemption off";
+	char *ev = users ? xasprintf("every use of %s by the running CPU is already safe, in every file naming it "
+				     "(%s); in this one it %s: %s; DEFINE_PER_CPU would change its storage, not its "
+				     "safety (--modernize converts it)", pa->name, users, safe, where)
+			 : xasprintf("every use of %s by the running CPU %s: %s; DEFINE_PER_CPU would change its "
+				     "storage, not its safety (--modernize converts it)", pa->name, safe, where);
 	free(where);
 	return ev;
 }
@@ -551,7 +560,8 @@ static char *kept_evidence(const struct percpu_array *pa, char *where, const cha
  * (every file's uses by the running CPU protected): a protected note at
  * [AT, END) with this file's uses, WHERE (taken; NULL: it has none).
  */
-static void report_global_kept(struct ctx *c, const struct percpu_array *pa, size_t at, size_t end, char *where)
+static void report_global_kept(struct ctx *c, const struct percpu_array *pa, size_t at, size_t end, char *where,
+			       bool bound)
 {
 	const struct tree_array *t = pa->global;
 	const char *users = t->users ? t->users : t->file;
@@ -559,10 +569,10 @@ static void report_global_kept(struct ctx *c, const struct percpu_array *pa, siz
 		free(where);
 		return;
 	}
-	char *ev = where ? kept_evidence(pa, where, users)
-		: xasprintf("every use of %s by the running CPU already has preemption off in the files naming it "
-			    "(%s), and this file does not index it by the running CPU; DEFINE_PER_CPU would change "
-			    "its storage, not its safety (--modernize converts it)", pa->name, users);
+	char *ev = where ? kept_evidence(pa, where, bound, users)
+		: xasprintf("every use of %s by the running CPU is already safe in the files naming it (%s), and "
+			    "this file does not index it by the running CPU; DEFINE_PER_CPU would change its storage, "
+			    "not its safety (--modernize converts it)", pa->name, users);
 	struct finding *fd = add_finding_at(c, RULE_P008, at, end, NULL, SEV_NOTE, CONF_HIGH, FIX_NONE,
 		xasprintf("NR_CPUS array %s, used across files, is left as it is: no preemption fix needed", pa->name),
 		ev);
@@ -588,10 +598,11 @@ static void report_global_part(struct ctx *c, struct percpu_array *pa)
 		return; /* named only where it is no use (a comment): nothing converts here */
 	const struct tree_array *t = pa->global;
 	/* this file's uses by the running CPU, all protected: the tree keeps it when every file's are */
-	char *where = pa->eligible && !pa->slot_uses.len ? uses_protected_why(c, pa) : NULL;
+	bool bound = false;
+	char *where = pa->eligible && !pa->slot_uses.len ? uses_protected_why(c, pa, &bound) : NULL;
 	bool protected_here = !pa->slot_uses.len && (where || (!pa->this_cpu && !pa->macro_slots.len));
 	if (t->kept) {
-		report_global_kept(c, pa, at, end, where);
+		report_global_kept(c, pa, at, end, where, bound);
 		return;
 	}
 	free(where);
@@ -693,11 +704,12 @@ static bool percpu_arrays_report(struct ctx *c)
 				      xasprintf("NR_CPUS array %s is not this CPU's data", pa->name), why);
 			continue;
 		}
-		char *kept = kept_protected(c, pa);
+		bool bound = false;
+		char *kept = kept_protected(c, pa, &bound);
 		if (kept) {
 			add_protected(c, RULE_P008, pa->name_node, NULL,
 				      xasprintf("NR_CPUS array %s is left as it is: no preemption fix needed", pa->name),
-				      kept_evidence(pa, kept, NULL));
+				      kept_evidence(pa, kept, bound, NULL));
 			continue;
 		}
 		char *short_type = one_line_type(pa->type);

@@ -34,9 +34,9 @@ expect_out '^kc/arch/demo/kernel/irq\.c:19:27: note: protected: NR_CPUS array de
 	"a static array: a protected note"
 expect_out '^kc/arch/demo/kernel/irq\.c:19:27: note: why: every use of demo_tsc by the running CPU already has preemption off: in demo_sync_tsc\(\) at line 31 \(local_irq_save\(irq\) at line 30 is held on every path to here\); DEFINE_PER_CPU would change its storage, not its safety \(--modernize converts it\)$' \
 	"why: the function, the line and what holds preemption off"
-expect_out '^kc/arch/demo/kernel/irq\.c:16:15: note: why: every use of demo_irqs by the running CPU already has preemption off, in every file naming it \(kc/arch/demo/kernel/irq\.c, kc/drivers/demo/counter\.c, kc/include/linux/demo_irqstat\.h\); in this one: in demo_timer_interrupt\(\) at line 23 \(demo_timer_interrupt\(\) runs in hard-IRQ context' \
+expect_out '^kc/arch/demo/kernel/irq\.c:16:15: note: why: every use of demo_irqs by the running CPU is already safe, in every file naming it \(kc/arch/demo/kernel/irq\.c, kc/drivers/demo/counter\.c, kc/include/linux/demo_irqstat\.h\); in this one it already has preemption off: in demo_timer_interrupt\(\) at line 23 \(demo_timer_interrupt\(\) runs in hard-IRQ context' \
 	"a shared array: its definition's part names the handler"
-expect_out '^kc/drivers/demo/counter\.c:19:2: note: why: every use of demo_irqs .* in this one: in counter_seen\(\) at line 19 \(spin_lock_irqsave\(irq\) at line 18 is held' \
+expect_out '^kc/drivers/demo/counter\.c:19:2: note: why: every use of demo_irqs .* in this one it already has preemption off: in counter_seen\(\) at line 19 \(spin_lock_irqsave\(irq\) at line 18 is held' \
 	"a shared array: a user's part names its lock"
 expect_out '^kc/include/linux/demo_irqstat\.h:7:22: note: protected: NR_CPUS array demo_irqs, used across files, is left as it is' \
 	"a shared array: the header's extern stays too"
