@@ -380,15 +380,6 @@ bool percpu_this_cpu_use_safe(struct ctx *c, const struct fn *g, TSNode sub, TSN
 	return why != NULL;
 }
 
-/* Why the use SUB of PA, indexed by a CPU number the function read (`x[cpu]`), is safe (owned), or NULL. */
-static char *cpu_var_use_why(const struct fn *g, TSNode sub)
-{
-	if (!g)
-		return NULL;
-	struct point_state ps = flow_state_at(g, ts_node_start_byte(sub));
-	return point_protected(&ps) ? explain_state(g, &ps) : NULL; /* as use_indexes_array() decides */
-}
-
 /* The uses of an array by the running CPU in one function, and what protects the first of them. */
 struct guarded_fn {
 	const struct fn *f;
@@ -425,8 +416,8 @@ static char *uses_protected_why(struct ctx *c, const struct percpu_array *pa, bo
 			continue;
 		TSNode idx = ts_strip_parens(ts_field(sub, "index"), c->text);
 		const struct fn *g = analysis_fn_at(c->fa, ts_node_start_byte(sub));
-		char *why = call_is(c, idx, "smp_processor_id") ? this_cpu_use_why(c, g, sub, idx, bound)
-								 : cpu_var_use_why(g, sub);
+		/* x[cpu]: the use itself, in its function (bring-up is the whole function's) */
+		char *why = this_cpu_use_why(c, g, sub, call_is(c, idx, "smp_processor_id") ? idx : sub, bound);
 		all = why != NULL;
 		struct guarded_fn *gf = NULL;
 		for (size_t k = 0; k < groups.len && why && !gf; k++)
