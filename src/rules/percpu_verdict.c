@@ -517,8 +517,8 @@ static char *conversion_evidence(struct ctx *c, const struct percpu_array *pa)
 /*
  * An array whose every use by the running CPU already has preemption off
  * needs no preemption fix: DEFINE_PER_CPU would change its storage, not its
- * safety (2.4's tsc_values[] in boot code, s390io.c's s390_irq_count[]:
- * maintainers called the conversions churn), so it waits for --modernize.
+ * safety (maintainers reading whole-tree 2.4 hunks called such conversions,
+ * i386's tsc_values[] in boot code, churn), so it waits for --modernize.
  * WHY (owned) says where and by what; NULL keeps the conversion.
  */
 static char *kept_protected(struct ctx *c, const struct percpu_array *pa, bool *bound)
