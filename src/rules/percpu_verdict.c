@@ -416,8 +416,10 @@ static char *uses_protected_why(struct ctx *c, const struct percpu_array *pa, bo
 			continue;
 		TSNode idx = ts_strip_parens(ts_field(sub, "index"), c->text);
 		const struct fn *g = analysis_fn_at(c->fa, ts_node_start_byte(sub));
-		/* x[cpu]: the use itself, in its function (bring-up is the whole function's) */
-		char *why = this_cpu_use_why(c, g, sub, call_is(c, idx, "smp_processor_id") ? idx : sub, bound);
+		/* x[get_cpu()] holds preemption off itself (2.6 ppc xmon.c); x[cpu]: the use, in its function */
+		char *why = call_is(c, idx, "get_cpu") && g
+			? xasprintf("its index get_cpu() turns preemption off")
+			: this_cpu_use_why(c, g, sub, call_is(c, idx, "smp_processor_id") ? idx : sub, bound);
 		all = why != NULL;
 		struct guarded_fn *gf = NULL;
 		for (size_t k = 0; k < groups.len && why && !gf; k++)

@@ -61,6 +61,31 @@ expect_out '^kc/arch/demo/kernel/irq\.c:16:15: note: 2\.4 per-CPU array unsigned
 expect_out '^kc/include/linux/demo_irqstat\.h:7:22: note: extern per-CPU array demo_irqs .*DECLARE_PER_CPU in 2\.6 \[P008, fixable\]$' \
 	"--modernize: and its extern"
 
+# an index that is get_cpu() holds preemption off itself (2.6.9 ppc xmon.c's
+# xmon_trace[get_cpu()]), as does a local given get_cpu()
+cat > getcpu.c <<'C'
+#include <linux/smp.h>
+static int trace[NR_CPUS];
+
+void trace_on(void)
+{
+	trace[get_cpu()] = 1;
+	put_cpu();
+}
+
+int trace_test(void)
+{
+	int cpu = get_cpu();
+	int on = trace[cpu];
+
+	put_cpu();
+	return on;
+}
+C
+run scan -v --no-tree getcpu.c; expect_rc 0 "x[get_cpu()]: the array is kept"
+expect_out '^getcpu\.c:2:12: note: why: every use of trace by the running CPU already has preemption off: in trace_on\(\) at line 6 \(its index get_cpu\(\) turns preemption off\); in trace_test\(\) at line 13 \(get_cpu\(preempt\) at line 12' \
+	"x[get_cpu()], x[cpu] after cpu = get_cpu(): the reasons"
+
 if command -v spatch >/dev/null; then
 	run diff kc; expect_rc 1 "diff: demo_busy"
 	expect_out '^\+static DEFINE_PER_CPU\(int, demo_busy\);$' "diff: the preemptible array converts"
