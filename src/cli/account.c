@@ -36,6 +36,7 @@ static const char *hand_work_phrase(enum rule_id r, size_t n)
 void account_release(struct account *a)
 {
 	vec_release(&a->items);
+	strvec_release(&a->elsewhere);
 	*a = (struct account)ACCOUNT_INIT;
 }
 
@@ -82,6 +83,42 @@ static void mark_rewrite(const struct scan_result *sr, const struct rewrite_resu
 	}
 }
 
+/* Does SR hold a finding of FILE that is part of ARRAY's conversion? */
+static bool has_part(const struct scan_result *sr, const char *array, const char *file, size_t flen)
+{
+	for (size_t i = 0; i < sr->findings.len; i++) {
+		const struct finding *f = &sr->findings.items[i];
+		if (f->array && strcmp(f->array, array) == 0 && strlen(f->file) == flen &&
+		    memcmp(f->file, file, flen) == 0)
+			return true;
+	}
+	return false;
+}
+
+/* OUT->elsewhere: the files naming a converted shared array that SR has no part of. */
+static void conversions_elsewhere(const struct scan_result *sr, struct account *out)
+{
+	for (size_t i = 0; i < sr->findings.len; i++) {
+		const struct finding *f = &sr->findings.items[i];
+		if (!f->array || f->protected_site || f->fix == FIX_NONE)
+			continue;
+		const struct tree_array *t = tree_array_find(&sr->arrays, f->array, NULL);
+		for (const char *u = t && !t->why_not ? t->users : NULL; u && *u;) {
+			size_t n = strcspn(u, ",");
+			if (!has_part(sr, f->array, u, n)) {
+				char *file = xstrndup(u, n);
+				if (in_list(&out->elsewhere, file))
+					free(file);
+				else
+					vec_push(&out->elsewhere, file);
+			}
+			u += n;
+			while (*u == ',' || *u == ' ')
+				u++;
+		}
+	}
+}
+
 void account_build(const struct scan_result *sr, const struct rewrite_result *rr, const struct strvec *skipped,
 		   const char *skip_why, struct account *out)
 {
@@ -125,6 +162,7 @@ void account_build(const struct scan_result *sr, const struct rewrite_result *rr
 	}
 	free(fixed);
 	free(why);
+	conversions_elsewhere(sr, out);
 }
 
 void account_sentence(const struct account *a, const char *done, struct buf *out)
@@ -160,6 +198,13 @@ void account_sentence(const struct account *a, const char *done, struct buf *out
 	if (a->notes)
 		buf_printf(out, " (%zu note%s need%s no change)", a->notes, a->notes == 1 ? "" : "s",
 			   a->notes == 1 ? "s" : "");
+	if (a->elsewhere.len) {
+		buf_printf(out, "; the per-CPU conversion also changes %zu file%s not given here (", a->elsewhere.len,
+			   a->elsewhere.len == 1 ? "" : "s");
+		for (size_t i = 0; i < a->elsewhere.len; i++)
+			buf_printf(out, "%s%s", i ? ", " : "", a->elsewhere.items[i]);
+		buf_puts(out, "): give them too, or the tree will not build");
+	}
 	/* "nothing left" is only true of what was read: say what was not */
 	if (a->unanalysed && !a->fixed && !a->left)
 		buf_printf(out, "; %zu file%s not analysed (no preemption word, no locking call, no sleep "

@@ -35,8 +35,14 @@ struct account {
 	size_t notes;                 /* notes that need no change */
 	size_t unanalysed;            /* files the prefilter skipped (no site possible) */
 	VEC(struct account_item) items; /* the LEFT findings, in scan order */
+	/*
+	 * The files a DEFINE_PER_CPU conversion made here also changes that
+	 * this run did not (a file asked alone: the array's definition, its
+	 * header): the tree builds only once they change together.
+	 */
+	struct strvec elsewhere;
 };
-#define ACCOUNT_INIT {0, 0, 0, 0, {0}, 0, 0, VEC_INIT}
+#define ACCOUNT_INIT {0, 0, 0, 0, {0}, 0, 0, VEC_INIT, STRVEC_INIT}
 
 /*
  * The account of SR after the rewrite RR (NULL: before any rewrite, what

@@ -74,6 +74,12 @@ if command -v spatch >/dev/null; then
 		part=$(printf '%s\n' "$wdiff" | awk -v f="diff --git a/fastnet/$f " 'index($0, "diff --git ") == 1 { on = index($0, f) == 1 } on')
 		[ -n "$one" ] && [ "$one" = "$part" ] && ok || bad "diff of $f alone is not its part of the whole tree's diff"
 	done
+	# a file asked alone: its last line names the files the same conversion changes
+	run diff --color never fastnet/drivers/net/fastnet_stat.c
+	expect_err 'the per-CPU conversion also changes 2 files not given here \(fastnet/include/linux/fastdev_stat\.h, fastnet/net/core/fastdev_stat\.c\): give them too' \
+		"diff of one file of a shared conversion names the others"
+	run diff --color never fastnet
+	if printf '%s\n' "$err" | grep -q 'not given here'; then bad "the whole tree gives every file of the conversion"; else ok; fi
 	# a file that only exports the array (2.4 kernel/ksyms.c exports softirq.c's
 	# tasklet_vec): alone, it gets the whole tree's EXPORT_PER_CPU_SYMBOL edit
 	cp -r fastnet syms && mkdir -p syms/kernel
