@@ -258,6 +258,45 @@ static bool lock_parameter(const struct fn *f, const char *key, struct wrapper *
 	return false;
 }
 
+static bool names_key(const name_vec *keys, const char *key)
+{
+	for (size_t i = 0; i < keys->len; i++)
+		if (strcmp(keys->items[i], key) == 0)
+			return true;
+	return false;
+}
+
+/*
+ * Does F release KEY where it holds it more than once, so that it is still
+ * held after the release (two get_cpu(), one put_cpu(): a leak, P007's, no
+ * wrapper)? A release that lets go of it wholly, taken again on the way to
+ * every exit, is a retry: 2.6 kernel/sched.c task_rq_lock() drops the
+ * runqueue's lock and interrupts when the task moved meanwhile, and goes
+ * back to take them again.
+ */
+static bool releases_nested(const struct fn *f, const char *key)
+{
+	bool nested = false;
+	for (size_t n = 0; n < f->events.len && !nested; n++)
+		for (size_t e = 0; e < f->events.items[n].len && !nested; e++) {
+			const struct event *ev = &f->events.items[n].items[e];
+			bool mine = false;
+			for (unsigned k = 1; ev->api && ev->api->op == API_RELEASE && k <= KEY_PREEMPT && !mine; k <<= 1)
+				if (ev->api->keys & k) {
+					char *name = event_key(ev, k, f->src);
+					mine = strcmp(name, key) == 0;
+					free(name);
+				}
+			if (!mine)
+				continue;
+			name_vec after = VEC_INIT;
+			flow_held_keys(f, ts_node_end_byte(ev->call), false, &after);
+			nested = names_key(&after, key);
+			vec_release(&after);
+		}
+	return nested;
+}
+
 /* Classifies F from its flow; true with W filled when it is a wrapper. */
 static bool classify(const struct file_analysis *fa, struct fn *f, struct wrapper *w)
 {
@@ -273,7 +312,7 @@ static bool classify(const struct file_analysis *fa, struct fn *f, struct wrappe
 		flow_exit_keys(f, true, &may);
 		bool releases = false; /* two get_cpu(), one put_cpu(): a leak (P007), no lock */
 		for (size_t i = 0; i < held.len && !releases; i++)
-			releases = fn_releases(f, held.items[i]);
+			releases = fn_releases(f, held.items[i]) && releases_nested(f, held.items[i]);
 		if (held.len && same_keys(&held, &may) && key_bits(held.items, held.len) && !releases) {
 			w->api.op = API_ACQUIRE;
 			w->never_fails = returns_zero(f);
