@@ -21,17 +21,15 @@ static void field_calls(const struct file_analysis *fa, struct fn *f, TSNode cal
 	TSNode fld = ts_field(fe, "field");
 	const char *src = fa->src->parse_text;
 	size_t n = ts_node_end_byte(fld) - ts_node_start_byte(fld);
-	struct point_state ps;
-	bool have = false;
+	bool have = false, off = false;
 	for (size_t g = 0; g < fa->fns.len; g++) {
 		const struct fn *callee = &fa->fns.items[g];
 		if (!callee->via_private || strlen(callee->via_field) != n ||
 		    memcmp(callee->via_field, src + ts_node_start_byte(fld), n) != 0)
 			continue;
 		if (!have)
-			ps = flow_state_at(f, ts_node_start_byte(call)), have = true;
-		struct call_site cs = {(uint32_t)g, call,
-				       point_protected(&ps) && !point_bkl_only(f, &ps, ts_node_start_byte(call))};
+			off = flow_call_off(f, fa->src, ts_node_start_byte(call), NULL), have = true;
+		struct call_site cs = {(uint32_t)g, call, off};
 		vec_push(&f->calls, cs);
 	}
 }
@@ -59,9 +57,7 @@ static void collect_calls(struct file_analysis *fa, struct fn *f)
 				field_calls(fa, f, call);
 				continue;
 			}
-			struct point_state ps = flow_state_at(f, ts_node_start_byte(call));
-			struct call_site cs = {(uint32_t)idx, call,
-					       point_protected(&ps) && !point_bkl_only(f, &ps, ts_node_start_byte(call))};
+			struct call_site cs = {(uint32_t)idx, call, flow_call_off(f, fa->src, ts_node_start_byte(call), NULL)};
 			vec_push(&f->calls, cs);
 		}
 }
@@ -127,10 +123,9 @@ static bool every_call_protected(const struct file_analysis *fa, const struct ca
 	for (size_t k = cl->first[g]; k < cl->first[g + 1] && k < cl->first[g] + 3; k++) {
 		const struct fn *caller = &fa->fns.items[cl->refs[k].caller];
 		const struct call_site *cs = &caller->calls.items[cl->refs[k].call];
-		struct point_state ps = flow_state_at(caller, ts_node_start_byte(cs->call));
 		buf_printf(why, "%sfrom %s() at line %u (", k > cl->first[g] ? "; " : "", caller->name,
 			   source_pos(fa->src, ts_node_start_byte(cs->call)).line);
-		point_explain(caller, &ps, why);
+		flow_call_off(caller, fa->src, ts_node_start_byte(cs->call), why);
 		buf_putc(why, ')');
 	}
 	return true;

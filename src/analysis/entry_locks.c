@@ -107,3 +107,19 @@ char *flow_entry_lock_at(const struct fn *f, const struct source *src, uint32_t 
 	vec_release(&keys);
 	return found;
 }
+
+bool flow_call_off(const struct fn *f, const struct source *src, uint32_t offset, struct buf *why)
+{
+	struct point_state ps = flow_state_at(f, offset);
+	bool off = point_protected(&ps) && !point_bkl_only(f, &ps, offset);
+	unsigned line = 0;
+	bool irq = f->ctx == CTX_HARDIRQ || f->ctx == CTX_SOFTIRQ;
+	char *key = off || irq ? NULL : flow_entry_lock_at(f, src, offset, &line);
+	if (why && key)
+		buf_printf(why, "%s() is entered with %s held: it releases it at line %u before it takes it, so its "
+			   "callers hold it, and it is still held on every path to here", f->name, key, line);
+	else if (why)
+		point_explain(f, &ps, why);
+	free(key);
+	return off || key;
+}

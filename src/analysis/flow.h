@@ -239,10 +239,22 @@ uint64_t flow_key_bit(const struct fn *f, const struct event *e, unsigned key, c
  * it first takes it: flow_caller_keys()) that is still held on every path
  * to OFFSET: its key (owned) and the line of a release that shows it, or
  * NULL; never in a function that calls a macro of its file SRC that may
- * take a lock (the release then only looks like the caller's). Only the rules about the running CPU ask: P006 and P007 keep their
- * own account of the caller's locks.
+ * take a lock (the release then only looks like the caller's). The rules
+ * about the running CPU ask, and flow_call_off() for the calls F makes;
+ * P006 and P007 keep their own account of the caller's locks.
  */
 char *flow_entry_lock_at(const struct fn *f, const struct source *src, uint32_t offset, unsigned *line);
+
+/*
+ * entry_locks.c: is a call at OFFSET of F (of SRC) made with preemption
+ * off: the state there protects it (not by the big kernel lock alone), or
+ * a lock F's callers hold on entry is still held there
+ * (flow_entry_lock_at(): 2.6.9 mm/memory.c do_anonymous_page() calls
+ * update_mmu_cache() under the page_table_lock its callers took, on the
+ * path that never dropped it as on the one that took it again). WHY, when
+ * not NULL, gets the reason.
+ */
+bool flow_call_off(const struct fn *f, const struct source *src, uint32_t offset, struct buf *why);
 
 /*
  * At the function's exit: is acquisition ACQ's key held on every path

@@ -93,14 +93,12 @@ static void call_ref(const struct file_analysis *fa, const struct fn *caller, TS
 		r->why = xstrdup(sw);
 		return;
 	}
-	struct point_state ps = flow_state_at(caller, ts_node_start_byte(call));
-	r->protected_call = point_protected(&ps) && !point_bkl_only(caller, &ps, ts_node_start_byte(call));
 	struct buf why = BUF_INIT;
 	const char *via;
 	size_t vlen = ts_call_name(call, fa->src->parse_text, &via);
 	if (name && vlen && (vlen != n || memcmp(via, name, vlen) != 0))
 		buf_printf(&why, "as the okfn of %.*s(), run in its caller's context: ", (int)vlen, via);
-	point_explain(caller, &ps, &why);
+	r->protected_call = flow_call_off(caller, fa->src, ts_node_start_byte(call), &why);
 	free(r->why);
 	r->why = buf_detach(&why);
 	if (!r->protected_call) {

@@ -1,0 +1,103 @@
+#!/usr/bin/env bash
+# What a caller holds, carried to the code it calls (issue 32, a 2.6.9 tree
+# the tool should leave alone): a lock wrapper of the file that drops its
+# lock and interrupts when it took the wrong object and goes back to take
+# them again (2.6 sched.c's task_rq_lock() retry); a function entered with
+# its caller's lock, which it drops and takes again on one path only, calls
+# a helper of another file on the path that never dropped it (2.6.9
+# do_anonymous_page() and update_mmu_cache()).
+. "$(dirname "$0")/lib.sh"
+
+cat > retry.c <<'C'
+#include <linux/smp.h>
+#include <linux/spinlock.h>
+struct queue { spinlock_t lock; int owner; };
+extern struct queue *queue_of(int id);
+void note(int cpu);
+
+static struct queue *queue_lock(int id, unsigned long *flags)
+{
+	struct queue *q;
+again:
+	local_irq_save(*flags);
+	q = queue_of(id);
+	spin_lock(&q->lock);
+	if (q != queue_of(id)) {	/* moved meanwhile: let go, look again */
+		spin_unlock_irqrestore(&q->lock, *flags);
+		goto again;
+	}
+	return q;
+}
+
+void queue_poke(int id)
+{
+	unsigned long flags;
+	struct queue *q = queue_lock(id, &flags);
+	int cpu = smp_processor_id();
+	q->owner = cpu;
+	note(cpu);
+	spin_unlock_irqrestore(&q->lock, flags);
+}
+
+static void *grab_twice(void)
+{
+	get_cpu();
+	get_cpu();
+	put_cpu();
+	return 0;
+}
+C
+run scan -v --no-tree retry.c; expect_rc 1 "the nested get_cpu() is a finding"
+expect_out '^retry\.c:25:12: note: why: queue_lock\(\) was called at line 24, so irq, q->lock \(which this lock wrapper of the file takes\) are held' \
+	"a retrying lock wrapper: the reason names the wrapper"
+expect_no_out '^retry\.c:25:.*warning' "a retrying lock wrapper: no P003"
+expect_no_out 'fixable' "a retrying lock wrapper: nothing to fix"
+expect_out '^retry\.c:33:2: warning: get_cpu\(\) not balanced on every path \[P007\]' \
+	"a nested get_cpu() released once is no retry: still a leak, no wrapper"
+
+mkdir -p tr/include/linux tr/mm tr/arch/demo/mm
+printf 'VERSION = 2\nPATCHLEVEL = 6\n' > tr/Makefile
+cat > tr/mm/fault.c <<'C'
+#include <linux/mm.h>
+#include <linux/spinlock.h>
+extern void tlb_refill(struct mm_struct *mm, unsigned long addr);
+extern void *page_get(void);
+
+/* Called with mm->table_lock held; drops it to allocate */
+int fault_in(struct mm_struct *mm, unsigned long addr, int write)
+{
+	void *page = 0;
+
+	if (write) {
+		spin_unlock(&mm->table_lock);
+		page = page_get();
+		spin_lock(&mm->table_lock);
+	}
+	tlb_refill(mm, addr);
+	spin_unlock(&mm->table_lock);
+	return page != 0;
+}
+
+int fault(struct mm_struct *mm, unsigned long addr, int write)
+{
+	spin_lock(&mm->table_lock);
+	return fault_in(mm, addr, write);
+}
+C
+cat > tr/arch/demo/mm/tlb.c <<'C'
+#include <linux/smp.h>
+#include <linux/mm.h>
+void tlb_write(int cpu, unsigned long addr, unsigned long ctx);
+
+void tlb_refill(struct mm_struct *mm, unsigned long addr)
+{
+	tlb_write(smp_processor_id(), addr, mm->context);
+}
+C
+run scan -v tr; expect_rc 0 "a callee of a function entered with its caller's lock: nothing to fix"
+expect_out "^tr/arch/demo/mm/tlb\.c:7:12: note: why: .*fault_in\(\) is entered with mm->table_lock held: it releases it at line 12 before it takes it, so its callers hold it" \
+	"the entry lock is carried to the callee, and said"
+run explain tr/arch/demo/mm/tlb.c:7
+expect_out "fault_in\(\) is entered with mm->table_lock held" "explain gives the chain"
+run scan -v tr/arch/demo/mm/tlb.c; expect_rc 0 "the same answer for the file alone (the tree is indexed)"
+finish
