@@ -105,9 +105,104 @@ static void use_registered(struct fn_use *u, const struct registration *r)
 	}
 }
 
-/* Passed as an argument (CHILD of ARGS): request_irq(irq, f, ...), EXPORT_SYMBOL(f). */
-static void registered_by_call(struct fn_use *u, TSNode args, TSNode child, const char *src)
+static TSNode function_declarator(TSNode d);
+
+/* The name parameter I of function F declares, or a null node. */
+static TSNode parameter_name(const struct fn *f, uint32_t i)
 {
+	TSNode params = ts_field(function_declarator(ts_field(f->def, "declarator")), "parameters");
+	if (ts_node_is_null(params) || i >= ts_node_named_child_count(params))
+		return ts_null();
+	TSNode d = ts_field(ts_node_named_child(params, i), "declarator");
+	while (!ts_node_is_null(d) && !ts_type_is(d, "identifier")) {
+		TSNode inner = ts_field(d, "declarator");
+		if (ts_node_is_null(inner) && ts_type_is(d, "parenthesized_declarator") && ts_node_named_child_count(d))
+			inner = ts_node_named_child(d, 0);
+		d = inner;
+	}
+	return d;
+}
+
+/* What a wrapper does with its callback parameter (forward_visit()). */
+struct forward {
+	const struct file_analysis *fa;
+	const struct fn *w;
+	const char *name; /* the parameter's */
+	size_t len;
+	unsigned call_line, reg_line; /* its first call with preemption off, its first registration */
+	const struct registration *reg;
+	bool bad; /* any other use: stored, passed on, called with preemption on */
+};
+
+static bool forward_visit(TSNode n, void *ctx)
+{
+	struct forward *fw = ctx;
+	const char *src = fw->fa->src->parse_text;
+	if (fw->bad || !ts_type_is(n, "identifier"))
+		return !fw->bad;
+	uint32_t s = ts_node_start_byte(n);
+	if (ts_node_end_byte(n) - s != fw->len || memcmp(src + s, fw->name, fw->len) != 0)
+		return true;
+	unsigned line = source_pos(fw->fa->src, s).line;
+	TSNode child, p = value_parent(n, &child), call = ts_parent(p);
+	if (ts_type_is(p, "call_expression") && ts_node_eq(ts_field(p, "function"), child)) {
+		struct point_state ps = flow_state_at(fw->w, s);
+		fw->bad = !point_protected(&ps) || point_bkl_only(fw->w, &ps, s);
+		if (!fw->call_line)
+			fw->call_line = line;
+		return true;
+	}
+	const struct registration *r = NULL;
+	const char *callee;
+	size_t clen = ts_type_is(p, "argument_list") ? ts_call_name(call, src, &callee) : 0;
+	if (clen)
+		r = api_registration(REG_CALL, callee, clen);
+	if (!r || !ts_node_eq(ts_node_named_child(p, r->arg), child)) {
+		fw->bad = true;
+		return false;
+	}
+	if (!fw->reg)
+		fw->reg = r, fw->reg_line = line;
+	return true;
+}
+
+/*
+ * Passed as argument ARGI to NAME, a function of the file whose parameter
+ * there is a callback it only calls with preemption off and hands to
+ * registrations of an atomic context: 2.6.9 mm/slab.c
+ * smp_call_function_all_cpus(func, arg) runs func(arg) locally under
+ * preempt_disable() and local_irq_disable(), then on the other CPUs through
+ * smp_call_function() (2.4's the same under local_irq_disable()).
+ */
+static void registered_by_wrapper(const struct file_analysis *fa, struct fn_use *u, const char *name, size_t len,
+				  uint32_t argi)
+{
+	int idx = analysis_fn_index(fa, name, len);
+	struct fn *w = idx < 0 ? NULL : &fa->fns.items[idx];
+	TSNode prm = w ? parameter_name(w, argi) : ts_null();
+	if (ts_node_is_null(prm) || ts_node_is_null(w->body) || !w->events.len)
+		return;
+	const char *src = fa->src->parse_text;
+	struct forward fw = {fa, w, src + ts_node_start_byte(prm), ts_node_end_byte(prm) - ts_node_start_byte(prm),
+			     0, 0, NULL, false};
+	flow_run(w);
+	ts_walk(w->body, forward_visit, &fw);
+	if (fw.bad || (!fw.call_line && !fw.reg))
+		return;
+	u->kind = USE_REGISTERED;
+	u->ctx = fw.call_line ? CTX_CALLERS : fw.reg->ctx;
+	char *reg = fw.reg ? xasprintf(" and hands it to %s() at line %u", fw.reg->name, fw.reg_line) : xstrdup("");
+	u->reason = fw.call_line ? xasprintf("passed to %s() at line %u, which calls it with preemption off at line %u%s",
+					     w->name, u->line, fw.call_line, reg)
+				 : xasprintf("passed to %s() at line %u, which hands it to %s() at line %u", w->name,
+					     u->line, fw.reg->name, fw.reg_line);
+	free(reg);
+}
+
+/* Passed as an argument (CHILD of ARGS): request_irq(irq, f, ...), EXPORT_SYMBOL(f). */
+static void registered_by_call(const struct file_analysis *fa, struct fn_use *u, TSNode args, TSNode child)
+{
+	const char *src = fa->src->parse_text;
 	const char *name;
 	size_t len = ts_call_name(ts_parent(args), src, &name);
 	uint32_t argi = 0;
@@ -126,6 +221,8 @@ static void registered_by_call(struct fn_use *u, TSNode args, TSNode child, cons
 	const struct registration *r = len ? api_registration(REG_CALL, name, len) : NULL;
 	if (r && r->arg == argi)
 		use_registered(u, r);
+	else if (len && ts_type_is(child, "identifier"))
+		registered_by_wrapper(fa, u, name, len, argi);
 }
 
 /* Stored in field FLD, a field some code copies into pm_idle. */
@@ -315,7 +412,7 @@ static void classify_use(const struct ident_scan *is, const struct file_analysis
 	TSNode child;
 	TSNode p = value_parent(n, &child);
 	if (ts_type_is(p, "argument_list"))
-		registered_by_call(u, p, child, src);
+		registered_by_call(fa, u, p, child);
 	if (ts_type_is(p, "assignment_expression") && ts_node_eq(ts_field(p, "right"), child))
 		registered_by_assignment(is, u, ts_field(p, "left"), src);
 	else if (ts_type_is(p, "initializer_pair"))

@@ -5,7 +5,9 @@
 # them again (2.6 sched.c's task_rq_lock() retry); a function entered with
 # its caller's lock, which it drops and takes again on one path only, calls
 # a helper of another file on the path that never dropped it (2.6.9
-# do_anonymous_page() and update_mmu_cache()).
+# do_anonymous_page() and update_mmu_cache()); a callback handed to a
+# wrapper of the file that runs it here with preemption off and on the
+# other CPUs through smp_call_function() (mm/slab.c, 2.4 and 2.6.9).
 . "$(dirname "$0")/lib.sh"
 
 cat > retry.c <<'C'
@@ -100,4 +102,48 @@ expect_out "^tr/arch/demo/mm/tlb\.c:7:12: note: why: .*fault_in\(\) is entered w
 run explain tr/arch/demo/mm/tlb.c:7
 expect_out "fault_in\(\) is entered with mm->table_lock held" "explain gives the chain"
 run scan -v tr/arch/demo/mm/tlb.c; expect_rc 0 "the same answer for the file alone (the tree is indexed)"
+cat > each.c <<'C'
+#include <linux/smp.h>
+#include <linux/interrupt.h>
+struct ring { int slot[NR_CPUS]; };
+void note(int cpu);
+
+static void run_everywhere(void (*fn)(void *), void *arg)
+{
+	preempt_disable();
+	local_irq_disable();
+	fn(arg);
+	local_irq_enable();
+	smp_call_function(fn, arg, 1, 1);
+	preempt_enable();
+}
+
+static void run_here_bare(void (*fn)(void *), void *arg)
+{
+	fn(arg);
+}
+
+static void swap_slot(void *info)
+{
+	struct ring *r = info;
+	note(r->slot[smp_processor_id()]);
+}
+
+static void count_slot(void *info)
+{
+	struct ring *r = info;
+	note(r->slot[smp_processor_id()]);
+}
+
+void ring_update(struct ring *r)
+{
+	run_everywhere(swap_slot, r);
+	run_here_bare(count_slot, r);
+}
+C
+run scan -v --no-tree each.c; expect_rc 1 "a bare wrapper: its callback is a finding"
+expect_out '^each\.c:24:15: note: why: swap_slot\(\) is called with preemption off: passed to run_everywhere\(\) at line 35, which calls it with preemption off at line 10 and hands it to smp_call_function\(\) at line 12' \
+	"a callback of a wrapper that runs it with preemption off and by IPI: protected, and why"
+expect_no_out '^each\.c:24:.*warning' "the wrapped callback: no P003"
+expect_out '^each\.c:30:15: warning: .*\[P003, fixable\]' "a wrapper that calls it with preemption on: P003"
 finish
