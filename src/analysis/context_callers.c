@@ -235,9 +235,22 @@ bool context_roots(const struct file_analysis *fa, const struct fn *f, name_vec 
  * it? Its address is taken, or it is a static function nobody calls, or a
  * caller that is atomic at entry calls it with preemption on.
  */
+/*
+ * A boot or bring-up entry (api_bound_entry(): smp_callin(), smp_boot_cpus()
+ * ...) ends a walk up the callers where the tree's weighing of the calls
+ * knows it: bound to its CPU, whatever its own callers (2.6.9 i386's
+ * start_secondary() is reached through its address).
+ */
+static bool bound_entry(const struct fn *f)
+{
+	return api_bound_entry(f->name, strlen(f->name)) != NULL;
+}
+
 static bool roots_stop_at(const struct file_analysis *fa, const struct callers *cl, size_t g)
 {
 	const struct fn *fg = &fa->fns.items[g];
+	if (bound_entry(fg))
+		return false;
 	if ((fg->addr_taken && !fg->via_root) ||
 	    (!analysis_fn_is_shared(fa, fg) && !fg->via_root && cl->first[g] == cl->first[g + 1]))
 		return true;
@@ -281,7 +294,7 @@ static void roots_fail_build(const struct file_analysis *fa, struct callers *cl)
 	while (work.len) {
 		size_t c = work.items[--work.len];
 		for (size_t e = first[c]; e < first[c] + fill[c]; e++)
-			if (!cl->fails[callee[e]]) {
+			if (!cl->fails[callee[e]] && !bound_entry(&fa->fns.items[callee[e]])) {
 				cl->fails[callee[e]] = 1;
 				vec_push(&work, (size_t)callee[e]);
 			}
@@ -317,6 +330,11 @@ bool context_roots_sleep(const struct file_analysis *fa, const struct fn *f, nam
 	for (size_t q = 0; q < queue.len && ok; q++) {
 		size_t g = queue.items[q];
 		const struct fn *fg = &fa->fns.items[g];
+		if (g != start && bound_entry(fg)) {
+			if (analysis_fn_is_shared(fa, fg))
+				vec_push(out, fg->name); /* the tree weighs its calls: bound */
+			continue;
+		}
 		if (fg->addr_taken && !fg->via_root) {
 			ok = false;
 			break;

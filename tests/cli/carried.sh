@@ -7,7 +7,10 @@
 # a helper of another file on the path that never dropped it (2.6.9
 # do_anonymous_page() and update_mmu_cache()); a callback handed to a
 # wrapper of the file that runs it here with preemption off and on the
-# other CPUs through smp_call_function() (mm/slab.c, 2.4 and 2.6.9).
+# other CPUs through smp_call_function() (mm/slab.c, 2.4 and 2.6.9); a
+# helper other files could call, called only from bring-up entries whose
+# own callers the analysis cannot see (start_secondary() reached through
+# its address: 2.6.9 i386 map_cpu_to_logical_apicid()).
 . "$(dirname "$0")/lib.sh"
 
 cat > retry.c <<'C'
@@ -146,4 +149,46 @@ expect_out '^each\.c:24:15: note: why: swap_slot\(\) is called with preemption o
 	"a callback of a wrapper that runs it with preemption off and by IPI: protected, and why"
 expect_no_out '^each\.c:24:.*warning' "the wrapped callback: no P003"
 expect_out '^each\.c:30:15: warning: .*\[P003, fixable\]' "a wrapper that calls it with preemption on: P003"
+mkdir -p tb/include/linux tb/arch/demo/kernel
+printf 'VERSION = 2\nPATCHLEVEL = 6\n' > tb/Makefile
+cat > tb/arch/demo/kernel/boot.c <<'C'
+#include <linux/smp.h>
+#include <linux/sched.h>
+extern void note(int cpu);
+
+void tag_this_cpu(void)
+{
+	note(smp_processor_id());
+}
+
+void __init smp_callin(void)
+{
+	tag_this_cpu();
+}
+
+int __init start_secondary(void *unused)
+{
+	smp_callin();
+	return 0;
+}
+
+static void __init do_boot_cpu(struct task_struct *idle)
+{
+	idle->thread.eip = (unsigned long) start_secondary;
+}
+
+static void __init smp_boot_cpus(struct task_struct *idle)
+{
+	do_boot_cpu(idle);
+	tag_this_cpu();
+}
+
+void __init smp_prepare_cpus(struct task_struct *idle)
+{
+	smp_boot_cpus(idle);
+}
+C
+run scan -v tb; expect_rc 0 "a helper called only from bring-up entries: nothing to fix"
+expect_out '^tb/arch/demo/kernel/boot\.c:7:7: note: why: every call in the tree runs on a task bound to its CPU' \
+	"a helper called only from bring-up entries: bound, and why"
 finish
