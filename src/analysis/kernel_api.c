@@ -341,6 +341,15 @@ const char *fn_context_name(enum fn_context c)
 	{REG_POSITION, member, pos, CTX_CALLERS, \
 	 "PCI config accessor (" nth " member of a struct pci_ops initialiser, line %u): " PCI_OPS_WHY, "pci_ops"}
 
+#define IRQ_CHIP_WHY "the IRQ code calls it under spin_lock_irqsave(&desc->lock) (enable_irq(), setup_irq(), ...)"
+#define IRQ_CHIP_ROWS(member, pos, nth) \
+	{REG_FIELD, member, 0, CTX_CALLERS, \
+	 "interrupt controller's " member " (." member " of a struct hw_interrupt_type, line %u): " IRQ_CHIP_WHY, \
+	 "hw_interrupt_type"}, \
+	{REG_POSITION, member, pos, CTX_CALLERS, \
+	 "interrupt controller's " member " (" nth " member of a struct hw_interrupt_type initialiser, line %u): " \
+	 IRQ_CHIP_WHY, "hw_interrupt_type"}
+
 static const struct registration registrations[] = {
 	{REG_CALL, "request_irq", 1, CTX_HARDIRQ, "interrupt handler passed to request_irq() at line %u", NULL},
 	{REG_CALL, "setup_timer", 1, CTX_SOFTIRQ, "timer function set by setup_timer() at line %u", NULL},
@@ -482,6 +491,10 @@ static const struct registration registrations[] = {
 	{REG_POSITION, "end", 6, CTX_HARDIRQ,
 	 "interrupt controller's end (seventh member of a struct hw_interrupt_type initialiser, line %u): "
 	 "do_IRQ() calls it in interrupt context", "hw_interrupt_type"},
+	/* 2.4 and 2.6.9 enable_irq(), disable_irq(), setup_irq(), free_irq() and probe_irq_on()
+	 * (arch/<arch>/kernel/irq.c) call the rest of the controller under its descriptor's lock */
+	IRQ_CHIP_ROWS("startup", 1, "second"), IRQ_CHIP_ROWS("shutdown", 2, "third"),
+	IRQ_CHIP_ROWS("enable", 3, "fourth"), IRQ_CHIP_ROWS("disable", 4, "fifth"),
 	/* 2.4 pci_read_config_*()/pci_write_config_*() (drivers/pci/pci.c PCI_OP) call the bus's
 	 * struct pci_ops under spin_lock_irqsave(&pci_lock); the calls are token-pasted */
 	PCI_OPS_ROWS("read_byte", 0, "first"), PCI_OPS_ROWS("read_word", 1, "second"),
@@ -491,6 +504,10 @@ static const struct registration registrations[] = {
 	{REG_FIELD, "queuecommand", 0, CTX_CALLERS,
 	 "SCSI queuecommand (.queuecommand of a Scsi_Host_Template, line %u): the midlayer calls it "
 	 "with io_request_lock held and interrupts off", "Scsi_Host_Template"},
+	/* its 2.6 name: scsi_dispatch_cmd() holds the host's host_lock with interrupts off */
+	{REG_FIELD, "queuecommand", 0, CTX_CALLERS,
+	 "SCSI queuecommand (.queuecommand of a struct scsi_host_template, line %u): the midlayer calls it "
+	 "with the host's lock held and interrupts off", "scsi_host_template"},
 };
 
 const struct registration *api_registration(enum reg_via via, const char *name, size_t len)

@@ -10,7 +10,9 @@
 # other CPUs through smp_call_function() (mm/slab.c, 2.4 and 2.6.9); a
 # helper other files could call, called only from bring-up entries whose
 # own callers the analysis cannot see (start_secondary() reached through
-# its address: 2.6.9 i386 map_cpu_to_logical_apicid()).
+# its address: 2.6.9 i386 map_cpu_to_logical_apicid()); an interrupt
+# controller's enable (the IRQ code holds desc->lock, interrupts off) and a
+# 2.6 SCSI host's queuecommand (the midlayer holds host_lock).
 . "$(dirname "$0")/lib.sh"
 
 cat > retry.c <<'C'
@@ -191,4 +193,53 @@ C
 run scan -v tb; expect_rc 0 "a helper called only from bring-up entries: nothing to fix"
 expect_out '^tb/arch/demo/kernel/boot\.c:7:7: note: why: every call in the tree runs on a task bound to its CPU' \
 	"a helper called only from bring-up entries: bound, and why"
+cat > chip.c <<'C'
+#include <linux/smp.h>
+#include <linux/irq.h>
+#include <scsi/scsi_host.h>
+static unsigned long chip_mask[NR_CPUS];
+extern void chip_write(int cpu, unsigned long mask);
+
+static void chip_enable(unsigned int irq)
+{
+	int cpu = smp_processor_id();
+	chip_mask[cpu] |= 1UL << irq;
+	chip_write(cpu, chip_mask[cpu]);
+}
+
+static unsigned int chip_startup(unsigned int irq)
+{
+	chip_write(smp_processor_id(), 0);
+	return 0;
+}
+
+static struct hw_interrupt_type chip_type = {
+	"demo-chip",
+	NULL,
+	NULL,
+	chip_enable,
+};
+
+static struct hw_interrupt_type chip2_type = {
+	.typename = "demo-chip2",
+	.startup = chip_startup,
+};
+
+static int host_queue(struct scsi_cmnd *cmd, void (*done)(struct scsi_cmnd *))
+{
+	chip_write(smp_processor_id(), 1);
+	return 0;
+}
+
+static struct scsi_host_template host_template = {
+	.queuecommand = host_queue,
+};
+C
+run scan -v --no-tree chip.c; expect_no_out '(P00[1-3]|warning).*fixable' "an interrupt controller's enable and startup, a queuecommand: nothing to fix"
+expect_out "^chip\.c:9:12: note: why: chip_enable\(\) is called with preemption off: interrupt controller's enable \(fourth member of a struct hw_interrupt_type initialiser, line 24\)" \
+	"a positional enable: why"
+expect_out "^chip\.c:16:13: note: why: chip_startup\(\) is called with preemption off: interrupt controller's startup \(\.startup of a struct hw_interrupt_type" \
+	"a designated startup: why"
+expect_out "^chip\.c:34:13: note: why: host_queue\(\) is called with preemption off: SCSI queuecommand \(\.queuecommand of a struct scsi_host_template" \
+	"a 2.6 queuecommand: why"
 finish
