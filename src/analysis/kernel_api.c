@@ -315,10 +315,14 @@ bool api_lock_impl(const char *name, size_t len)
 					  "read_unlock", "write_lock", "write_trylock", "write_unlock"};
 	while (len && *name == '_')
 		name++, len--;
+	/* 2.6.9 ppc `_raw_spin_lock()` and parisc `_dbg_spin_lock()`, what spin_lock() runs after its
+	 * preempt_disable() (include/linux/spinlock.h) */
 	if (len > 3 && memcmp(name, "do_", 3) == 0)
 		name += 3, len -= 3;
 	else if (len > 6 && memcmp(name, "debug_", 6) == 0)
 		name += 6, len -= 6;
+	else if (len > 4 && (memcmp(name, "raw_", 4) == 0 || memcmp(name, "dbg_", 4) == 0))
+		name += 4, len -= 4;
 	for (size_t i = 0; i < ARRAY_SIZE(ops); i++)
 		if (name_is(name, len, ops[i]))
 			return true;

@@ -12,7 +12,9 @@
 # own callers the analysis cannot see (start_secondary() reached through
 # its address: 2.6.9 i386 map_cpu_to_logical_apicid()); an interrupt
 # controller's enable (the IRQ code holds desc->lock, interrupts off) and a
-# 2.6 SCSI host's queuecommand (the midlayer holds host_lock).
+# 2.6 SCSI host's queuecommand (the midlayer holds host_lock); an
+# architecture's _raw_spin_lock(), which spin_lock() runs after
+# preempt_disable().
 . "$(dirname "$0")/lib.sh"
 
 cat > retry.c <<'C'
@@ -242,4 +244,20 @@ expect_out "^chip\.c:16:13: note: why: chip_startup\(\) is called with preemptio
 	"a designated startup: why"
 expect_out "^chip\.c:34:13: note: why: host_queue\(\) is called with preemption off: SCSI queuecommand \(\.queuecommand of a struct scsi_host_template" \
 	"a 2.6 queuecommand: why"
+cat > rawlock.c <<'C'
+#include <linux/smp.h>
+#include <linux/spinlock.h>
+extern int try_word(volatile unsigned int *w);
+
+void _raw_spin_lock(spinlock_t *lock)
+{
+	int cpu = smp_processor_id();
+	while (try_word(&lock->lock))
+		;
+	lock->owner_cpu = cpu;
+}
+C
+run scan -v --no-tree rawlock.c; expect_rc 0 "_raw_spin_lock(): nothing to fix"
+expect_out "^rawlock\.c:7:12: note: why: _raw_spin_lock\(\) is called with preemption off: a debug build's lock implementation" \
+	"_raw_spin_lock(): why"
 finish
