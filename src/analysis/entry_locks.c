@@ -123,3 +123,18 @@ bool flow_call_off(const struct fn *f, const struct source *src, uint32_t offset
 	free(key);
 	return off || key;
 }
+
+bool flow_caller_keys_back(const struct fn *f, char *const *keys, size_t n)
+{
+	if (n == 0)
+		return true;
+	if (n > ENTRY_KEYS_MAX)
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (!strcmp(keys[i], "irq") || !strcmp(keys[i], "bh") || !strcmp(keys[i], "preempt") ||
+		    !strcmp(keys[i], "?"))
+			return false; /* a restore of the caller's flags is no lock taken back */
+	struct key_set ks = {keys, n};
+	uint64_t all = ((uint64_t)1 << n) - 1, h = 0;
+	return flow_bits_at(f, all, true, step_bits, &ks, UINT32_MAX, &h) && h == all;
+}

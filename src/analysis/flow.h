@@ -257,6 +257,15 @@ char *flow_entry_lock_at(const struct fn *f, const struct source *src, uint32_t 
 bool flow_call_off(const struct fn *f, const struct source *src, uint32_t offset, struct buf *why);
 
 /*
+ * entry_locks.c: are KEYS (N of them, locks F's callers hold that F
+ * releases: flow_caller_keys()) all held again at F's exit, on every path?
+ * 2.6.9 kernel/sched.c double_lock_balance() drops this_rq->lock to take
+ * busiest->lock in order, then takes it back. False for the CPU's state
+ * (irq, bh, preempt): giving back the caller's flags takes nothing back.
+ */
+bool flow_caller_keys_back(const struct fn *f, char *const *keys, size_t n);
+
+/*
  * At the function's exit: is acquisition ACQ's key held on every path
  * (MUST_HELD), and is the site itself held on some path (MAY_HELD)? False
  * if the exit is unreachable.

@@ -297,6 +297,20 @@ static bool releases_nested(const struct fn *f, const char *key)
 	return nested;
 }
 
+/* Removes from KEYS (F's own strings) those named in GONE. */
+static void drop_keys(name_vec *keys, const key_vec *gone)
+{
+	size_t w = 0;
+	for (size_t i = 0; i < keys->len; i++) {
+		bool drop = false;
+		for (size_t k = 0; k < gone->len && !drop; k++)
+			drop = strcmp(keys->items[i], gone->items[k]) == 0;
+		if (!drop)
+			keys->items[w++] = keys->items[i];
+	}
+	keys->len = w;
+}
+
 /* Classifies F from its flow; true with W filled when it is a wrapper. */
 static bool classify(const struct file_analysis *fa, struct fn *f, struct wrapper *w)
 {
@@ -307,9 +321,25 @@ static bool classify(const struct file_analysis *fa, struct fn *f, struct wrappe
 	w->api.name = f->name;
 	bool own = flow_caller_keys(f, false, &dropped);
 	bool pure_release = dropped.len > 0 && !own;
-	if (f->acqs.len && !dropped.len) {
+	/*
+	 * the caller's locks it drops before it takes them, taken back on every
+	 * path, leave the caller as it was (double_lock_balance())
+	 */
+	key_vec retaken = VEC_INIT;
+	flow_caller_keys(f, true, &retaken);
+	bool back = !dropped.len && retaken.len && flow_caller_keys_back(f, retaken.items, retaken.len);
+	if (f->acqs.len && (!dropped.len || back)) {
 		flow_exit_keys(f, false, &held);
 		flow_exit_keys(f, true, &may);
+		if (back) {
+			drop_keys(&held, &retaken);
+			drop_keys(&may, &retaken);
+			/* interrupts turned off again with the caller's lock (2.4 IDE ide_do_request())
+			 * are the caller's state given back, no key of its own */
+			for (size_t i = 0; i < held.len; i++)
+				if (key_class(held.items[i]) != KEY_LOCK)
+					held.len = 0;
+		}
 		bool releases = false; /* two get_cpu(), one put_cpu(): a leak (P007), no lock */
 		for (size_t i = 0; i < held.len && !releases; i++)
 			releases = fn_releases(f, held.items[i]) && releases_nested(f, held.items[i]);
@@ -350,6 +380,9 @@ static bool classify(const struct file_analysis *fa, struct fn *f, struct wrappe
 	for (size_t i = 0; i < dropped.len; i++)
 		free(dropped.items[i]);
 	vec_release(&dropped);
+	for (size_t i = 0; i < retaken.len; i++)
+		free(retaken.items[i]);
+	vec_release(&retaken);
 	vec_release(&held);
 	vec_release(&may);
 	return ok;

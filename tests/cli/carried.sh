@@ -14,7 +14,8 @@
 # controller's enable (the IRQ code holds desc->lock, interrupts off) and a
 # 2.6 SCSI host's queuecommand (the midlayer holds host_lock); an
 # architecture's _raw_spin_lock(), which spin_lock() runs after
-# preempt_disable().
+# preempt_disable(); a lock wrapper that takes a second lock in order,
+# dropping the caller's and taking it back (2.6.9 double_lock_balance()).
 . "$(dirname "$0")/lib.sh"
 
 cat > retry.c <<'C'
@@ -260,4 +261,78 @@ C
 run scan -v --no-tree rawlock.c; expect_rc 0 "_raw_spin_lock(): nothing to fix"
 expect_out "^rawlock\.c:7:12: note: why: _raw_spin_lock\(\) is called with preemption off: a debug build's lock implementation" \
 	"_raw_spin_lock(): why"
+cat > inorder.c <<'C'
+#include <linux/smp.h>
+#include <linux/spinlock.h>
+struct queue { spinlock_t lock; int n; };
+extern void note(int cpu);
+extern struct queue *queue_of(int i);
+
+static void lock_second(struct queue *mine, struct queue *other)
+{
+	if (!spin_trylock(&other->lock)) {
+		if (other < mine) {
+			spin_unlock(&mine->lock);
+			spin_lock(&other->lock);
+			spin_lock(&mine->lock);
+		} else
+			spin_lock(&other->lock);
+	}
+}
+
+/* Called with busiest locked. */
+static void push_away(struct queue *busiest, int n)
+{
+	int i;
+	for (i = 0; i < n; i++) {
+		struct queue *q = queue_of(i);
+		lock_second(busiest, q);
+		note(smp_processor_id());
+		spin_unlock(&q->lock);
+	}
+}
+
+void balance(struct queue *busiest)
+{
+	spin_lock(&busiest->lock);
+	push_away(busiest, 3);
+	spin_unlock(&busiest->lock);
+}
+C
+run scan -v --no-tree inorder.c; expect_rc 0 "a wrapper that takes a second lock in order: nothing to fix"
+expect_out "^inorder\.c:26:8: note: why: lock_second\(\) was called at line 25, so other->lock \(which this lock wrapper of the file takes\) is held" \
+	"a wrapper that drops the caller's lock and takes it back: why"
+# the caller's lock and interrupts dropped and taken back (2.4 IDE
+# ide_do_request()): no key of its own, so the caller's sleep after its
+# irqrestore is no P006
+cat > giveback.c <<'C'
+#include <linux/spinlock.h>
+#include <linux/completion.h>
+static spinlock_t queue_lock = SPIN_LOCK_UNLOCKED;
+extern int more(void);
+extern void start_io(void);
+
+static void run_queue(void)
+{
+	local_irq_disable();
+	while (more()) {
+		spin_unlock(&queue_lock);
+		local_irq_enable();
+		start_io();
+		spin_lock_irq(&queue_lock);
+	}
+}
+
+int submit_wait(struct completion *done)
+{
+	unsigned long flags;
+	spin_lock_irqsave(&queue_lock, flags);
+	run_queue();
+	spin_unlock_irqrestore(&queue_lock, flags);
+	wait_for_completion(done);
+	return 0;
+}
+C
+run scan --no-tree giveback.c
+expect_no_out 'P006' "the caller's lock and interrupts taken back: no wrapper of irq, no P006 after the irqrestore"
 finish
