@@ -357,6 +357,8 @@ const char *fn_context_name(enum fn_context c)
 static const struct registration registrations[] = {
 	{REG_CALL, "request_irq", 1, CTX_HARDIRQ, "interrupt handler passed to request_irq() at line %u", NULL},
 	{REG_CALL, "setup_timer", 1, CTX_SOFTIRQ, "timer function set by setup_timer() at line %u", NULL},
+	/* 2.6 include/linux/timer.h: `struct timer_list t = TIMER_INITIALIZER(fn, expires, data);` */
+	{REG_CALL, "TIMER_INITIALIZER", 0, CTX_SOFTIRQ, "timer function (TIMER_INITIALIZER at line %u)", NULL},
 	/* 2.6 kernel/stop_machine.c: do_stop() runs fn after stop_machine()'s local_irq_disable() */
 	{REG_CALL, "stop_machine_run", 0, CTX_CALLERS,
 	 "run by stop_machine_run() at line %u, with every other CPU held and interrupts off", NULL},
@@ -380,6 +382,9 @@ static const struct registration registrations[] = {
 	 "net_device hard_start_xmit (set at line %u): the network core calls it with bottom halves disabled", NULL},
 	{REG_CALL, "smp_call_function", 0, CTX_HARDIRQ,
 	 "run on other CPUs by smp_call_function() at line %u (IPI handler)", NULL},
+	/* ia64 (2.4, 2.6.9 arch/ia64/kernel/smp.c): only ever another CPU, by IPI; never the caller's */
+	{REG_CALL, "smp_call_function_single", 1, CTX_HARDIRQ,
+	 "run on another CPU by smp_call_function_single() at line %u (IPI handler)", NULL},
 	/* 2.6 include/linux/smp.h: smp_call_function(), then func(info) with interrupts off */
 	{REG_CALL, "on_each_cpu", 0, CTX_HARDIRQ,
 	 "run on every CPU by on_each_cpu() at line %u (IPI handler, and locally with interrupts off)", NULL},

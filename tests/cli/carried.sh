@@ -15,7 +15,9 @@
 # 2.6 SCSI host's queuecommand (the midlayer holds host_lock); an
 # architecture's _raw_spin_lock(), which spin_lock() runs after
 # preempt_disable(); a lock wrapper that takes a second lock in order,
-# dropping the caller's and taking it back (2.6.9 double_lock_balance()).
+# dropping the caller's and taking it back (2.6.9 double_lock_balance());
+# a 2.6 TIMER_INITIALIZER(fn, ...) and ia64's smp_call_function_single(cpu,
+# fn, ...), which runs fn on another CPU by IPI.
 . "$(dirname "$0")/lib.sh"
 
 cat > retry.c <<'C'
@@ -335,4 +337,31 @@ int submit_wait(struct completion *done)
 C
 run scan --no-tree giveback.c
 expect_no_out 'P006' "the caller's lock and interrupts taken back: no wrapper of irq, no P006 after the irqrestore"
+cat > regs.c <<'C'
+#include <linux/smp.h>
+#include <linux/timer.h>
+extern void note(int cpu);
+
+static void poll_tick(unsigned long data)
+{
+	note(smp_processor_id());
+}
+
+static struct timer_list poll_timer = TIMER_INITIALIZER(poll_tick, 0, 0);
+
+static void stop_remote(void *info)
+{
+	note(smp_processor_id());
+}
+
+int stop_on(int cpu)
+{
+	return smp_call_function_single(cpu, stop_remote, NULL, 0, 1);
+}
+C
+run scan -v --no-tree regs.c; expect_rc 0 "TIMER_INITIALIZER, smp_call_function_single(): nothing to fix"
+expect_out "^regs\.c:7:7: note: why: poll_tick\(\) runs in softirq context: timer function \(TIMER_INITIALIZER at line 10\)" \
+	"TIMER_INITIALIZER: why"
+expect_out "^regs\.c:14:7: note: why: stop_remote\(\) runs in hard-IRQ context: run on another CPU by smp_call_function_single\(\) at line 19" \
+	"smp_call_function_single(): why"
 finish
