@@ -231,11 +231,6 @@ bool context_roots(const struct file_analysis *fa, const struct fn *f, name_vec 
 }
 
 /*
- * Does function G end the walk of context_roots_sleep() when it reaches
- * it? Its address is taken, or it is a static function nobody calls, or a
- * caller that is atomic at entry calls it with preemption on.
- */
-/*
  * A boot or bring-up entry (api_bound_entry(): smp_callin(), smp_boot_cpus()
  * ...) ends a walk up the callers where the tree's weighing of the calls
  * knows it: bound to its CPU, whatever its own callers (2.6.9 i386's
@@ -246,6 +241,12 @@ static bool bound_entry(const struct fn *f)
 	return api_bound_entry(f->name, strlen(f->name)) != NULL;
 }
 
+/*
+ * Does function G end the walk of context_roots_sleep() when it reaches
+ * it? Its address is taken, or it is a static function nobody calls, or a
+ * caller that is atomic at entry calls it with preemption on; never a
+ * boot or bring-up entry.
+ */
 static bool roots_stop_at(const struct file_analysis *fa, const struct callers *cl, size_t g)
 {
 	const struct fn *fg = &fa->fns.items[g];
