@@ -499,6 +499,49 @@ static void mark_callers(const char *s, size_t len, topdef_vec *defs, topdecl_ve
 	vec_release(&more);
 }
 
+/* Does S from A to B name a locking call of the kernel's (api_lookup(): spin_lock(), local_irq_save())? */
+static bool names_lock_call(const char *s, size_t a, size_t b)
+{
+	struct ctext cx;
+	const char *t = s + a;
+	for (ctext_init(&cx, t, b - a); ctext_more(&cx); ctext_next(&cx)) {
+		size_t p = cx.pos, e = p;
+		if (cx.kind != CTEXT_CODE || cx.directive || !is_ident_char(t[p]) || (p > 0 && is_ident_char(t[p - 1])) ||
+		    (t[p] >= '0' && t[p] <= '9'))
+			continue;
+		while (e < b - a && is_ident_char(t[e]))
+			e++;
+		if (api_lookup(t + p, e - p))
+			return true;
+	}
+	return false;
+}
+
+/*
+ * Marks needed what a needed definition calls that takes or drops a lock
+ * itself: a lock wrapper (2.6.9 sched.c task_rq_lock(), which
+ * try_to_wake_up() calls before resched_task()), so that the callers' flow
+ * reads it as the file's own analysis does (wrap.c). One level: a wrapper
+ * calls no function of its file that locks.
+ */
+static void mark_lock_callees(const char *s, topdef_vec *defs)
+{
+	index_vec callers = VEC_INIT;
+	for (size_t d = 0; d < defs->len; d++)
+		if (defs->items[d].needed)
+			vec_push(&callers, d);
+	for (size_t o = 0; o < defs->len; o++) {
+		struct topdef *c = &defs->items[o];
+		if (c->needed || !names_lock_call(s, c->start, c->end))
+			continue;
+		for (size_t k = 0; k < callers.len && !c->needed; k++) {
+			const struct topdef *d = &defs->items[callers.items[k]];
+			c->needed = has_word(s, d->start, d->end, c->name, c->name_len);
+		}
+	}
+	vec_release(&callers);
+}
+
 /*
  * The spans a parse leaves out, in file order, into OUT: the definitions
  * not needed, and the declarations naming nothing needed. Returns their
@@ -584,6 +627,7 @@ TSRange *tree_slice_ranges(const struct tree_context *t, const struct tfile *f, 
 	if (callees)
 		mark_callees(s, &defs);
 	mark_callers(s, len, &defs, &decls);
+	mark_lock_callees(s, &defs);
 	if (spans_left_out(&defs, &decls, &out) < len / 4)
 		goto done; /* not worth it */
 	r = ranges_around(s, len, &out, n);

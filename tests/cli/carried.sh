@@ -17,7 +17,8 @@
 # preempt_disable(); a lock wrapper that takes a second lock in order,
 # dropping the caller's and taking it back (2.6.9 double_lock_balance());
 # a 2.6 TIMER_INITIALIZER(fn, ...) and ia64's smp_call_function_single(cpu,
-# fn, ...), which runs fn on another CPU by IPI.
+# fn, ...), which runs fn on another CPU by IPI; and the tree index, which
+# parses only part of a file, reads that part's lock wrappers too.
 . "$(dirname "$0")/lib.sh"
 
 cat > retry.c <<'C'
@@ -364,4 +365,46 @@ expect_out "^regs\.c:7:7: note: why: poll_tick\(\) runs in softirq context: time
 	"TIMER_INITIALIZER: why"
 expect_out "^regs\.c:14:7: note: why: stop_remote\(\) runs in hard-IRQ context: run on another CPU by smp_call_function_single\(\) at line 19" \
 	"smp_call_function_single(): why"
+mkdir -p ts/include/linux ts/kernel ts/arch/demo/kernel
+printf 'VERSION = 2\nPATCHLEVEL = 6\n' > ts/Makefile
+cat > ts/kernel/queue.c <<'C'
+#include <linux/spinlock.h>
+struct queue { spinlock_t lock; int n; };
+extern struct queue *queue_of(int id);
+extern void poke_cpu(void);
+
+static struct queue *queue_lock(int id)
+{
+	struct queue *q = queue_of(id);
+	spin_lock(&q->lock);
+	return q;
+}
+
+static void queue_unlock(struct queue *q)
+{
+	spin_unlock(&q->lock);
+}
+
+void queue_kick(int id)
+{
+	struct queue *q = queue_lock(id);
+	poke_cpu();
+	queue_unlock(q);
+}
+C
+for i in 0 1 2 3 4 5 6 7; do	# enough else that the index parses only part of the file
+	printf '\nint filler_%s(int a, int b)\n{\n\tint s = 0;\n\twhile (a < b) {\n\t\ts += a * %s + b;\n\t\ta++;\n\t}\n\treturn s;\n}\n' "$i" "$i" >> ts/kernel/queue.c
+done
+cat > ts/arch/demo/kernel/poke.c <<'C'
+#include <linux/smp.h>
+extern void note(int cpu);
+
+void poke_cpu(void)
+{
+	note(smp_processor_id());
+}
+C
+run scan -v ts/arch/demo/kernel/poke.c; expect_rc 0 "a caller in another file under its file's lock wrappers: nothing to fix"
+expect_out "^ts/arch/demo/kernel/poke\.c:6:7: note: why: poke_cpu\(\) is called with preemption off: every call in the tree is made with preemption off: from queue_kick\(\) at ts/kernel/queue\.c:21 \(queue_lock\(\) was called at line 20" \
+	"the index reads the caller's lock wrapper, and says so"
 finish
