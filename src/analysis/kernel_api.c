@@ -147,7 +147,19 @@ static const struct {
 	{"__get_free_pages", 0}, {"__get_free_page", 0}, {"get_free_page", 0},
 	{"get_zeroed_page", 0}, {"alloc_pages", 0}, {"alloc_page", 0},
 	{"alloc_skb", 1}, {"__alloc_pages", 0}, {"pci_alloc_consistent", 99},
+	{"skb_copy", 1}, {"skb_clone", 1}, {"pskb_copy", 1},
 };
+
+int api_gfp_arg(TSNode call, const char *src)
+{
+	const char *name;
+	size_t len = ts_call_name(call, src, &name);
+	for (size_t i = 0; len && i < ARRAY_SIZE(allocators); i++)
+		if (name_is(name, len, allocators[i].name))
+			return allocators[i].gfp_arg < ts_node_named_child_count(ts_field(call, "arguments"))
+			       ? (int)allocators[i].gfp_arg : -1;
+	return -1;
+}
 
 /* An allocator sleeps unless its GFP argument says it must not. */
 static enum sleep_kind allocator_may_sleep(TSNode call, size_t i, const char *src, struct buf *why)

@@ -129,6 +129,14 @@ bool api_cpu_local(const char *name, size_t len);
 enum sleep_kind api_may_sleep(TSNode call, const char *src, const char *path, struct buf *why);
 
 /*
+ * If CALL calls one of the allocators the list knows (kmalloc,
+ * kmem_cache_alloc, alloc_skb, __get_free_pages, skb_clone, ...), the
+ * index of its GFP flags argument; -1 when it calls none or has no such
+ * argument.
+ */
+int api_gfp_arg(TSNode call, const char *src);
+
+/*
  * If NAME is an entry point that runs on a CPU's own idle task before any
  * other task runs there (secondary bring-up: start_secondary(), smp_callin();
  * boot: start_kernel()), why, as "start_secondary() runs ..."; else NULL.
