@@ -15,6 +15,10 @@ add_test(NAME rewrite_modern COMMAND bash ${CMAKE_SOURCE_DIR}/tests/scripts/rewr
 # --modernize: the protected NR_CPUS arrays the default leaves alone converted (fixtures/expected-modernize)
 add_test(NAME rewrite_modernize COMMAND bash ${CMAKE_SOURCE_DIR}/tests/scripts/rewrite_modernize.sh
   $<TARGET_FILE:preemptify> ${CMAKE_SOURCE_DIR})
+# --fix-sleep: GFP_KERNEL made GFP_ATOMIC where P006 proves the context atomic (fixtures/expected-fix-sleep)
+add_test(NAME rewrite_fix_sleep COMMAND bash ${CMAKE_SOURCE_DIR}/tests/scripts/rewrite_fix_sleep.sh
+  $<TARGET_FILE:preemptify> ${CMAKE_SOURCE_DIR})
 # without spatch these say so and exit 77: Skipped, not Passed
 set_tests_properties(rewrite_fixture_tree git_e2e_fixture_tree rewrite_modern rewrite_modernize
+  rewrite_fix_sleep
   PROPERTIES SKIP_RETURN_CODE 77)

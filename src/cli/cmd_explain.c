@@ -261,6 +261,7 @@ static int explain_options(const struct cli_command *cmd, const struct scan_cli 
 	so->target = a->target == TARGET_MODERN ? TARGET_MODERN : TARGET_26;
 	so->strict_stats = a->strict_stats;
 	so->modernize = a->modernize;
+	so->fix_sleep = a->fix_sleep;
 	so->verbose = true;
 	so->jobs = tree ? 0 : 1;
 	so->want = tree;

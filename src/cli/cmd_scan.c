@@ -119,6 +119,7 @@ int scan_cli_options(const struct cli_command *cmd, const struct scan_cli *a,
 	so.target = a->target == TARGET_MODERN ? TARGET_MODERN : TARGET_26;
 	so.strict_stats = a->strict_stats;
 	so.modernize = a->modernize;
+	so.fix_sleep = a->fix_sleep;
 	so.no_verify = a->no_plans;
 	so.want = !a->no_tree;
 	*out = so;

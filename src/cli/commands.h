@@ -74,6 +74,7 @@ struct scan_cli {
 	struct config *cfg;         /* not an option: the config read (scan_cli_config), or NULL */
 	char *tree_root;            /* not an option: the kernel tree found above the PATHs (scan_cli_config), or NULL */
 	bool modernize;             /* also rewrite code already correct under 2.6 */
+	bool fix_sleep;             /* --fix-sleep: GFP_KERNEL -> GFP_ATOMIC where P006 proves the context atomic */
 	size_t hidden_baseline;     /* not an option: findings scan_cli_run() dropped as recorded in the baseline */
 	size_t hidden_config;       /* not an option: ... as ignored by the config's [ignore-paths] */
 	const char *cache_dir;      /* --cache-dir DIR; read by cache_run() before the command runs */
@@ -84,7 +85,7 @@ struct scan_cli {
 	size_t tree_reused;         /* not an option: ... and found */
 };
 #define SCAN_CLI_INIT {0, false, false, {NULL, 0, 0}, {NULL, 0, 0}, TARGET_UNSET, {NULL, 0, 0}, false, false, NULL, \
-		       false, false, NULL, NULL, NULL, NULL, false, NULL, NULL, false, 0, 0, NULL, false, 0, 0, 0, 0}
+		       false, false, NULL, NULL, NULL, NULL, false, NULL, NULL, false, false, 0, 0, NULL, false, 0, 0, 0, 0}
 #define SCAN_CLI_OPTIONS(a) \
 	{"jobs", 'j', OPT_INT, &(a)->jobs, "N", "files analysed in parallel (default: online CPUs)"}, \
 	{"exclude", 0, OPT_LIST, &(a)->exclude, "GLOB", "skip paths matching GLOB"}, \
@@ -95,6 +96,9 @@ struct scan_cli {
 	{"modernize", 0, OPT_FLAG, &(a)->modernize, NULL, \
 	 "also rewrite code already correct under 2.6 (if (need_resched()) schedule(); -> cond_resched(); " \
 	 "an NR_CPUS array whose this-CPU uses all have preemption off -> DEFINE_PER_CPU)"}, \
+	{"fix-sleep", 0, OPT_FLAG, &(a)->fix_sleep, NULL, \
+	 "also fix P006 allocations: GFP_KERNEL -> GFP_ATOMIC where the context is proven atomic " \
+	 "and the result is checked for NULL at once (the allocation may then fail)"}, \
 	{"context-root", 0, OPT_STRING, &(a)->context_root, "DIR", \
 	 "find callers in the whole tree DIR (default: in the PATHs scanned)"}, \
 	{"since", 0, OPT_STRING, &(a)->since, "REV", \

@@ -208,6 +208,10 @@ static const char *const paragraphs[FIX_COUNT] = {
 		"the work done with it. Hold preemption off with preempt_disable() and "
 		"preempt_enable() around the statement that expands the macro, and the uses of what it "
 		"returns.",
+	[FIX_GFP_ATOMIC] = "%s allocate%s memory with GFP_KERNEL where preemption is off: in an interrupt, "
+		"softirq or IPI handler, or with a spinlock held. GFP_KERNEL may sleep to reclaim memory, "
+		"which the 2.6 preemptible kernel reports as scheduling while atomic. Allocate with "
+		"GFP_ATOMIC there, which never sleeps.",
 };
 
 /* define-per-cpu and get-cpu-var read the same in a message: one paragraph. */
@@ -268,6 +272,33 @@ static void join_names(struct buf *b, const struct strvec *names, const char *ot
 		buf_printf(b, " and %zu other %s", n - shown, others);
 }
 
+/*
+ * What a GFP_ATOMIC allocation may now do, and the NULL checks that
+ * handle it, from the gfp-atomic fixes' notes ("...; the NULL check at
+ * line N handles it"): "GFP_ATOMIC: the allocation may now fail under
+ * memory pressure; the NULL check at line N handles it.", the lines
+ * joined when there are several. Appended to T.
+ */
+static void fail_sentence(struct buf *t, const struct file_change *const *changes, size_t n)
+{
+	struct strvec lines = STRVEC_INIT;
+	for (size_t i = 0; i < n; i++)
+		for (size_t j = 0; j < changes[i]->fixed.len; j++) {
+			const struct finding *f = changes[i]->fixed.items[j];
+			const char *at = f->fix == FIX_GFP_ATOMIC && f->fix_note ? strstr(f->fix_note, "at line ") : NULL;
+			if (at)
+				add_name(&lines, xasprintf("%lu", strtoul(at + 8, NULL, 10)));
+		}
+	if (lines.len) {
+		bool one = lines.len == 1;
+		buf_printf(t, " GFP_ATOMIC: the %s may now fail under memory pressure; the NULL %s at %s ",
+			   one ? "allocation" : "allocations", one ? "check" : "checks", one ? "line" : "lines");
+		join_names(t, &lines, "lines");
+		buf_printf(t, " %s it.", one ? "handles" : "handle");
+	}
+	strvec_release(&lines);
+}
+
 /* The paragraph for fix kind K over the fixed findings of CHANGES[0..n). Appended to B, wrapped. */
 static void kind_paragraph(struct buf *b, enum fix_kind k, const struct file_change *const *changes, size_t n)
 {
@@ -298,7 +329,7 @@ static void kind_paragraph(struct buf *b, enum fix_kind k, const struct file_cha
 	}
 	const char *s = one ? "s" : "";
 	/* sentences that open on the functions take a verb; the others name them mid-sentence */
-	bool leads = k == FIX_GET_CPU || k == FIX_MOVE_INSIDE || arrays;
+	bool leads = k == FIX_GET_CPU || k == FIX_MOVE_INSIDE || k == FIX_GFP_ATOMIC || arrays;
 	if (k == FIX_GET_CPU)
 		buf_printf(&t, paragraphs[k], buf_cstr(&who), s, one ? "es" : "");
 	else if (leads)
@@ -314,6 +345,8 @@ static void kind_paragraph(struct buf *b, enum fix_kind k, const struct file_cha
 				decl |= et && strstr(et, "DECLARE_PER_CPU(") != NULL;
 				exp |= et && strstr(et, "EXPORT_PER_CPU_SYMBOL") != NULL;
 			}
+	if (k == FIX_GFP_ATOMIC)
+		fail_sentence(&t, changes, n);
 	if (decl || exp)
 		buf_printf(&t, " %s%s%s.", decl ? "Its extern declarations become DECLARE_PER_CPU()" : "",
 			   decl && exp ? " and its export " : exp ? "Its export becomes " : "",

@@ -323,9 +323,9 @@ void scan_memo_context(const struct scan_options *o, uint64_t out[2])
 {
 	struct buf b = BUF_INIT;
 	buf_printf(&b, "%s\nrules %u verbose %d prefilter %d target %d strict %d depth %u verify %d want %d "
-		   "whole %d over %d modern %d\n", MEMO_FORM, o->rules, o->verbose, !o->no_prefilter, (int)o->target,
+		   "whole %d over %d modern %d fixsleep %d\n", MEMO_FORM, o->rules, o->verbose, !o->no_prefilter, (int)o->target,
 		   o->strict_stats, o->verify_depth, !o->no_verify, o->want, o->whole_tree, o->arrays_over_index,
-		   o->modernize);
+		   o->modernize, o->fix_sleep);
 	kernel_api_digest(&b);
 	tree_context_digest(o->tree, &b);
 	buf_printf(&b, "macros %zu\n", o->macros ? o->macros->len : 0);

@@ -219,6 +219,19 @@ static char *flag_write_refusal(const struct edit *e, const char *text)
 }
 
 /*
+ * A gfp-atomic edit replaces the one token GFP_KERNEL by GFP_ATOMIC and
+ * nothing else (the allocation's other flags stay as they are). Why E is
+ * not that, or NULL.
+ */
+static char *gfp_edit_refusal(const struct edit *e, const char *text)
+{
+	if (e->op == EDIT_REPLACE && e->text && strcmp(e->text, "GFP_ATOMIC") == 0 &&
+	    e->end.offset - e->start.offset == 10 && memcmp(text + e->start.offset, "GFP_KERNEL", 10) == 0)
+		return NULL;
+	return xstrdup("the gfp-atomic edit is not GFP_KERNEL made GFP_ATOMIC; fix it by hand");
+}
+
+/*
  * A preempt-region plan only adds statements around code it leaves as it
  * is: one preempt_disable(); before the region, preempt_enable(); after it
  * and before its exits. Why F's edits are not that, or NULL.
@@ -248,6 +261,8 @@ char *verify_edits(const struct finding *f, const char *text, size_t len)
 	lines_init(&l, text, len);
 	for (size_t k = 0; k < f->edits.len && !why && f->fix == FIX_RESCHED_FLAG; k++)
 		why = flag_write_refusal(&f->edits.items[k], text);
+	for (size_t k = 0; k < f->edits.len && !why && f->fix == FIX_GFP_ATOMIC; k++)
+		why = gfp_edit_refusal(&f->edits.items[k], text);
 	if (!why && f->fix == FIX_PREEMPT_REGION)
 		why = region_edits_refusal(f);
 	for (size_t k = 0; k < f->edits.len && !why; k++)

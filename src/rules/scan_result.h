@@ -72,13 +72,19 @@ struct scan_options {
 	/* Also rewrite code already correct under 2.6 (`if (need_resched()) schedule();`); else a note. */
 	bool modernize;
 	/*
+	 * P006: an allocation with GFP_KERNEL in a context proven atomic, its
+	 * result checked for NULL at once, becomes GFP_ATOMIC (--fix-sleep);
+	 * else a note says it would.
+	 */
+	bool fix_sleep;
+	/*
 	 * scan_files(): each file's result reused from here when its key
 	 * matches (pipeline/scan_memo.c), stored here when not, and the tree
 	 * index's analyses likewise (analysis/tree.h); NULL: all done afresh.
 	 */
 	const struct memo *memo;
 };
-#define SCAN_OPTIONS_INIT {((1u << RULE_COUNT) - 1), false, 0, false, TARGET_26, false, 0, false, NULL, false, NULL, NULL, NULL, NULL, false, false, false, NULL}
+#define SCAN_OPTIONS_INIT {((1u << RULE_COUNT) - 1), false, 0, false, TARGET_26, false, 0, false, NULL, false, NULL, NULL, NULL, NULL, false, false, false, false, NULL}
 
 struct scan_stats {
 	size_t files;      /* files walked */

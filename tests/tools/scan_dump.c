@@ -7,15 +7,17 @@
 #include "pipeline/scan.h"
 
 /*
- * FILE's findings (not protected sites) scanned with --modernize or not,
+ * FILE's findings (not protected sites) scanned with the option OPT
+ * (--modernize, --fix-sleep) or none (NULL),
  * against EXP_PATH, lines "LINE:COL RULE FIX"; prints the differences.
  * Returns 1 on a difference, 0 when they agree.
  */
-static int check_one(const char *file, const char *exp_path, bool modernize)
+static int check_one(const char *file, const char *exp_path, const char *opt)
 {
 	struct scan_options opts = SCAN_OPTIONS_INIT;
 	opts.jobs = 1;
-	opts.modernize = modernize;
+	opts.modernize = opt && strcmp(opt, "--modernize") == 0;
+	opts.fix_sleep = opt && strcmp(opt, "--fix-sleep") == 0;
 	struct scan_result r = SCAN_RESULT_INIT;
 	char *path = xstrdup(file);
 	scan_files(&path, 1, &opts, &r);
@@ -35,7 +37,8 @@ static int check_one(const char *file, const char *exp_path, bool modernize)
 		printf("%s: %s\n", file, error_last());
 		bad = 1;
 	} else if (strcmp(want, buf_cstr(&got)) != 0) {
-		printf("MISMATCH %s%s\n--- expected\n%s--- got\n%s", file, modernize ? " (--modernize)" : "", want,
+		printf("MISMATCH %s%s%s%s\n--- expected\n%s--- got\n%s", file, opt ? " (" : "", opt ? opt : "",
+		       opt ? ")" : "", want,
 		       buf_cstr(&got));
 		bad = 1;
 	}
@@ -48,7 +51,8 @@ static int check_one(const char *file, const char *exp_path, bool modernize)
 /*
  * --check: compares each FILE.c's findings with FILE.expect, and with
  * --modernize with FILE.modernize.expect where there is one (a fixture
- * that also shows what --modernize converts).
+ * that also shows what --modernize converts), and with --fix-sleep with
+ * FILE.fix-sleep.expect likewise.
  */
 static int check_expect(char **files, int n)
 {
@@ -58,14 +62,20 @@ static int check_expect(char **files, int n)
 		int stem = (int)(len > 2 ? len - 2 : len);
 		char *exp_path = xasprintf("%.*s.expect", stem, files[i]);
 		char *modern = xasprintf("%.*s.modernize.expect", stem, files[i]);
-		bad += check_one(files[i], exp_path, false);
+		char *sleep = xasprintf("%.*s.fix-sleep.expect", stem, files[i]);
+		bad += check_one(files[i], exp_path, NULL);
 		checks++;
 		if (access(modern, F_OK) == 0) {
-			bad += check_one(files[i], modern, true);
+			bad += check_one(files[i], modern, "--modernize");
+			checks++;
+		}
+		if (access(sleep, F_OK) == 0) {
+			bad += check_one(files[i], sleep, "--fix-sleep");
 			checks++;
 		}
 		free(exp_path);
 		free(modern);
+		free(sleep);
 	}
 	printf("%d passed, %d failed\n", checks - bad, bad);
 	return bad ? 1 : 0;
