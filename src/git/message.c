@@ -293,7 +293,8 @@ static void fail_sentence(struct buf *t, const struct file_change *const *change
 		bool one = lines.len == 1;
 		buf_printf(t, " GFP_ATOMIC: the %s may now fail under memory pressure; the NULL %s at %s ",
 			   one ? "allocation" : "allocations", one ? "check" : "checks", one ? "line" : "lines");
-		join_names(t, &lines, "lines");
+		for (size_t i = 0; i < lines.len; i++)
+			buf_printf(t, "%s%s", i == 0 ? "" : i + 1 == lines.len ? " and " : ", ", lines.items[i]);
 		buf_printf(t, " %s it.", one ? "handles" : "handle");
 	}
 	strvec_release(&lines);

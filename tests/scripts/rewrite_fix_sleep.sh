@@ -60,7 +60,7 @@ git init -q . && git -c user.name=T -c user.email=t@example.org add -A &&
 GIT_AUTHOR_NAME=T GIT_AUTHOR_EMAIL=t@example.org GIT_COMMITTER_NAME=T GIT_COMMITTER_EMAIL=t@example.org \
 	"$bin" commit --no-cache --fix-sleep --group file . > ../commit.out 2>&1
 git log --format=%B | tr '\n' ' ' > ../log.txt
-grep -q 'GFP_ATOMIC: the allocations may now fail under memory pressure; the NULL checks at lines 49, 55, 70 and 82 handle it\.' ../log.txt &&
+grep -q 'GFP_ATOMIC: the allocations may now fail under memory pressure; the NULL checks at lines 49, 55, 74, 79, 97 and 109 handle it\.' ../log.txt &&
 	ok || { bad "commit message: no word that the allocations may now fail"; cat ../commit.out; cat ../log.txt; }
 grep -q 'GFP_ATOMIC: the allocation may now fail under memory pressure; the NULL check at line 43 handles it\.' ../log.txt &&
 	ok || { bad "commit message: no word that the allocation may now fail"; cat ../commit.out; head -30 ../log.txt; }
