@@ -300,8 +300,8 @@ static void check_sleep(struct ctx *c, const struct fn *f, TSNode call, const ch
 			strcmp(f->acqs.items[ps.must_acq].key, "irq") == 0;
 	struct gfp_plan gp;
 	gfp_decide(c, call, !via_callee,
-		   irq_only ? "preemption is off here only by interrupts turned off (cli(), save_flags()), "
-			     "a medium-confidence finding"
+		   irq_only ? "preemption is off here only because interrupts are off (cli(), "
+			     "local_irq_save()), a medium-confidence finding"
 		   : ps.entry_held ? "preemption is off here only because its callers hold it off on entry, "
 				     "a medium-confidence finding" : NULL, &gp);
 	struct finding *fd = add_finding(c, RULE_P006, call, f, irq_only ? SEV_WARNING : SEV_ERROR,
