@@ -303,6 +303,44 @@ static void file_release(struct ctx *c)
 			h->release(c);
 }
 
+/* A fix that only holds the CPU number (no storage change), and the rules that read it. */
+static bool cpu_number_fix(enum fix_kind k)
+{
+	return k == FIX_GET_CPU || k == FIX_PREEMPT_REGION || k == FIX_MOVE_INSIDE;
+}
+
+static bool cpu_rule(enum rule_id r)
+{
+	return r == RULE_P001 || r == RULE_P002 || r == RULE_P003;
+}
+
+/*
+ * A function one of whose uses of the running CPU is left to the porter
+ * (2.4 perfmon pfm_enable(): SET_PMU_OWNER() and its activation macros
+ * read the CPU inside macros) gets none of its CPU-number regions
+ * written: the uses work on one CPU together, and a region around one of
+ * them alone leaves the race open while it reads as done. The findings
+ * FIRST.. of OUT are the file's.
+ */
+static void withhold_partial_functions(struct scan_result *out, size_t first)
+{
+	for (size_t i = first; i < out->findings.len; i++) {
+		const struct finding *left = &out->findings.items[i];
+		if (!cpu_rule(left->rule) || left->severity != SEV_WARNING || left->protected_site ||
+		    left->fix != FIX_NONE || !left->function)
+			continue;
+		for (size_t k = first; k < out->findings.len; k++) {
+			struct finding *f = &out->findings.items[k];
+			if (k == i || !cpu_rule(f->rule) || !cpu_number_fix(f->fix) || !f->function ||
+			    strcmp(f->function, left->function) != 0)
+				continue;
+			finding_unfixable(f, xasprintf("not rewritten: %s() also uses the running CPU at line %u, which "
+						       "is left to you; one region must hold both, so this use is "
+						       "left with it", left->function, left->pos.line));
+		}
+	}
+}
+
 int rules_run(const struct file_analysis *fa, const struct scan_options *opts, struct scan_result *out)
 {
 	pthread_once(&macro_preds_once, macro_preds_collect);
@@ -331,6 +369,7 @@ int rules_run(const struct file_analysis *fa, const struct scan_options *opts, s
 		out->arrays.len = arrays0;
 		file_release(&c);
 	}
+	withhold_partial_functions(out, first);
 	if (opts->want && opts->verify_depth == 0)
 		header_macros_collect(&c);
 	file_release(&c);
