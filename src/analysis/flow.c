@@ -441,7 +441,7 @@ char *flow_callee_key(const struct fn *g, TSNode call, const char *src, const ch
 	while (!ts_node_is_null(d) && !ts_type_is(d, "function_declarator"))
 		d = ts_field(d, "declarator");
 	TSNode params = ts_field(d, "parameters"), args = ts_field(call, "arguments");
-	for (uint32_t i = 0; i < ts_node_named_child_count(params); i++) {
+	for (uint32_t i = 0; !ts_node_is_null(params) && i < ts_node_named_child_count(params); i++) {
 		TSNode p = ts_field(ts_node_named_child(params, i), "declarator");
 		while (!ts_node_is_null(p) && !ts_type_is(p, "identifier"))
 			p = ts_field(p, "declarator");

@@ -664,8 +664,10 @@ static bool is_param(const struct fn *f, const char *name)
 	TSNode d = ts_field(f->def, "declarator");
 	while (!ts_node_is_null(d) && !ts_type_is(d, "function_declarator"))
 		d = ts_field(d, "declarator");
+	if (ts_node_is_null(d))
+		return false; /* a definition the grammar read without a declarator (recovered from an error) */
 	TSNode params = ts_field(d, "parameters");
-	for (uint32_t i = 0; i < ts_node_named_child_count(params); i++) {
+	for (uint32_t i = 0; !ts_node_is_null(params) && i < ts_node_named_child_count(params); i++) {
 		TSNode p = ts_field(ts_node_named_child(params, i), "declarator");
 		while (ts_type_is(p, "pointer_declarator") || ts_type_is(p, "array_declarator"))
 			p = ts_field(p, "declarator");

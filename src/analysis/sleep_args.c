@@ -235,6 +235,8 @@ static bool bind_args(const struct walk *w, const struct env *caller, TSNode cal
 	while (!ts_node_is_null(d) && !ts_type_is(d, "function_declarator"))
 		d = ts_field(d, "declarator");
 	TSNode params = ts_field(d, "parameters"), args = ts_field(call, "arguments");
+	if (ts_node_is_null(params) || ts_node_is_null(args))
+		return false; /* a definition read without its declarator (recovered from an error) */
 	uint32_t np = ts_node_named_child_count(params), na = ts_node_named_child_count(args);
 	bool any = false;
 	for (uint32_t i = 0, a = 0; i < np && a < na && out->n < MAX_PARAMS; i++) {
@@ -470,7 +472,8 @@ static bool field_kept(const struct walk *w, const struct fn *f, const struct fn
 		while (!ts_node_is_null(d) && !ts_type_is(d, "function_declarator"))
 			d = ts_field(d, "declarator");
 		TSNode params = ts_field(d, "parameters");
-		for (uint32_t k = 0; k < ts_node_named_child_count(params) && all.nfp < MAX_PARAMS; k++) {
+		for (uint32_t k = 0; !ts_node_is_null(params) && k < ts_node_named_child_count(params) &&
+				     all.nfp < MAX_PARAMS; k++) {
 			TSNode name = declarator_name(ts_field(ts_node_named_child(params, k), "declarator"));
 			if (ts_node_is_null(name))
 				continue;

@@ -245,4 +245,13 @@ if have spatch "rewrite checks"; then
 	expect_out '^\+	BUMP\(get_cpu_var\(nr\)\);' "repaired declarations: the use inside BUMP() converted"
 	expect_no_out '^[-+].*hist' "repaired declarations: hist left as it is"
 fi
+# inputs the fuzzer found crashing (tests/fuzz/regressions): each is scanned,
+# with and without its definitions' parameters, and never kills the tool
+for f in "$SRC"/tests/fuzz/regressions/*.c; do
+	cp "$f" regression.c
+	run scan --no-cache --no-tree regression.c
+	[ "$rc" -le 1 ] && ok || bad "${f##*/}: scan exits $rc (a crash?)"
+	run scan --no-cache --no-tree -f json regression.c
+	[ "$rc" -le 1 ] && ok || bad "${f##*/}: JSON scan exits $rc"
+done
 finish

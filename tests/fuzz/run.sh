@@ -24,8 +24,8 @@ cmake --build "$build" --target fuzz_scan fuzz_validate -j "$(nproc)" >/dev/null
 
 corpus=$build/fuzz-corpus
 mkdir -p "$corpus"
-# seeds: every fixture and rewrite test input (copied, never modified in place)
-find "$here/fixtures" "$here/tests/rewrite" -name '*.c' -print0 |
+# seeds: every fixture, rewrite test input and input the fuzzer once crashed on (copied, never modified in place)
+find "$here/fixtures" "$here/tests/rewrite" "$here/tests/fuzz/regressions" -name '*.c' -print0 |
 	while IFS= read -r -d '' f; do
 		cp "$f" "$corpus/seed-$(printf '%s' "${f#"$here"/}" | tr '/' '_')"
 	done
