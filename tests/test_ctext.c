@@ -26,6 +26,12 @@ static void test_at_and_skip(void)
 	CHECK(ctext_at(t, len, 30) == CTEXT_CHAR && ctext_skip(t, len, 30) == 34, "'\\'' is one literal");
 	CHECK(ctext_skip(t, len, 0) == 0, "code: no move");
 	CHECK(ctext_skip(t, len, len - 1) == len - 1);
+	/* a backslash ending a line comment splices the next line into it (the compiler's phase 2) */
+	static const char u[] = "x // a \\\n/* b\n#define y \\\r\nz\n";
+	size_t ul = LEN(u);
+	CHECK(ctext_skip(u, ul, 2) == 13, "a line comment runs on past its backslash-newline: %zu", ctext_skip(u, ul, 2));
+	static const char v[] = "// a \\\r\nb\nc";
+	CHECK(ctext_skip(v, LEN(v), 0) == 9, "and past a backslash-CRLF: %zu", ctext_skip(v, LEN(v), 0));
 }
 
 static void test_unclosed(void)

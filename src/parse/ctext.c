@@ -44,8 +44,18 @@ size_t ctext_skip(const char *t, size_t len, size_t i)
 	case CTEXT_BLOCK_COMMENT:
 		return ctext_comment_close(t, len, i + 2, NULL);
 	case CTEXT_LINE_COMMENT: {
-		const char *nl = memchr(t + i, '\n', len - i);
-		return nl ? (size_t)(nl - t) : len;
+		/* a backslash before the line break splices the next line into the comment (phase 2) */
+		for (size_t from = i;;) {
+			const char *nl = memchr(t + from, '\n', len - from);
+			if (!nl)
+				return len;
+			size_t at = (size_t)(nl - t), b = at;
+			if (b > i && t[b - 1] == '\r')
+				b--;
+			if (b <= i || t[b - 1] != '\\')
+				return at;
+			from = at + 1;
+		}
 	}
 	case CTEXT_STRING:
 	case CTEXT_CHAR:
