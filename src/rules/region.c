@@ -137,14 +137,21 @@ static TSNode first_call(TSNode s)
  * Is the region inside the definition of a call that 2.6 makes the start of
  * a preemption-off section (kmap_atomic(): inc_preempt_count() until
  * kunmap_atomic())? Its result is only good on this CPU after it returns,
- * so no region inside it is long enough. NULL, or why (owned).
+ * so no region inside it is long enough. Or of the call that ends one
+ * (kunmap_atomic()): it runs inside the section, so a region of its own
+ * would only hide an acquire not yet ported. NULL, or why (owned).
  */
 static char *region_in_acquire(const struct ctx *c, TSNode first)
 {
 	const struct fn *f = analysis_fn_at(c->fa, ts_node_start_byte(first));
 	const struct api *a = f ? api_lookup(f->name, strlen(f->name)) : NULL;
-	if (!a || a->op != API_ACQUIRE || !(a->keys & KEY_PREEMPT))
+	if (!a || !(a->keys & KEY_PREEMPT) || (a->op != API_ACQUIRE && a->op != API_RELEASE))
 		return NULL;
+	if (a->op == API_RELEASE)
+		return xasprintf("%s() ends a section that 2.6 runs with preemption off from its acquire on "
+				 "(kmap_atomic() and kunmap_atomic()): its CPU reads are protected once the pair "
+				 "is ported, and a region of its own would hide an acquire left unported; port "
+				 "the pair by hand as 2.6 did (dec_preempt_count() at its end)", f->name);
 	return xasprintf("%s() disables preemption in 2.6 until its release, and what it returns is "
 			 "only good on this CPU: a region ending inside it is too short; port it by hand "
 			 "as 2.6 did (inc_preempt_count() at its top)", f->name);
