@@ -245,8 +245,8 @@ static void story_tree(const struct scan_cli *a, const struct strvec *paths, con
 		return;
 	}
 	if (a->tree_root)
-		fprintf(stderr, "preemptify: callers followed through the kernel tree at %s, found above %s",
-			a->tree_root, paths->items[0]);
+		fprintf(stderr, "preemptify: callers followed through the %s at %s, found above %s",
+			a->tree_git ? "git work tree" : "kernel tree", a->tree_root, paths->items[0]);
 	else if (a->context_root)
 		fprintf(stderr, "preemptify: callers followed through the tree at %s (--context-root)", a->context_root);
 	else if (t && t->names)

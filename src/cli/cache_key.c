@@ -179,8 +179,8 @@ static void find_roots(int argc, char **argv, struct strvec *roots)
 			free(file);
 			continue;
 		}
-		bool is_path = false;
-		char *tree = cli_tree_root(file ? file : argv[i], &is_path);
+		bool is_path = false, is_git = false;
+		char *tree = cli_tree_root(file ? file : argv[i], &is_path, &is_git);
 		free(file);
 		char *tree_real = tree ? realpath(tree, NULL) : NULL;
 		vec_push(roots, real);

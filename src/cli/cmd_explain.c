@@ -120,8 +120,12 @@ static void explain_finding(const struct finding *f, const char *src, const stru
 		print_lines("the whole conversion, every file:", t->plan);
 }
 
-/* The tree index over ROOT for FILE's findings in R (the file scanned again with it). */
-static int explain_tree(const struct cli_command *cmd, const char *root, const char *file,
+/*
+ * The tree index over ROOT for FILE's findings in R (the file scanned again
+ * with it); a shared array's plan over the whole tree, unless ROOT is a git
+ * work tree (GIT: its arrays' users may lie outside, as scan says).
+ */
+static int explain_tree(const struct cli_command *cmd, const char *root, bool git, const char *file,
 			const struct scan_options *so, struct scan_result *r)
 {
 	struct strvec index = VEC_INIT;
@@ -150,7 +154,7 @@ static int explain_tree(const struct cli_command *cmd, const char *root, const c
 			strvec_push(&index, file);
 		char *one = (char *)file;
 		struct scan_options o = *so;
-		o.whole_tree = o.arrays_over_index = true; /* a shared array's whole plan, as the tree's scan makes it */
+		o.whole_tree = o.arrays_over_index = !git; /* a shared array's whole plan, as the tree's scan makes it */
 		scan_with_tree(index.items, index.len, &one, 1, &o, r, NULL);
 	}
 	strvec_release(&index);
@@ -318,7 +322,7 @@ int cmd_explain(int argc, char **argv)
 	}
 	a.progress = cli_progress(quiet); /* the tree's callers take a while on a whole tree */
 	progress_phase(a.progress, "following callers across files", 0, false);
-	int tree_rc = context_root ? explain_tree(cmd, context_root, file, &so, &r) : 0;
+	int tree_rc = context_root ? explain_tree(cmd, context_root, a.tree_git, file, &so, &r) : 0;
 	progress_clear(a.progress);
 	if (tree_rc < 0) {
 		rc = EXIT_FAILED;

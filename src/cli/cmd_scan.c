@@ -48,7 +48,7 @@ static void find_tree_root(struct scan_cli *a, const struct strvec *paths)
 	bool is_path = false;
 	if (a->context_root || a->no_tree || !paths->len || a->tree_root)
 		return;
-	a->tree_root = cli_tree_root(paths->items[0], &is_path);
+	a->tree_root = cli_tree_root(paths->items[0], &is_path, &a->tree_git);
 	if (is_path) {
 		free(a->tree_root);
 		a->tree_root = NULL;
@@ -401,9 +401,8 @@ int scan_cli_run(const struct cli_command *cmd, struct scan_cli *a,
 		error_clear();
 		goto done;
 	}
-	so.whole_tree = a->context_root != NULL || a->tree_root != NULL;
-	/* a shared per-CPU array gets the verdict and plan of the whole tree, whatever part is scanned */
-	so.arrays_over_index = a->context_root != NULL || a->tree_root != NULL;
+	/* a shared per-CPU array gets the tree's verdict and plan (not a git work tree's: users outside) */
+	so.whole_tree = so.arrays_over_index = a->context_root != NULL || (a->tree_root != NULL && !a->tree_git);
 	for (size_t i = 0; i < paths->len && !so.whole_tree; i++)
 		so.whole_tree = is_tree_root(paths->items[i]);
 	kernel_api_reset_sleepers();

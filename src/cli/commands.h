@@ -83,9 +83,10 @@ struct scan_cli {
 	size_t files_reused;        /* not an option: ... and found */
 	size_t tree_asked;          /* not an option: the tree index's analyses looked for in the cache */
 	size_t tree_reused;         /* not an option: ... and found */
+	bool tree_git;              /* not an option: tree_root is a git work tree's top, not a kernel tree's */
 };
 #define SCAN_CLI_INIT {0, false, false, {NULL, 0, 0}, {NULL, 0, 0}, TARGET_UNSET, {NULL, 0, 0}, false, false, NULL, \
-		       false, false, NULL, NULL, NULL, NULL, false, NULL, NULL, false, false, 0, 0, NULL, false, 0, 0, 0, 0}
+		       false, false, NULL, NULL, NULL, NULL, false, NULL, NULL, false, false, 0, 0, NULL, false, 0, 0, 0, 0, false}
 #define SCAN_CLI_OPTIONS(a) \
 	{"jobs", 'j', OPT_INT, &(a)->jobs, "N", "files analysed in parallel (default: online CPUs)"}, \
 	{"exclude", 0, OPT_LIST, &(a)->exclude, "GLOB", "skip paths matching GLOB"}, \
@@ -156,7 +157,7 @@ int scan_cli_config(const struct cli_command *cmd, struct scan_cli *a, const str
  * spelled from the current directory (".", "../..", "linux", or absolute);
  * NULL when there is none. *IS_PATH: it is PATH itself (a directory).
  */
-char *cli_tree_root(const char *path, bool *is_path);
+char *cli_tree_root(const char *path, bool *is_path, bool *is_git);
 
 /*
  * Says (on stderr, unless A->quiet), in plain words, what stood behind R:

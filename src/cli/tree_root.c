@@ -2,7 +2,8 @@
  * The tree a file lives in, found without being told: the nearest
  * directory at or above the first PATH that is a kernel tree's top (a
  * Makefile setting VERSION and PATCHLEVEL, and an include/linux/
- * directory). Its callers decide the contexts of the PATHs' functions, as
+ * directory), else the top of the git work tree it is in (an out-of-tree
+ * driver's repository). Its callers decide the contexts of the PATHs' functions, as
  * --context-root would, so a file, a directory or the whole tree gets one
  * answer.
  */
@@ -66,10 +67,40 @@ static char *spell_from_cwd(const char *dir)
 	return xstrdup(dir);
 }
 
-char *cli_tree_root(const char *path, bool *is_path)
+/* Is there a .git (a directory, or the file of a linked work tree) in DIR? */
+static bool is_git_top(const char *dir)
 {
-	char real[PATH_MAX];
-	*is_path = false;
+	struct stat st;
+	char *g = xasprintf("%s/.git", dir);
+	bool yes = stat(g, &st) == 0 && (S_ISDIR(st.st_mode) || S_ISREG(st.st_mode));
+	free(g);
+	return yes;
+}
+
+/*
+ * The nearest directory at or above REAL (resolved, modified) that IS_TOP
+ * accepts, spelled from where the user stands, or NULL; *IS_PATH when it
+ * is REAL itself and FIRST (the PATH was that directory).
+ */
+static char *top_above(char *real, bool first, bool (*is_top)(const char *), bool *is_path)
+{
+	for (;;) {
+		if (is_top(real)) {
+			*is_path = first;
+			return spell_from_cwd(real);
+		}
+		char *slash = strrchr(real, '/');
+		if (!slash || strcmp(real, "/") == 0)
+			return NULL;
+		slash[slash == real] = '\0';
+		first = false;
+	}
+}
+
+char *cli_tree_root(const char *path, bool *is_path, bool *is_git)
+{
+	char real[PATH_MAX], dir[PATH_MAX];
+	*is_path = *is_git = false;
 	if (!realpath(path, real))
 		return NULL;
 	struct stat st;
@@ -81,16 +112,12 @@ char *cli_tree_root(const char *path, bool *is_path)
 			return NULL;
 		slash[slash == real] = '\0';
 	}
-	bool first = S_ISDIR(st.st_mode);
-	for (;;) {
-		if (is_kernel_top(real)) {
-			*is_path = first;
-			return spell_from_cwd(real);
-		}
-		char *slash = strrchr(real, '/');
-		if (!slash || strcmp(real, "/") == 0)
-			return NULL;
-		slash[slash == real] = '\0';
-		first = false;
-	}
+	memcpy(dir, real, sizeof dir);
+	char *top = top_above(real, S_ISDIR(st.st_mode), is_kernel_top, is_path);
+	if (top)
+		return top;
+	/* not in a kernel tree: an out-of-tree driver's repository is its tree */
+	top = top_above(dir, S_ISDIR(st.st_mode), is_git_top, is_path);
+	*is_git = top != NULL;
+	return top;
 }

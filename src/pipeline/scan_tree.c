@@ -24,28 +24,42 @@ static int cstr_cmp(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-/*
- * Keeps OUT's findings and diagnostics whose file is among PATHS (N of them)
- * when LISTED, or is not among them when !LISTED.  With --context-root, a
- * file of the wider tree is read for its context, never reported or
- * rewritten (a shared array it names is refused instead); a file scanned
- * again with the index drops its first findings.
- */
-static void filter_files(struct scan_result *out, char *const *paths, size_t n, bool listed)
+/* PATHS (N of them) sorted, for bsearch() with cstr_cmp (owned; the strings are PATHS'). */
+static char **sorted_copy(char *const *paths, size_t n)
 {
 	char **sorted = xmalloc((n ? n : 1) * sizeof *sorted);
 	if (n)
 		memcpy(sorted, paths, n * sizeof *sorted);
 	qsort(sorted, n, sizeof *sorted, cstr_cmp);
+	return sorted;
+}
+
+/*
+ * Keeps OUT's findings and diagnostics whose file is among PATHS (N of them)
+ * when LISTED, or is not among them when !LISTED.  With --context-root, a
+ * file of the wider tree is read for its context, never reported or
+ * rewritten (a shared array it names is refused instead); a file scanned
+ * again with the index drops its first findings. With INDEX (NI files),
+ * a diagnostic of a file the index does not hold is kept too: a PATH the
+ * walk could not read is the user's, whatever the tree.
+ */
+static void filter_files(struct scan_result *out, char *const *paths, size_t n, bool listed,
+			 char *const *index, size_t ni)
+{
+	char **sorted = sorted_copy(paths, n), **inx = index ? sorted_copy(index, ni) : NULL;
 	bool *kf = xcalloc(out->findings.len + 1, sizeof *kf), *kd = xcalloc(out->diagnostics.len + 1, sizeof *kd);
 	for (size_t i = 0; i < out->findings.len; i++)
 		kf[i] = (bsearch(&out->findings.items[i].file, sorted, n, sizeof *sorted, cstr_cmp) != NULL) == listed;
-	for (size_t i = 0; i < out->diagnostics.len; i++)
-		kd[i] = (bsearch(&out->diagnostics.items[i].file, sorted, n, sizeof *sorted, cstr_cmp) != NULL) == listed;
+	for (size_t i = 0; i < out->diagnostics.len; i++) {
+		const char *f = out->diagnostics.items[i].file;
+		kd[i] = (bsearch(&f, sorted, n, sizeof *sorted, cstr_cmp) != NULL) == listed ||
+			(inx && !bsearch(&f, inx, ni, sizeof *inx, cstr_cmp));
+	}
 	scan_result_keep(out, kf, kd);
 	free(kf);
 	free(kd);
 	free(sorted);
+	free(inx);
 }
 
 /*
@@ -194,7 +208,7 @@ static void scan_again(char_vec *again, const struct scan_options *o, struct sca
 		if (w == 0 || strcmp(again->items[w - 1], again->items[i]) != 0)
 			again->items[w++] = again->items[i];
 	again->len = w;
-	filter_files(out, again->items, again->len, false);
+	filter_files(out, again->items, again->len, false, NULL, 0);
 	struct scan_result r = SCAN_RESULT_INIT;
 	scan_files(again->items, again->len, o, &r);
 	for (size_t k = 0; k < r.findings.len; k++)
@@ -686,7 +700,7 @@ void scan_with_tree(char *const *index, size_t n, char *const *scanned, size_t n
 		if (opts->arrays_over_index)
 			arrays_plans(out);
 		if (index != scanned)
-			filter_files(out, scanned, nscanned, true);
+			filter_files(out, scanned, nscanned, true, index, n);
 		resort(out);
 		return;
 	}
@@ -713,7 +727,7 @@ void scan_with_tree(char *const *index, size_t n, char *const *scanned, size_t n
 	if (opts->arrays_over_index)
 		arrays_plans(out);
 	if (index != scanned)
-		filter_files(out, scanned, nscanned, true);
+		filter_files(out, scanned, nscanned, true, index, n);
 	resort(out);
 }
 

@@ -52,6 +52,10 @@ for f in $(cd fastnet && find . -name '*.[ch]' | sed 's#^\./##' | sort); do
 	part=$(printf '%s\n' "$whole" | grep -v '^  ' | grep "^fastnet/$f:" || true)
 	[ "$one" = "$part" ] && ok || bad "$f alone differs from its part of the whole tree: $(diff <(echo "$one") <(echo "$part") | head -4 | tr '\n' ' ')"
 done
+# a PATH that cannot be read is named, even when the tree above the others is indexed
+run scan fastnet/drivers/net/fastnet.c fastnet/drivers/net/nope.c
+expect_rc 3 "a missing PATH beside a tree's file: exit 3"
+expect_out 'fastnet/drivers/net/nope.c: error: cannot access' "a missing PATH beside a tree's file is named"
 # from inside the tree, with a relative path
 inside=$(cd fastnet/drivers/net && "$BIN" scan fastnet.c 2>&1)
 printf '%s\n' "$inside" | grep -Eq 'fastnet.c:44:7: .*\[P004(, fixable)?\]' && ok || bad "from inside the tree: the header macro's site is seen"
@@ -64,6 +68,25 @@ cp -r fastnet plain && rm plain/Makefile
 run scan plain/drivers/net
 if printf '%s\n' "$err" | grep -q 'kernel tree at'; then bad "no Makefile: no tree is found"; else ok; fi
 expect_out 'plain/drivers/net/fastnet_lib.c:21:12: .*\[P003(, fixable)?\]' "no Makefile: callers outside the PATHs unknown"
+# ...but a git work tree is an out-of-tree driver's repository: its top is the
+# tree, so a file or a directory of it gets its part of the whole repository's answer
+if command -v git >/dev/null; then
+	cp -r plain mod && (cd mod && git init -q . && git add -A && git -c user.name=T -c user.email=t@example.org commit -qm base) ||
+		bad "git repository of the module"
+	whole=$("$BIN" scan --no-cache -v mod 2>/dev/null | grep -v '^  ')
+	for f in drivers/net/fastnet_lib.c drivers/net/fastnet.c net/core/fastcore.c; do
+		one=$("$BIN" scan --no-cache -v "mod/$f" 2>/dev/null | grep -v '^  ')
+		part=$(printf '%s\n' "$whole" | grep "^mod/$f:" || true)
+		[ -n "$one" ] && [ "$one" = "$part" ] && ok || bad "mod/$f alone differs from its part of the repository's answer: $(diff <(echo "$one") <(echo "$part") | head -4 | tr '\n' ' ')"
+	done
+	run scan --no-cache mod/drivers/net
+	expect_err 'callers followed through the git work tree at mod, found above mod/drivers/net' "the summary names the git work tree found"
+	run scan --no-cache --no-tree mod/drivers/net/fastnet_lib.c
+	expect_out 'mod/drivers/net/fastnet_lib.c:21:12: .*\[P003(, fixable)?\]' "--no-tree: the file alone, its caller in the repository unknown"
+	run explain --no-cache mod/drivers/net/fastnet_lib.c:21
+	expect_out 'from core_poll_all\(\) at mod/net/core/fastcore.c' "explain follows the callers through the git work tree"
+	rm -rf mod
+fi
 run scan -v fastnet/drivers/net/fastnet_stat.c
 expect_out 'the files naming it convert together: fastnet/drivers/net/fastnet_stat.c, fastnet/include/linux/fastdev_stat.h, fastnet/net/core/fastdev_stat.c' "a shared array in a file alone: its part, naming the files that convert together"
 # the diff of each file alone is its part of the whole tree's diff
