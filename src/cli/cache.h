@@ -106,9 +106,12 @@ struct step_store *file_store_open(const char *opt_dir);
 const struct memo *file_store_memo(struct step_store *s);
 /*
  * How many entries S was asked for, and found (a damaged entry is not
- * found): the tree index's analyses with TREE, else the files' results.
+ * found), of KIND: the files' results or spatch steps (STORE_FILES), the
+ * tree index's analyses (STORE_TREE), the rewrites' validations
+ * (STORE_VALIDATIONS, fix/validate.h).
  */
-void step_store_counts(struct step_store *s, bool tree, size_t *asked, size_t *found);
+enum { STORE_FILES, STORE_TREE, STORE_VALIDATIONS, STORE_KINDS };
+void step_store_counts(struct step_store *s, int kind, size_t *asked, size_t *found);
 
 /*
  * Runs the command CMD (ARGV[0] its name) through the cache in the

@@ -17,8 +17,9 @@
 #include "fix/rewrite.h"
 #include "rules/scan_result.h"
 
-/* How the tree index's keys begin (analysis/tree_memo.c), counted apart. */
+/* How the tree index's keys begin (analysis/tree_memo.c), and a validation's (pipeline/verify.h), counted apart. */
 #define TREE_KEY "preemptify tree-uses"
+#define VALIDATE_KEY "preemptify validate"
 
 struct step_store {
 	struct spatch_memo memo;
@@ -26,7 +27,7 @@ struct step_store {
 	char *dir;
 	struct buf salt; /* cache_key_programs() */
 	atomic_bool wrote;
-	atomic_size_t asked[2], found[2]; /* get() calls, and those answered: files' scans, the tree's analyses */
+	atomic_size_t asked[STORE_KINDS], found[STORE_KINDS]; /* get() calls, and those answered, by kind */
 };
 
 /* The entry name of KEY: the hash of the salt and KEY. */
@@ -48,8 +49,10 @@ static bool step_get(void *ctx, const char *key, size_t key_len, char **out, siz
 	char hex[33];
 	step_name(s, key, key_len, hex);
 	bool hit = cache_load(s->dir, hex, &e) == 1 && e.rc == 0;
-	/* a tree index's analysis, or anything else */
-	int kind = key_len >= sizeof TREE_KEY - 1 && memcmp(key, TREE_KEY, sizeof TREE_KEY - 1) == 0;
+	/* a tree index's analysis, a validation, or anything else */
+	int kind = key_len >= sizeof TREE_KEY - 1 && memcmp(key, TREE_KEY, sizeof TREE_KEY - 1) == 0 ? STORE_TREE
+		 : key_len >= sizeof VALIDATE_KEY - 1 && memcmp(key, VALIDATE_KEY, sizeof VALIDATE_KEY - 1) == 0
+			? STORE_VALIDATIONS : STORE_FILES;
 	atomic_fetch_add(&s->asked[kind], 1);
 	if (hit) {
 		atomic_fetch_add(&s->found[kind], 1);
@@ -89,7 +92,7 @@ static struct step_store *store_open(const char *opt_dir, const char *sub)
 	s->scan = (struct memo){s, step_get, step_put};
 	s->dir = xasprintf("%s/%s", dir, sub);
 	atomic_init(&s->wrote, false);
-	for (int k = 0; k < 2; k++) {
+	for (int k = 0; k < STORE_KINDS; k++) {
 		atomic_init(&s->asked[k], 0);
 		atomic_init(&s->found[k], 0);
 	}
@@ -118,10 +121,10 @@ const struct memo *file_store_memo(struct step_store *s)
 	return s ? &s->scan : NULL;
 }
 
-void step_store_counts(struct step_store *s, bool tree, size_t *asked, size_t *found)
+void step_store_counts(struct step_store *s, int kind, size_t *asked, size_t *found)
 {
-	*asked = s ? atomic_load(&s->asked[tree]) : 0;
-	*found = s ? atomic_load(&s->found[tree]) : 0;
+	*asked = s ? atomic_load(&s->asked[kind]) : 0;
+	*found = s ? atomic_load(&s->found[kind]) : 0;
 }
 
 const struct spatch_memo *step_store_memo(struct step_store *s)

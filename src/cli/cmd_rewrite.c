@@ -64,7 +64,9 @@ int rewrite_cli_run(const struct cli_command *cmd, struct rewrite_cmd *c)
 	/* spatch steps seen before are answered from the cache (cache.h) */
 	struct step_store *steps = c->scan.no_cache ? NULL : step_store_open(c->scan.cache_dir, o->spatch);
 	ro.memo = step_store_memo(steps);
+	ro.validated = file_store_memo(steps); /* the same store, asked for validations */
 	int nfail = rewrite_plan(&c->sr, &ro, &c->rr);
+	step_store_counts(steps, STORE_VALIDATIONS, &c->validations_asked, &c->validations_reused);
 	step_store_close(steps);
 	progress_clear(sa.progress);
 	if (interrupted())
@@ -333,6 +335,9 @@ static int run(const char *name, bool apply, int argc, char **argv)
 		fprintf(stderr, "preemptify: %u spatch process%s (%u file runs shared a process, %u answered by the cache)\n",
 			rw.rr.spatch_processes, rw.rr.spatch_processes == 1 ? "" : "es", rw.rr.spatch_batched,
 			rw.rr.spatch_reused);
+	if (rw.scan.verbose && !rw.scan.quiet && rw.validations_asked)
+		fprintf(stderr, "preemptify: cache: %zu of %zu validations of rewritten files reused from earlier runs, "
+			"the others made\n", rw.validations_reused, rw.validations_asked);
 	/* diff answers "are there changes?" (as diff(1)); apply answers "did it work?" */
 	code = t.failed ? EXIT_FAILED : !apply && t.changed ? EXIT_FOUND : EXIT_OK;
 	if (rw.rewrite.require_done && left && code != EXIT_FAILED)

@@ -438,8 +438,8 @@ int scan_cli_run(const struct cli_command *cmd, struct scan_cli *a,
 	hide_findings(a, base, out);
 	rc = failed ? EXIT_FAILED : EXIT_OK;
 done:
-	step_store_counts(files_memo, false, &a->files_asked, &a->files_reused);
-	step_store_counts(files_memo, true, &a->tree_asked, &a->tree_reused);
+	step_store_counts(files_memo, STORE_FILES, &a->files_asked, &a->files_reused);
+	step_store_counts(files_memo, STORE_TREE, &a->tree_asked, &a->tree_reused);
 	step_store_close(files_memo);
 	baseline_free(base);
 	for (size_t i = 0; ids && i < files.len; i++)

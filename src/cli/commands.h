@@ -209,8 +209,9 @@ struct rewrite_cmd {
 	struct scan_result sr;
 	struct rewrite_result rr;
 	bool no_rewrite; /* spatch could not be run at all: nothing was planned */
+	size_t validations_asked, validations_reused; /* rewritten files' validations looked for in the cache, found */
 };
-#define REWRITE_CMD_INIT {SCAN_CLI_INIT, REWRITE_CLI_INIT, STRVEC_INIT, SCAN_RESULT_INIT, REWRITE_RESULT_INIT, false}
+#define REWRITE_CMD_INIT {SCAN_CLI_INIT, REWRITE_CLI_INIT, STRVEC_INIT, SCAN_RESULT_INIT, REWRITE_RESULT_INIT, false, 0, 0}
 
 /*
  * Scans c->paths (scan_cli_run) and plans the rewrite (rewrite_plan) into

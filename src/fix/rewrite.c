@@ -200,9 +200,9 @@ static bool validate_active(struct job *j, const bool *active, char **why, const
 		if (active[f])
 			vec_push(&applied, j->findings.items[f]), vec_push(&idx, f);
 	char **w = xcalloc(applied.len ? applied.len : 1, sizeof *w);
-	size_t refused = validate_rewrite(j->out->path, j->out->old_text, j->out->old_len, text, len,
-					  applied.items, applied.len,
-					  j->opts->scan ? j->opts->scan : &def, w);
+	size_t refused = validate_rewrite_memo(j->opts->validated, j->out->path, j->out->old_text,
+					       j->out->old_len, text, len, applied.items, applied.len,
+					       j->opts->scan ? j->opts->scan : &def, w);
 	for (size_t k = 0; k < applied.len; k++) {
 		if (w[k] && !why[idx.items[k]])
 			why[idx.items[k]] = xasprintf("not rewritten: %s", w[k]);

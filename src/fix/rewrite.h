@@ -37,8 +37,10 @@ struct rewrite_options {
 	struct progress *progress;
 	/* earlier spatch steps' outputs, reused when a step's input recurs; or NULL */
 	const struct spatch_memo *memo;
+	/* earlier validations' answers, reused when the texts, the edits and the scan context recur; or NULL */
+	const struct memo *validated;
 };
-#define REWRITE_OPTIONS_INIT {0, 60, "spatch", NULL, false, false, NULL, NULL}
+#define REWRITE_OPTIONS_INIT {0, 60, "spatch", NULL, false, false, NULL, NULL, NULL}
 
 /* A fixable finding that was not changed, and why. */
 struct refusal {

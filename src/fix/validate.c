@@ -458,3 +458,49 @@ size_t validate_rewrite(const char *path, const char *old_text, size_t old_len,
 	}
 	return verify_reanalysis(path, old_text, old_len, new_text, new_len, applied, n, opts, why);
 }
+
+/* The answer kept under KEY of M for N findings into WHY (all unset), or false. */
+static bool validated_get(const struct memo *m, const struct buf *key, size_t n, char **why, size_t *refused)
+{
+	char *got = NULL;
+	size_t got_len = 0;
+	if (!m->get(m->ctx, key->ptr, key->len, &got, &got_len))
+		return false;
+	struct reader r = {(const unsigned char *)got, got_len, false};
+	*refused = (size_t)reader_below(&r, (uint64_t)n + 1);
+	bool ok = reader_u64(&r) == n;
+	for (size_t k = 0; k < n && ok; k++)
+		why[k] = reader_str(&r);
+	ok = ok && !r.bad && r.n == 0;
+	for (size_t k = 0; k < n && !ok; k++) {
+		free(why[k]);
+		why[k] = NULL;
+	}
+	free(got);
+	return ok;
+}
+
+size_t validate_rewrite_memo(const struct memo *m, const char *path, const char *old_text, size_t old_len,
+			     const char *new_text, size_t new_len, struct finding *const *applied,
+			     size_t n, const struct scan_options *opts, char **why)
+{
+	bool fresh = m != NULL && n > 0;
+	for (size_t k = 0; k < n && fresh; k++)
+		fresh = why[k] == NULL;
+	if (!fresh)
+		return validate_rewrite(path, old_text, old_len, new_text, new_len, applied, n, opts, why);
+	struct buf key = BUF_INIT, form = BUF_INIT;
+	verify_memo_key(opts, path, old_text, old_len, new_text, new_len, applied, n, &key);
+	size_t refused = 0;
+	if (!validated_get(m, &key, n, why, &refused)) {
+		refused = validate_rewrite(path, old_text, old_len, new_text, new_len, applied, n, opts, why);
+		buf_put_u64(&form, refused);
+		buf_put_u64(&form, n);
+		for (size_t k = 0; k < n; k++)
+			buf_put_str(&form, why[k]);
+		m->put(m->ctx, key.ptr, key.len, form.ptr, form.len);
+	}
+	buf_release(&key);
+	buf_release(&form);
+	return refused;
+}

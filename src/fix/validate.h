@@ -36,6 +36,16 @@ size_t validate_rewrite(const char *path, const char *old_text, size_t old_len,
 			size_t n, const struct scan_options *opts, char **why);
 
 /*
+ * validate_rewrite() through the memo M (NULL: none): the answer kept for
+ * the same inputs (pipeline/verify.h's verify_memo_key()) is read back,
+ * else made and kept. Only when no WHY[i] is set on entry; else as
+ * validate_rewrite().
+ */
+size_t validate_rewrite_memo(const struct memo *m, const char *path, const char *old_text, size_t old_len,
+			     const char *new_text, size_t new_len, struct finding *const *applied,
+			     size_t n, const struct scan_options *opts, char **why);
+
+/*
  * The token check alone (check 2): 0 when NEW is OLD with EDITS applied,
  * else the byte offset in OLD nearest the first difference, plus 1, with
  * *WHAT set to a sentence (owned by the caller). Exposed for tests.

@@ -13,6 +13,7 @@
  * (the file is scanned again).
  */
 #include "pipeline/scan_internal.h"
+#include "pipeline/verify.h"
 
 #include <pthread.h>
 #include <stdlib.h>
@@ -43,7 +44,10 @@ static void put_edit(struct buf *b, const struct edit *e)
 	buf_put_str(b, e->node);
 	buf_put_str(b, e->text);
 	buf_put_u64(b, (uint64_t)e->wrap | (uint64_t)e->in_define << 1 | (uint64_t)e->by_text << 2);
-	buf_add(b, e->indent, sizeof e->indent);
+	/* the indent's bytes up to its NUL, the rest zero: what lies past it was never written */
+	char indent[sizeof e->indent] = {0};
+	memcpy(indent, e->indent, strnlen(e->indent, sizeof e->indent - 1));
+	buf_add(b, indent, sizeof indent);
 	put_pos(b, e->tail);
 }
 
@@ -376,4 +380,31 @@ void scan_memo_put(const struct memo *m, const uint64_t ctx[2], const char *path
 	m->put(m->ctx, key.ptr, key.len, form.ptr, form.len);
 	buf_release(&key);
 	buf_release(&form);
+}
+
+/* ---- a rewrite's validation ---- */
+
+#define VALIDATE_FORM "preemptify validate 1"
+
+void verify_memo_key(const struct scan_options *o, const char *path, const char *old_text, size_t old_len,
+		     const char *new_text, size_t new_len, struct finding *const *applied, size_t n,
+		     struct buf *key)
+{
+	uint64_t ctx[2], h[2];
+	scan_memo_context(o, ctx);
+	buf_puts(key, VALIDATE_FORM);
+	buf_put_u64(key, ctx[0]);
+	buf_put_u64(key, ctx[1]);
+	buf_put_str(key, path);
+	hash128(old_text, old_len, h);
+	buf_put_u64(key, old_len);
+	buf_put_u64(key, h[0]);
+	buf_put_u64(key, h[1]);
+	hash128(new_text, new_len, h);
+	buf_put_u64(key, new_len);
+	buf_put_u64(key, h[0]);
+	buf_put_u64(key, h[1]);
+	buf_put_u64(key, n);
+	for (size_t k = 0; k < n; k++)
+		put_finding(key, applied[k]);
 }

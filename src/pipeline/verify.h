@@ -62,4 +62,14 @@ bool verify_note_stale_slot(struct finding *fd, const struct finding *r);
 size_t verify_refuse_fn(const char *fn, char *reason, struct finding *const *applied, size_t n,
 			char **why);
 
+/*
+ * The key of validate_rewrite()'s answer for PATH's OLD -> NEW with the
+ * edits of APPLIED[0..n), scanned with O (fix/validate.h): the scan
+ * context of O (options, what the tree says of itself, the tree's
+ * verdicts), the path, both texts' hashes and every applied finding whole.
+ */
+void verify_memo_key(const struct scan_options *o, const char *path, const char *old_text, size_t old_len,
+		     const char *new_text, size_t new_len, struct finding *const *applied, size_t n,
+		     struct buf *key);
+
 #endif

@@ -51,6 +51,17 @@ for t in bringup cpustat ctxswitch fastnet fastring half26 walk; do
 			bad "$t: the tree index reads the unchanged files' analyses back (${used:-none} of ${asked:-none})"
 		unset used asked
 	fi
+	# a rewritten file's validation is reused when its texts, edits and scan context recur
+	if $have_spatch && [ "$t" = fastnet ]; then
+		run diff -v --color never --cache-dir "$C" w
+		printf '/* once more */\n' >>"w/$victim"
+		run diff -v --color never --cache-dir "$C" w
+		vline=$(printf '%s\n' "$err" | sed -n 's/^preemptify: cache: \([0-9]*\) of \([0-9]*\) validations of rewritten files reused from earlier runs, the others made$/\1 \2/p')
+		read -r used asked <<<"$vline"
+		[ -n "${used:-}" ] && [ "$used" -gt 0 ] && ok ||
+			bad "$t: the unchanged files' validations are reused (${used:-none} of ${asked:-none})"
+		unset used asked
+	fi
 done
 
 # a caller's lock dropped in one file changes the verdict of its callee in
