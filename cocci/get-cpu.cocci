@@ -172,7 +172,8 @@ expression E; identifier l; statement S1, S2;
 p << ib.p;
 t;
 @@
-coccinelle.t = cocci.make_ident(site_text(p, "B"))
+# "E; put_cpu()" (a returned call kept in the region): two lines
+coccinelle.t = cocci.make_ident(site_text(p, "B").replace("; put_cpu()", ";\nput_cpu()"))
 
 @depends on ib && !context@
 position ib.p; identifier ib_text.t; expression E; identifier l; statement S1, S2;

@@ -350,9 +350,15 @@ static void indent_added_line(struct buf *b, const struct lines *newl, const boo
 	size_t rind = r ? indent_len(r, rn) : 0;
 	/* tabs then spaces is already the kernel's: an aligned continuation (`int a,\n\t    b;`) */
 	bool aligned = ind > 0 && s[0] == '\t' && s[ind - 1] == ' ';
-	const char *prev = line > 1 && added[line - 1] ? lines_get(newl, line - 1, &pn) : NULL;
-	if (!ind && prev && memmem(prev, pn, "put_cpu", 7)) {
-		/* `return ret;`, the second line of a region's one exit (region_exit.c) */
+	size_t sn = 0;
+	lines_get(newl, line, &sn);
+	bool put = memmem(s, sn, "put_cpu", 7) != NULL; /* its line before may be a changed one */
+	const char *prev = line > 1 && (added[line - 1] || put) ? lines_get(newl, line - 1, &pn) : NULL;
+	if (!ind && prev && (put || memmem(prev, pn, "put_cpu", 7))) {
+		/*
+		 * `return ret;`, the second line of a region's one exit, or the
+		 * `put_cpu();` after a returned call kept inside (region_exit.c)
+		 */
 		s = prev, ind = indent_len(prev, pn);
 		if (space_indented(prev, pn)) {
 			buf_add(b, prev, ind);

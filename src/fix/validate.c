@@ -170,7 +170,7 @@ static bool is_structure(const struct tok *t)
 struct event {
 	size_t pos;        /* where in OLD the edit's tokens go */
 	size_t skip_end;   /* REPLACE: old tokens in [pos, skip_end) are dropped */
-	int order;         /* at one pos: insert-after, replace, insert-before */
+	int order;         /* at one pos: insert-after, insert-before, replace */
 	const char *text;
 };
 
@@ -227,12 +227,13 @@ static void expected_stream(const char *old, size_t old_len, const struct edit *
 	lex(old, old_len, 0, false, &olds);
 	for (size_t i = 0; i < n_edits; i++) {
 		const struct edit *e = edits[i];
-		struct event ev = {e->start.offset, 0, 2, e->text ? e->text : ""};
+		/* before a statement that starts with a replaced node: the insertion first */
+		struct event ev = {e->start.offset, 0, 1, e->text ? e->text : ""};
 		size_t end = after_trailing_comments(old, old_len, e->end.offset);
 		if (e->op == EDIT_INSERT_AFTER)
 			ev.pos = end, ev.order = 0;
 		else if (e->op == EDIT_REPLACE)
-			ev.skip_end = e->end.offset, ev.order = 1;
+			ev.skip_end = e->end.offset, ev.order = 2;
 		vec_push(&evs, ev);
 		if (!e->wrap)
 			continue;
@@ -258,7 +259,7 @@ static void expected_stream(const char *old, size_t old_len, const struct edit *
 			const struct event *ev = &evs.items[next++];
 			size_t before = nc;
 			emit_event(ev, out, &nc);
-			if (ev->order == 1) {
+			if (ev->order == 2) {
 				skip_lo = ev->pos, skip_hi = ev->skip_end, skip_text = ev->text;
 				slot_lo = before, slot_hi = nc;
 			}

@@ -275,7 +275,7 @@ char *verify_edits(const struct finding *f, const char *text, size_t len)
 
 struct placed {
 	size_t at, end;          /* [at, end) replaced; at == end: an insertion */
-	int order;               /* at one offset: {, insert-after, replace, insert-before, } */
+	int order;               /* at one offset: {, insert-after, insert-before, replace, } */
 	const char *text;
 	size_t owner;            /* index of the finding (in the plan) */
 };
@@ -292,11 +292,12 @@ static int placed_cmp(const void *a, const void *b)
 
 static struct placed place(const struct edit *e, size_t owner)
 {
-	struct placed p = {e->start.offset, e->start.offset, 2, e->text ? e->text : "", owner};
+	/* before a statement that starts with a replaced node: the insertion first, as spatch makes it */
+	struct placed p = {e->start.offset, e->start.offset, 1, e->text ? e->text : "", owner};
 	if (e->op == EDIT_INSERT_AFTER)
 		p.at = p.end = e->end.offset, p.order = 0;
 	else if (e->op == EDIT_REPLACE)
-		p.end = e->end.offset, p.order = 1;
+		p.end = e->end.offset, p.order = 2;
 	return p;
 }
 

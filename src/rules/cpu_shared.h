@@ -141,6 +141,16 @@ char *plan_vanish_region(const struct ctx *c, TSNode site, struct finding *fd);
 char *plan_single_exit(const struct ctx *c, TSNode last, TSNode *exits, size_t n, const char *put,
 		       struct finding *fd);
 /*
+ * region_exit.c: the exits EXITS[0..n) of a region that does not end the
+ * function, those with KEPT[i] a `return E;` whose E calls what may depend
+ * on this CPU: E stays inside the region, `E; PUT;` then `return;` in a
+ * void function, `ret = E; PUT;` then `return ret;` with a `ret` local of
+ * the function's type in another; the other exits get `PUT;` before them.
+ * NULL (edits into FD, which may be NULL) or why not (owned).
+ */
+char *plan_kept_exits(const struct ctx *c, TSNode *exits, const bool *kept, size_t n, const char *put,
+		      struct finding *fd);
+/*
  * region_exit.c: does the return EXIT leave nothing that may depend on this
  * CPU after a put before it: it names no VAR (the region's CPU number, may
  * be NULL) and calls only functions of the file that are plain C, with no

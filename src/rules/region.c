@@ -238,6 +238,59 @@ static TSNode region_end(TSNode last)
 }
 
 /*
+ * The edits at the region's exits: a put before each, and a return whose
+ * value calls what may depend on this CPU (`return f(x);`) kept inside: the
+ * region made one exit after its end where every path ends in such a
+ * return (2.6.9 msr.c), else the value computed before the put at the
+ * return itself (plan_kept_exits()). NULL, or why not (owned); *ENDED when
+ * the edits made already end the region (its one exit).
+ */
+static char *plan_exits(const struct ctx *c, TSNode *exits, size_t n, TSNode last, const char *var,
+			const char *put, struct finding *fd, bool *ended)
+{
+	bool *kept = xcalloc(n ? n : 1, sizeof *kept); /* the returns that may depend on this CPU */
+	size_t dep = n;                                 /* the first of them */
+	for (size_t i = 0; i < n; i++) {
+		kept[i] = !ts_node_is_null(first_call(exits[i])) && !exit_cpu_free(c, exits[i], var);
+		dep = dep < n || !kept[i] ? dep : i;
+	}
+	char *why = NULL;
+	if (dep == n) {
+		char *stmt = xasprintf("%s;", put);
+		for (size_t i = 0; i < n; i++)
+			add_edit(c, fd, EDIT_INSERT_BEFORE, exits[i], stmt);
+		free(stmt);
+		goto done;
+	}
+	/* `return f(x);`: one exit after the region, as 2.6.9 msr.c has it */
+	bool pc = strcmp(put, "put_cpu()") == 0;
+	char *one = pc ? plan_single_exit(c, last, exits, n, put, NULL) :
+		    xstrdup("only a put_cpu() region keeps a returned call inside");
+	if (!one) {
+		plan_single_exit(c, last, exits, n, put, fd);
+		*ended = true;
+		goto done;
+	}
+	char *in = pc ? plan_kept_exits(c, exits, kept, n, put, NULL) : NULL;
+	if (pc && !in) {
+		plan_kept_exits(c, exits, kept, n, put, fd);
+		free(one);
+		goto done;
+	}
+	char *name = node_text(c, ts_field(first_call(exits[dep]), "function"));
+	why = xasprintf("the return at line %u calls %s() after %s would end the region, and the call may "
+			"depend on this CPU; keep it inside by hand (save its result in a local first; not "
+			"done here: %s%s%s)", line_of(c, exits[dep]), name, put, one, in ? "; " : "",
+			in ? in : "");
+	free(in);
+	free(one);
+	free(name);
+done:
+	free(kept);
+	return why;
+}
+
+/*
  * plan_region() (cpu_shared.h). A region ending with an #if group (uses in
  * its arms) ends after the statement that follows the group, where the
  * put can go: it cannot anchor on #endif.
@@ -285,39 +338,19 @@ char *plan_region(const struct ctx *c, TSNode first, TSNode last, const char *va
 		vec_release(&rs.exits);
 		return outside;
 	}
-	for (size_t i = 0; i < rs.exits.len; i++) {
-		TSNode call = first_call(rs.exits.items[i]);
-		if (ts_node_is_null(call) || exit_cpu_free(c, rs.exits.items[i], var))
-			continue;
-		/* `return f(x);`: one exit after the region, as 2.6.9 msr.c has it */
-		char *one = strcmp(put, "put_cpu()") != 0 ? xasprintf("only a put_cpu() region is made one exit") :
-			    plan_single_exit(c, last, rs.exits.items, rs.exits.len, put, NULL);
-		if (!one) {
-			plan_single_exit(c, last, rs.exits.items, rs.exits.len, put, fd);
-			vec_release(&rs.exits);
-			return NULL;
-		}
-		char *name = node_text(c, ts_field(call, "function"));
-		char *why = xasprintf("the return at line %u calls %s() after %s would end the region, "
-				      "and the call may depend on this CPU; keep it inside by hand "
-				      "(save its result in a local first; not done here: %s)",
-				      line_of(c, rs.exits.items[i]), name, put, one);
-		free(one);
-		free(name);
-		vec_release(&rs.exits);
+	bool ended = false;
+	char *why = plan_exits(c, rs.exits.items, rs.exits.len, last, var, put, fd, &ended);
+	vec_release(&rs.exits);
+	if (why || ended)
 		return why;
-	}
-	char *stmt = xasprintf("%s;", put);
-	for (size_t i = 0; i < rs.exits.len; i++)
-		add_edit(c, fd, EDIT_INSERT_BEFORE, rs.exits.items[i], stmt);
 	/* after `L: S` is after S, which the semantic patch anchors on (it cannot on the label) */
 	TSNode after = last;
 	while (ts_type_is(after, "labeled_statement") && ts_node_named_child_count(after) > 1)
 		after = ts_node_named_child(after, ts_node_named_child_count(after) - 1);
+	char *stmt = xasprintf("%s;", put);
 	if (!never_completes(last))
 		add_edit(c, fd, EDIT_INSERT_AFTER, after, stmt);
 	free(stmt);
-	vec_release(&rs.exits);
 	return NULL;
 }
 

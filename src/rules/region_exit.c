@@ -147,6 +147,86 @@ char *plan_single_exit(const struct ctx *c, TSNode last, TSNode *exits, size_t n
 	return NULL;
 }
 
+/* Does F return void (the plain type, not a pointer to it)? */
+static bool returns_void(const struct ctx *c, const struct fn *f)
+{
+	return ts_text_is(ts_field(f->def, "type"), c->text, "void") &&
+	       ts_type_is(ts_field(f->def, "declarator"), "function_declarator");
+}
+
+/* Why the return R cannot keep its value's computation inside the region, or NULL. */
+static char *kept_refusal(const struct ctx *c, TSNode r)
+{
+	if (!ts_type_is(r, "return_statement") || !ts_node_named_child_count(r))
+		return xasprintf("the %s at line %u leaves the region without a value to keep", ts_node_type(r),
+				 line_of(c, r));
+	TSNode v = ts_node_named_child(r, 0);
+	if (line_of(c, v) != source_pos(c->src, ts_node_end_byte(v)).line || count_cpu_reads(c, v))
+		return xasprintf("the value returned at line %u spans lines or reads the CPU number",
+				 line_of(c, r));
+	return NULL;
+}
+
+/*
+ * plan_kept_exits() (cpu_shared.h). `return f(x);` becomes `f(x); put_cpu();`
+ * and `return;` in a void function (so an unbraced arm gets its braces from
+ * the semantic patch), `ret = f(x); put_cpu();` and `return ret;` in another.
+ */
+char *plan_kept_exits(const struct ctx *c, TSNode *exits, const bool *kept, size_t n, const char *put,
+		      struct finding *fd)
+{
+	const struct fn *f = n ? analysis_fn_at(c->fa, ts_node_start_byte(exits[0])) : NULL;
+	if (!f)
+		return xstrdup("the region's returns are not in a function");
+	bool is_void = returns_void(c, f);
+	for (size_t i = 0; i < n; i++) {
+		char *no = kept[i] ? kept_refusal(c, exits[i]) : NULL;
+		if (no)
+			return no;
+	}
+	char *type = is_void ? NULL : return_type(c, f);
+	const char *name = is_void ? "" : value_name(c, f);
+	TSNode decl = last_decl(f->body);
+	if (!is_void && (!ts_type_is(decl, "declaration") || ts_node_named_child_count(decl) != 2 || !type ||
+			 !name)) {
+		free(type);
+		return xstrdup(!ts_type_is(decl, "declaration") || ts_node_named_child_count(decl) != 2
+			       ? "the function has no plain declaration to put the value's local after"
+			       : !type ? "the function's return type is not one a local can be declared with as it "
+					 "is written"
+			       : "every name for the value's local (ret, rc, retval) is taken");
+	}
+	if (!fd) {
+		free(type);
+		return NULL;
+	}
+	char *text;
+	if (!is_void) {
+		text = xasprintf("%s%s;", type, name);
+		add_edit(c, fd, EDIT_INSERT_AFTER, decl, text);
+		free(text);
+	}
+	for (size_t i = 0; i < n; i++) {
+		if (!kept[i]) {
+			text = xasprintf("%s;", put);
+			add_edit(c, fd, EDIT_INSERT_BEFORE, exits[i], text);
+			free(text);
+			continue;
+		}
+		char *v = orig_text(c, ts_node_named_child(exits[i], 0));
+		/* one line in the plan (the checks keep every line's number); get-cpu.cocci breaks it in two */
+		text = xasprintf("%s%s%s; %s;", name, is_void ? "" : " = ", v, put);
+		add_edit(c, fd, EDIT_INSERT_BEFORE, exits[i], text);
+		free(text);
+		text = xasprintf("return%s%s;", is_void ? "" : " ", name);
+		add_edit(c, fd, EDIT_REPLACE, exits[i], text);
+		free(text);
+		free(v);
+	}
+	free(type);
+	return NULL;
+}
+
 struct cpu_free {
 	const struct ctx *c;
 	const char *var; /* the region's CPU number, or NULL */
