@@ -251,6 +251,30 @@ static void explain_none(const struct explain_query *q, const struct scan_result
 	putchar('\n');
 }
 
+/*
+ * Does LINE lie past the end of FILE? Says so on stderr (naming the file
+ * and its length) before a tree is indexed for nothing. A file that cannot
+ * be read is left to the scan, which names it.
+ */
+static bool line_past_end(const char *file, unsigned line)
+{
+	char *text = NULL;
+	size_t len = 0;
+	if (line == 0 || read_file(file, &text, &len) < 0) {
+		error_clear();
+		return false;
+	}
+	unsigned lines = 0;
+	for (size_t i = 0; i < len; i++)
+		lines += text[i] == '\n';
+	lines += len && text[len - 1] != '\n';
+	free(text);
+	if (line <= lines)
+		return false;
+	fprintf(stderr, "preemptify explain: %s:%u: the file has %u line%s\n", file, line, lines, lines == 1 ? "" : "s");
+	return true;
+}
+
 /* The scan options of explain from A (and --context-root's want), the user's sleepers set. */
 static int explain_options(const struct cli_command *cmd, const struct scan_cli *a, bool tree,
 			   struct scan_options *so)
@@ -306,6 +330,8 @@ int cmd_explain(int argc, char **argv)
 	if (explain_target(&args, &file, &q.line, &q.col, &q.whole) < 0)
 		goto done;
 	q.file = file;
+	if (!q.whole && line_past_end(file, q.line))
+		goto done;
 	struct strvec named = {&file, 1, 1};
 	a.context_root = context_root;
 	if (scan_cli_config(cmd, &a, &named) != EXIT_OK)
@@ -336,7 +362,7 @@ int cmd_explain(int argc, char **argv)
 		explain_none(&q, &r);
 	if (flagged && !context_root && shows_tree_context(&q, &r))
 		printf("\n(callers in other files were not followed: %s)\n",
-		       a.no_tree ? "--no-tree" : "no kernel tree above the file; --context-root DIR names one");
+		       a.no_tree ? "--no-tree" : "no kernel tree or git work tree above the file; --context-root DIR names one");
 	rc = EXIT_OK; /* explained: the findings are the answer, not a failure */
 done:
 	free(file);

@@ -37,4 +37,9 @@ expect_out "cr.c: error: its lines end in a bare CR" "CR line endings: said"
 # D29: a pipe (diff <(cat f)) is named as such, not "changed since it was scanned"
 trun diff <(cat f.c); expect_rc 3 "a pipe as a PATH: a failed file"
 expect_err "/dev/fd/[0-9]+: error: a FIFO, not a regular file; not read" "a pipe as a PATH: said"
+# explain of a line past the end of the file: said at once, naming the file and its length
+n=$(wc -l < f.c)
+run explain --no-cache "f.c:$((n + 100))"; expect_rc 2 "explain past the end of the file: a usage error"
+expect_err "f.c:$((n + 100)): the file has $n lines" "explain past the end of the file: its length said"
+run explain --no-cache "f.c:$n"; expect_rc 0 "explain of the file's last line"
 finish
