@@ -161,7 +161,7 @@ static event_vec node_events(struct fn *f, const struct source *src, const struc
 		TSNode call = ec.calls.items[k];
 		const char *name;
 		size_t len = ts_call_name(call, src->parse_text, &name);
-		struct event e = {call, len ? api_lookup(name, len) : NULL, 0, -1, {-1, -1}, false, NULL, false};
+		struct event e = {call, len ? api_lookup(name, len) : NULL, 0, -1, {-1, -1}, false, NULL, NULL, false};
 		const struct wrapper *w = !e.api && len ? wrapper_lookup(f, name, len) : NULL;
 		if (w)
 			e.api = &w->api;

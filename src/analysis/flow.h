@@ -48,6 +48,13 @@ struct event {
 	 * drops sb_lock): a release of those keys. Set by sleep_summarise().
 	 */
 	const struct fn *drops;
+	/*
+	 * A call to a function of the file that leaves its caller's locks (its
+	 * `dropped`) released on some paths and held on others (2.4
+	 * write_buffer_delay(): released when it returns 1): which way it went
+	 * is what its result says. Set by sleep_summarise() (NULL with drops).
+	 */
+	const struct fn *may_drop;
 	/* A function-like macro of the file that always returns (`do { ...; return; } while (0)`). */
 	bool returns;
 };
@@ -363,6 +370,7 @@ enum { PATH_HELD = 1, PATH_FREE = 2, PATH_NEVER = 4 };
 struct path_result {
 	bool complete;
 	uint8_t *ev;        /* per event slot: PATH_* bits, two slots per event */
+	size_t nslots;      /* ev's length */
 	uint32_t *ev_first; /* per CFG node: its first event's index */
 	uint8_t *exit;      /* per key: PATH_HELD / PATH_FREE at the exit; 0 never reached */
 	/*

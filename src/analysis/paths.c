@@ -14,10 +14,19 @@
 #define MAX_STATES 24      /* per node; more gives up (the flow's answer stands) */
 #define MAX_STEPS 200000
 #define COUNT_MAX 4        /* counts saturate; locks are held once */
+#define MAX_READINGS 8     /* readings of a function's tested calls that may release */
+
+/* A call that may release (event.may_drop) and the condition whose test tells which way it went. */
+struct reading {
+	TSNode call;
+	uint32_t test;
+};
 
 struct pstate {
 	uint64_t known, val;
 	uint32_t alias;
+	/* which way the bound call went (explorer.bind_call), until its test: 0, 1 held, 2 released */
+	uint8_t way;
 	uint8_t *depth;    /* per key */
 };
 typedef VEC(struct pstate) pstate_vec;
@@ -35,6 +44,15 @@ struct explorer {
 	int irq_key;              /* the key "irq", or -1 */
 	size_t steps;
 	bool failed;
+	/*
+	 * The reading of a tested call that releases its caller's lock on some
+	 * of its paths (event.may_drop) this replay makes: its call, the test
+	 * of its result bound to which way it went (POLARITY 1: true where it
+	 * released, 0: false there); BIND UINT32_MAX for none.
+	 */
+	TSNode bind_call;
+	uint32_t bind;
+	int polarity;
 };
 
 static struct pstate state_copy(const struct explorer *x, const struct pstate *s)
@@ -160,7 +178,7 @@ static void join(struct explorer *x, uint32_t to, struct pstate *s)
 	pstate_vec *v = &x->at[to];
 	for (size_t i = 0; i < v->len; i++) {
 		struct pstate *t = &v->items[i];
-		if (t->alias != s->alias || memcmp(t->depth, s->depth, x->nk + 1) != 0)
+		if (t->alias != s->alias || t->way != s->way || memcmp(t->depth, s->depth, x->nk + 1) != 0)
 			continue;
 		uint64_t known = t->known & s->known & ~(t->val ^ s->val);
 		free(s->depth);
@@ -232,6 +250,19 @@ static void node_writes(struct explorer *x, uint32_t id, struct pstate *s)
 	}
 }
 
+/*
+ * The edge LABEL out of condition ID, taken by C: false when ID is the
+ * bound test and the edge is not the one C's way takes under the polarity.
+ */
+static bool result_way(const struct explorer *x, uint32_t id, enum cfg_edge_label label, struct pstate *c)
+{
+	if (!c->way || id != x->bind || (label != EDGE_TRUE && label != EDGE_FALSE))
+		return true;
+	bool released = c->way == 2;
+	c->way = 0;
+	return (label == EDGE_TRUE) == (released == (x->polarity == 1));
+}
+
 /* Follows edge E out of condition or statement ID with state C (consumed). */
 static void follow(struct explorer *x, uint32_t id, const struct cfg_edge *e, struct pstate *c)
 {
@@ -251,7 +282,7 @@ static void follow(struct explorer *x, uint32_t id, const struct cfg_edge *e, st
 				event_step(x, t, x->out->ev_first[id] + (uint32_t)k, true, &one);
 			}
 		}
-		if (!edge_facts(x, id, x->pf.nodes[id].cond, e->label, c)) {
+		if (!edge_facts(x, id, x->pf.nodes[id].cond, e->label, c) || !result_way(x, id, e->label, c)) {
 			free(c->depth);
 			return;
 		}
@@ -288,6 +319,37 @@ static void callee_drops(struct explorer *x, const struct event *e, pstate_vec *
 					irq_step(x, &v->items[i], false, NULL);
 				else
 					key_step(x, &v->items[i], (uint32_t)k, false);
+			}
+		}
+		free(key);
+	}
+}
+
+/*
+ * The bound call G, which leaves its caller's locks released on some of
+ * its paths (G->dropped): each state that holds one goes on both ways,
+ * each bound to its edge of the bound test (result_way()).
+ */
+static void callee_may_drop(struct explorer *x, const struct event *e, pstate_vec *v)
+{
+	const struct fn *g = e->may_drop;
+	for (size_t d = 0; d < g->dropped.len; d++) {
+		char *key = flow_callee_key(g, e->call, x->f->src, g->dropped.items[d]);
+		for (size_t k = 0; key && k < x->nk; k++) {
+			if (strcmp(x->f->keys.items[k], key) != 0)
+				continue;
+			size_t n = v->len;
+			for (size_t i = 0; i < n; i++) {
+				if (!v->items[i].depth[k])
+					continue;
+				struct pstate c = state_copy(x, &v->items[i]);
+				if ((int)k == x->irq_key)
+					irq_step(x, &c, false, NULL);
+				else
+					key_step(x, &c, (uint32_t)k, false);
+				c.way = 2;
+				v->items[i].way = 1;
+				vec_push(v, c);
 			}
 		}
 		free(key);
@@ -342,6 +404,8 @@ static void visit(struct explorer *x, uint32_t id, struct pstate in)
 				irq_step(x, &v.items[i], false, NULL); /* schedule() enables irqs */
 		if (e->drops)
 			callee_drops(x, e, &v);
+		else if (e->may_drop && x->bind != UINT32_MAX && ts_node_eq(e->call, x->bind_call))
+			callee_may_drop(x, e, &v);
 		if (e->returns) { /* a macro that returns: the function's exit, with what is held */
 			for (size_t i = 0; i < v.len; i++) {
 				exits(x, &v.items[i]);
@@ -373,7 +437,7 @@ static void visit(struct explorer *x, uint32_t id, struct pstate in)
 	vec_release(&v);
 }
 
-void paths_explore(const struct fn *f, struct path_result *out)
+static void result_alloc(const struct fn *f, struct path_result *out)
 {
 	size_t n = f->cfg.nodes.len, total = 0;
 	memset(out, 0, sizeof *out);
@@ -382,15 +446,27 @@ void paths_explore(const struct fn *f, struct path_result *out)
 		out->ev_first[i] = (uint32_t)total;
 		total += f->events.items[i].len;
 	}
-	out->ev = xcalloc(2 * total + 1, 1);
+	out->nslots = 2 * total + 1;
+	out->ev = xcalloc(out->nslots, 1);
 	out->exit = xcalloc(f->keys.len + 1, 1);
 	out->ret_null = xcalloc(f->keys.len + 1, 1);
 	out->ret_value = xcalloc(f->keys.len + 1, 1);
+	out->param_split = xcalloc(f->keys.len + 1, 1);
+}
+
+/* One replay of F into OUT (result_alloc()), READING's test read as POLARITY says. */
+static void explore_once(const struct fn *f, struct path_result *out, const struct reading *reading, int polarity)
+{
+	size_t n = f->cfg.nodes.len;
 	struct explorer x;
 	memset(&x, 0, sizeof x);
 	x.f = f;
 	x.out = out;
 	x.nk = f->keys.len;
+	x.polarity = polarity;
+	x.bind = reading ? reading->test : UINT32_MAX;
+	if (reading)
+		x.bind_call = reading->call;
 	x.at = xcalloc(n, sizeof *x.at);
 	x.counts = xcalloc(x.nk + 1, sizeof *x.counts);
 	x.irq_key = -1;
@@ -405,7 +481,7 @@ void paths_explore(const struct fn *f, struct path_result *out)
 	x.free_false = x.free_true + x.nk + 1;
 	memset(x.held_true, 0xff, 4 * (x.nk + 1) * sizeof *x.held_true);
 	path_facts_find(&x.pf, f);
-	struct pstate s0 = {x.pf.init_known, x.pf.init_val, 0, xcalloc(x.nk + 1, 1)};
+	struct pstate s0 = {x.pf.init_known, x.pf.init_val, 0, 0, xcalloc(x.nk + 1, 1)};
 	join(&x, CFG_ENTRY_ID, &s0);
 	while (x.work.len && !x.failed) {
 		uint32_t idx = x.work.items[--x.work.len];
@@ -416,7 +492,6 @@ void paths_explore(const struct fn *f, struct path_result *out)
 			visit(&x, id, state_copy(&x, &x.at[id].items[idx]));
 	}
 	out->complete = !x.failed;
-	out->param_split = xcalloc(x.nk + 1, 1);
 	for (size_t k = 0; out->complete && k < x.nk; k++) {
 		uint64_t split = (x.held_true[k] & x.free_false[k]) | (x.held_false[k] & x.free_true[k]);
 		out->param_split[k] = out->exit[k] == (PATH_HELD | PATH_FREE) &&
@@ -432,6 +507,107 @@ void paths_explore(const struct fn *f, struct path_result *out)
 	free(x.counts);
 	vec_release(&x.work);
 	path_facts_release(&x.pf, n);
+}
+
+struct ident_find {
+	const char *src, *name;
+	size_t len;
+	bool found;
+};
+
+static bool ident_visit(TSNode n, void *ctx)
+{
+	struct ident_find *w = ctx;
+	if (w->found)
+		return false;
+	uint32_t a = ts_node_start_byte(n), b = ts_node_end_byte(n);
+	if (ts_type_is(n, "identifier") && b - a == w->len && memcmp(w->src + a, w->name, w->len) == 0)
+		w->found = true;
+	return true;
+}
+
+/* The variable the value of CALL is stored in (`rck = check(...)`, `int rck = ...`), or a null node. */
+static TSNode result_var(TSNode call)
+{
+	TSNode p = ts_node_parent(call), none = {0};
+	while (ts_type_is(p, "parenthesized_expression") || ts_type_is(p, "cast_expression"))
+		p = ts_node_parent(p);
+	TSNode v = ts_type_is(p, "assignment_expression") ? ts_field(p, "left")
+		 : ts_type_is(p, "init_declarator") ? ts_field(p, "declarator") : none;
+	return !ts_node_is_null(v) && ts_type_is(v, "identifier") ? v : none;
+}
+
+/*
+ * The readings of F's calls that release their caller's lock on some of
+ * their paths (event.may_drop): a call that is itself a condition, or each
+ * condition that reads the variable its value is stored in.
+ */
+static size_t readings_of(const struct fn *f, struct reading *out)
+{
+	size_t n = 0;
+	for (uint32_t id = 0; id < f->events.len; id++)
+		for (size_t k = 0; k < f->events.items[id].len; k++) {
+			const struct event *e = &f->events.items[id].items[k];
+			if (!e->may_drop)
+				continue;
+			if (f->cfg.nodes.items[id].kind == CFG_COND) {
+				if (n < MAX_READINGS)
+					out[n++] = (struct reading){e->call, id};
+				continue;
+			}
+			TSNode v = result_var(e->call);
+			if (ts_node_is_null(v))
+				continue;
+			for (uint32_t c = 0; c < f->cfg.nodes.len && n < MAX_READINGS; c++) {
+				const struct cfg_node *node = &f->cfg.nodes.items[c];
+				if (node->kind != CFG_COND || c == id || ts_node_is_null(node->ast))
+					continue;
+				struct ident_find w = {f->src, f->src + ts_node_start_byte(v),
+						       ts_node_end_byte(v) - ts_node_start_byte(v), false};
+				ts_walk(node->ast, ident_visit, &w);
+				if (w.found)
+					out[n++] = (struct reading){e->call, c};
+			}
+		}
+	return n;
+}
+
+/* Keeps in OUT what O2 sees too. */
+static void result_meet(const struct fn *f, struct path_result *out, const struct path_result *o2)
+{
+	out->complete = out->complete && o2->complete;
+	out->irq_on = out->irq_on && o2->irq_on;
+	for (size_t i = 0; i < out->nslots; i++)
+		out->ev[i] &= o2->ev[i];
+	for (size_t k = 0; k <= f->keys.len; k++) {
+		out->exit[k] &= o2->exit[k];
+		out->ret_null[k] &= o2->ret_null[k];
+		out->ret_value[k] &= o2->ret_value[k];
+		out->param_split[k] |= o2->param_split[k];
+	}
+}
+
+/*
+ * A function that tests the result of a call releasing its lock on some
+ * paths is replayed once per reading: one test of that result tells which
+ * way the call went, true where it released or the other way round. What
+ * it reports must happen on every reading, for the analysis does not know
+ * which one the callee's values give (2.4 write_some_buffers(),
+ * __check_for_io_and_kill() and its three tests of one result).
+ */
+void paths_explore(const struct fn *f, struct path_result *out)
+{
+	struct reading r[MAX_READINGS];
+	size_t n = readings_of(f, r);
+	result_alloc(f, out);
+	explore_once(f, out, n ? &r[0] : NULL, n ? 1 : -1);
+	for (size_t i = 1; i < 2 * n; i++) { /* reading i / 2, true where it released when i is even */
+		struct path_result o2;
+		result_alloc(f, &o2);
+		explore_once(f, &o2, &r[i / 2], (int)(1 - i % 2));
+		result_meet(f, out, &o2);
+		paths_release(&o2);
+	}
 }
 
 void paths_release(struct path_result *r)

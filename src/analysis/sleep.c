@@ -184,10 +184,14 @@ static bool mark_dropping_calls(const struct file_analysis *fa, struct fn *f)
 				marked = true;
 			}
 			const struct fn *g = idx >= 0 ? &fa->fns.items[idx] : NULL;
-			if (!g || g == f || g->wraps || !g->dropped.len ||
-			    !flow_caller_keys_gone(g, g->dropped.items, g->dropped.len, UINT32_MAX))
+			if (!g || g == f || g->wraps || !g->dropped.len)
 				continue;
+			if (!flow_caller_keys_gone(g, g->dropped.items, g->dropped.len, UINT32_MAX)) {
+				ev->may_drop = g; /* on some of its paths only */
+				continue;
+			}
 			ev->drops = g;
+			ev->may_drop = NULL;
 			marked = true;
 		}
 	return marked;
