@@ -1,6 +1,7 @@
 /* P007: an acquisition not released on every path. */
 #include "rules/ctx.h"
 
+#include <ctype.h>
 #include <string.h>
 
 /* Is there already a P007 at CALL (one report per call)? */
@@ -97,6 +98,80 @@ static bool hands_off_with_value(const struct fn *f, const struct path_result *r
 	       r->ret_null[key] == PATH_FREE && r->exit[key] == (PATH_HELD | PATH_FREE);
 }
 
+/* Does comment N name a call that releases one of KEYS (`restore_flags(flags);` inside a comment)? */
+static bool comment_releases(TSNode n, const char *src, unsigned keys)
+{
+	uint32_t a = ts_node_start_byte(n), b = ts_node_end_byte(n);
+	for (uint32_t i = a; i < b; i++) {
+		bool start = (isalpha((unsigned char)src[i]) || src[i] == '_') &&
+			     (i == a || !(isalnum((unsigned char)src[i - 1]) || src[i - 1] == '_'));
+		if (!start)
+			continue;
+		uint32_t e = i;
+		while (e < b && (isalnum((unsigned char)src[e]) || src[e] == '_'))
+			e++;
+		uint32_t k = e;
+		while (k < b && (src[k] == ' ' || src[k] == '\t'))
+			k++;
+		const struct api *api = k < b && src[k] == '(' ? api_lookup(src + i, e - i) : NULL;
+		if (api && api->op == API_RELEASE && (api->keys & keys))
+			return true;
+		i = e;
+	}
+	return false;
+}
+
+/* Is there a comment naming a release of KEYS before statement S in its block? */
+static bool release_commented_before(const struct fn *f, TSNode s, unsigned keys)
+{
+	TSNode block = ts_node_parent(s);
+	for (uint32_t i = 0; i < ts_node_child_count(block); i++) {
+		TSNode n = ts_node_child(block, i);
+		if (ts_node_start_byte(n) >= ts_node_start_byte(s))
+			break;
+		if (ts_type_is(n, "comment") && comment_releases(n, f->src, keys))
+			return true;
+	}
+	return false;
+}
+
+/* Is KEY held at OFFSET of F on some path? */
+static bool held_at(const struct fn *f, uint32_t offset, const char *key)
+{
+	name_vec v = VEC_INIT;
+	flow_held_keys(f, offset, true, &v);
+	bool held = false;
+	for (size_t k = 0; k < v.len && !held; k++)
+		held = strcmp(v.items[k], key) == 0;
+	vec_release(&v);
+	return held;
+}
+
+/*
+ * Does every return that may leave A held follow a comment that holds
+ * A's release in the same block, and the end of the body leave it
+ * released? The author took the release out there on purpose (2.4
+ * NCR5380_abort(): a commented-out restore_flags(flags) before the return
+ * of a failed abort, which the midlayer calls with interrupts off and
+ * keeps that way; 2.6.9 still comments out its local_irq_restore()).
+ */
+static bool release_commented_out(const struct fn *f, const struct acq *a)
+{
+	const struct api *api = api_lookup(a->api, strlen(a->api));
+	if (!api || ts_node_is_null(f->body) || held_at(f, ts_node_end_byte(f->body) - 1, a->key))
+		return false;
+	bool any = false;
+	for (size_t n = 0; n < f->cfg.nodes.len; n++) {
+		const struct cfg_node *node = &f->cfg.nodes.items[n];
+		if (node->kind != CFG_RETURN || !f->reached[n] || !held_at(f, ts_node_start_byte(node->ast), a->key))
+			continue;
+		if (!release_commented_before(f, node->ast, api->keys))
+			return false;
+		any = true;
+	}
+	return any;
+}
+
 static void check_balance(struct ctx *c, const struct fn *f, TSNode site, const char *kind)
 {
 	(void)site;
@@ -154,6 +229,8 @@ static void check_exits(struct ctx *c, const struct fn *f, struct feasible *p)
 			continue; /* kept for the caller when its argument asks: the caller's to release */
 		if (r && !r->irq_on && strcmp(a->key, "irq") == 0 && !strstr(a->api, "save"))
 			continue; /* never turns interrupts back on: left off on purpose, as a lock wrapper does */
+		if (!count_left && release_commented_out(f, a))
+			continue; /* its release commented out where it returns holding it: on purpose */
 		if (count_left) {
 			count_reported = true;
 			add_finding(c, RULE_P007, a->call, f, SEV_WARNING, CONF_MEDIUM, FIX_NONE,
