@@ -239,6 +239,7 @@ void analysis_release(struct file_analysis *fa)
 		free(f->via_root);
 		free(f->via_pointer);
 		free(f->ctx_reason);
+		free(f->entry_lock);
 		free(f->callers_note);
 		free(f->sleep_reason);
 		for (size_t k = 0; k < f->dropped.len; k++)

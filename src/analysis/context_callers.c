@@ -21,15 +21,17 @@ static void field_calls(const struct file_analysis *fa, struct fn *f, TSNode cal
 	TSNode fld = ts_field(fe, "field");
 	const char *src = fa->src->parse_text;
 	size_t n = ts_node_end_byte(fld) - ts_node_start_byte(fld);
-	bool have = false, off = false;
+	bool have = false, off = false, irqs = false;
 	for (size_t g = 0; g < fa->fns.len; g++) {
 		const struct fn *callee = &fa->fns.items[g];
 		if (!callee->via_private || strlen(callee->via_field) != n ||
 		    memcmp(callee->via_field, src + ts_node_start_byte(fld), n) != 0)
 			continue;
-		if (!have)
+		if (!have) {
 			off = flow_call_off(f, fa->src, ts_node_start_byte(call), NULL), have = true;
-		struct call_site cs = {(uint32_t)g, call, off};
+			irqs = off && flow_irqs_off_at(f, ts_node_start_byte(call));
+		}
+		struct call_site cs = {(uint32_t)g, call, off, irqs};
 		vec_push(&f->calls, cs);
 	}
 }
@@ -57,7 +59,9 @@ static void collect_calls(struct file_analysis *fa, struct fn *f)
 				field_calls(fa, f, call);
 				continue;
 			}
-			struct call_site cs = {(uint32_t)idx, call, flow_call_off(f, fa->src, ts_node_start_byte(call), NULL)};
+			bool off = flow_call_off(f, fa->src, ts_node_start_byte(call), NULL);
+			struct call_site cs = {(uint32_t)idx, call, off,
+					       off && flow_irqs_off_at(f, ts_node_start_byte(call))};
 			vec_push(&f->calls, cs);
 		}
 }
@@ -176,13 +180,50 @@ static void callers_notes(struct file_analysis *fa, const struct callers *cl)
 	}
 }
 
+/*
+ * Does every call to G in the file, one at least, have interrupts off? Only
+ * for a static function whose address is not taken: its callers are these.
+ */
+static bool every_call_irqs_off(const struct file_analysis *fa, const struct callers *cl, size_t g)
+{
+	const struct fn *callee = &fa->fns.items[g];
+	if (!callee->is_static || callee->addr_taken || callee->via_tree || callee->via_root ||
+	    analysis_fn_is_shared(fa, callee) || cl->first[g] == cl->first[g + 1])
+		return false;
+	for (size_t k = cl->first[g]; k < cl->first[g + 1]; k++) {
+		const struct fn *caller = &fa->fns.items[cl->refs[k].caller];
+		if (!caller->calls.items[cl->refs[k].call].irqs_off || cl->refs[k].caller == g)
+			return false;
+	}
+	return true;
+}
+
+/* Marks the functions every caller enters with interrupts off (entry_irqs_off); true if one changed. */
+static bool callers_irqs_off(struct file_analysis *fa, const struct callers *cl, uint8_t *dirty)
+{
+	bool changed = false;
+	for (size_t g = 0; g < fa->fns.len; g++) {
+		struct fn *callee = &fa->fns.items[g];
+		if (callee->ctx != CTX_CALLERS || callee->entry_irqs_off || !every_call_irqs_off(fa, cl, g))
+			continue;
+		callee->entry_irqs_off = true;
+		char *r = xasprintf("%s; every call has interrupts off, and a plain unlock of the caller's lock "
+				    "leaves them off", callee->ctx_reason);
+		free(callee->ctx_reason);
+		callee->ctx_reason = r;
+		dirty[g] = 1;
+		changed = true;
+	}
+	return changed;
+}
+
 void context_callers_fixpoint(struct file_analysis *fa)
 {
 	size_t nf = fa->fns.len;
 	uint8_t *dirty = xcalloc(nf ? nf : 1, 1);
 	memset(dirty, 1, nf);
 	struct callers *cl = xcalloc(1, sizeof *cl);
-	for (size_t round = 0; round <= nf; round++) {
+	for (size_t round = 0; round <= 2 * nf; round++) { /* each function changes twice at most */
 		for (size_t i = 0; i < nf; i++)
 			if (dirty[i]) {
 				flow_run(&fa->fns.items[i]);
@@ -208,6 +249,7 @@ void context_callers_fixpoint(struct file_analysis *fa)
 			}
 			buf_release(&why);
 		}
+		changed = callers_irqs_off(fa, cl, dirty) || changed;
 		if (!changed)
 			break;
 	}

@@ -105,8 +105,8 @@ static bool file_spins_on(const char *text, size_t len, const char *name, size_t
 	return false;
 }
 
-/* Is the lock the sentence names (match M of re_lock in S) a spinning one? */
-static bool lock_spins(const char *s, const regmatch_t *m, const char *text, size_t len)
+/* Is the lock the sentence names (match M of re_lock in S) a spinning one? *NAME gets it (owned) if so. */
+static bool lock_spins(const char *s, const regmatch_t *m, const char *text, size_t len, char **lock)
 {
 	const char *w = s + m[0].rm_so, *end = s + m[0].rm_eo;
 	if (memmem(w, (size_t)(end - w), "spin", 4))
@@ -123,11 +123,15 @@ static bool lock_spins(const char *s, const regmatch_t *m, const char *text, siz
 			name = p, n = (size_t)(q - p);
 		p = q > p ? q : p + 1;
 	}
-	return name && file_spins_on(text, len, name, n);
+	if (!name || !file_spins_on(text, len, name, n))
+		return false;
+	*lock = xstrndup(name, n);
+	return true;
 }
 
 /* The first sentence of WORDS that states a contract; its context in *CTX; NULL if none. */
-static char *sentence_contract(char *words, const char *text, size_t len, enum fn_context *ctx)
+static char *sentence_contract(char *words, const char *text, size_t len, enum fn_context *ctx, bool *irqs_off,
+				char **lock)
 {
 	for (char *s = words; *s;) {
 		/* a mark ends a sentence when a blank follows (not the dot of time.c) */
@@ -142,8 +146,8 @@ static char *sentence_contract(char *words, const char *text, size_t len, enum f
 				*ctx = CTX_HARDIRQ;
 				return s;
 			}
-			if (regexec(&re_irq_off, s, 1, m, 0) == 0 ||
-			    (regexec(&re_lock, s, 1, m, 0) == 0 && lock_spins(s, m, text, len))) {
+			*irqs_off = regexec(&re_irq_off, s, 1, m, 0) == 0;
+			if (*irqs_off || (regexec(&re_lock, s, 1, m, 0) == 0 && lock_spins(s, m, text, len, lock))) {
 				*ctx = CTX_CALLERS;
 				return s;
 			}
@@ -193,7 +197,9 @@ static bool try_comment(struct file_analysis *fa, struct fn *f, uint32_t s, uint
 	const char *text = fa->src->text;
 	char *words = comment_words(text + s, e - s - 2); /* without the closing mark */
 	enum fn_context ctx = CTX_CALLERS;
-	char *sent = sentence_contract(words, text, fa->src->len, &ctx);
+	bool irqs_off = false;
+	char *lock = NULL;
+	char *sent = sentence_contract(words, text, fa->src->len, &ctx, &irqs_off, &lock);
 	if (sent) {
 		while (*sent == ' ')
 			sent++;
@@ -204,6 +210,9 @@ static bool try_comment(struct file_analysis *fa, struct fn *f, uint32_t s, uint
 		char *why = xasprintf("its comment (line %u) states the contract \"%.*s%s\"", line,
 				      (int)(n > 100 ? 100 : n), sent, n > 100 ? "..." : "");
 		context_set_text(f, ctx, why);
+		f->entry_irqs_off = irqs_off;
+		free(f->entry_lock);
+		f->entry_lock = lock;
 	}
 	free(words);
 	return sent != NULL;

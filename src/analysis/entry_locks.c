@@ -138,3 +138,19 @@ bool flow_caller_keys_back(const struct fn *f, char *const *keys, size_t n)
 	uint64_t all = ((uint64_t)1 << n) - 1, h = 0;
 	return flow_bits_at(f, all, true, step_bits, &ks, UINT32_MAX, &h) && h == all;
 }
+
+bool flow_irqs_off_at(const struct fn *f, uint32_t offset)
+{
+	struct point_state ps = flow_state_at(f, offset);
+	if (!ps.reached)
+		return false;
+	if (ps.entry_held && f->entry_irqs_off)
+		return true;
+	name_vec held = VEC_INIT;
+	flow_held_keys(f, offset, false, &held);
+	bool off = false;
+	for (size_t i = 0; i < held.len; i++)
+		off = off || strcmp(held.items[i], "irq") == 0;
+	vec_release(&held);
+	return off;
+}

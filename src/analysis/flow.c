@@ -249,9 +249,11 @@ static void acquire(const struct fn *f, uint8_t *must, uint64_t *may, uint32_t a
  */
 static void release(const struct fn *f, uint8_t *must, uint64_t *may, int32_t k, bool is_lock)
 {
-	if (k < 0 || must[k + 1] == 0)
-		must[0] = 0;
-	else
+	/* a plain unlock of the caller's lock leaves interrupts off: the callers' are (entry_irqs_off) */
+	bool keep = is_lock && f->entry_irqs_off;
+	if (k < 0 || must[k + 1] == 0 || (uint32_t)(k + 1) == f->entry_key) /* the callers' lock: entry_lock */
+		must[0] = keep ? must[0] : 0;
+	if (k >= 0 && must[k + 1] > 0)
 		must[k + 1] = is_lock ? 0 : (uint8_t)(must[k + 1] - 1);
 	bool found = false;
 	for (size_t i = 0; k >= 0 && i < f->acqs.len; i++)
@@ -259,7 +261,7 @@ static void release(const struct fn *f, uint8_t *must, uint64_t *may, int32_t k,
 			bit_clear(may, i + 1);
 			found = true;
 		}
-	if (!found)
+	if (!found && !keep)
 		bit_clear(may, 0);
 }
 
@@ -358,6 +360,10 @@ static void flow_reset(struct fn *f)
 		f->must[0] = 1;
 		bit_set(f->may, 0);
 	}
+	int32_t k = f->ctx == CTX_CALLERS && f->entry_lock ? key_find(f, f->entry_lock) : -1;
+	f->entry_key = (uint32_t)(k + 1);
+	if (k >= 0)
+		f->must[k + 1] = 1;
 }
 
 void flow_run(struct fn *f)
@@ -598,6 +604,8 @@ void point_explain(const struct fn *f, const struct point_state *s, struct buf *
 		else
 			buf_printf(out, "%s(%s) at line %u is held on every path to here",
 				   a->api, strcmp(a->key, a->api) ? a->key : "", a->line);
+		if (a->key_id + 1 == f->entry_key) /* the paths that never dropped it hold the callers' */
+			buf_printf(out, " (or its callers', held on entry: %s)", f->ctx_reason);
 		return;
 	}
 	if (s->entry_held) {

@@ -65,6 +65,7 @@ struct call_site {
 	uint32_t callee;   /* index in file_analysis.fns */
 	TSNode call;
 	bool protected_call; /* preemption off at the call */
+	bool irqs_off;       /* ...and interrupts off there (flow_irqs_off_at()) */
 };
 
 /*
@@ -108,6 +109,23 @@ struct fn {
 	struct srcpos pos;
 	enum fn_context ctx;
 	char *ctx_reason;  /* why atomic at entry; owned */
+	/*
+	 * Every caller enters it with interrupts off (context_callers.c, a
+	 * contract): a plain spin_unlock() of the caller's lock, which leaves
+	 * them off, keeps the caller's protection (2.6.9 sched.c
+	 * wake_sleeping_dependent() drops the runqueue lock schedule() took
+	 * with spin_lock_irq(), "We keep IRQs disabled").
+	 */
+	bool entry_irqs_off;
+	/*
+	 * The lock its comment says the callers hold ("Called under
+	 * dev->queue_lock"), when F takes it too (owned; contract.c): held from
+	 * the entry, so a path that drops and takes it again joins the one
+	 * that never dropped it (2.6.9 qdisc_restart()); ENTRY_KEY is its key
+	 * id + 1 (0: none), set by flow_run().
+	 */
+	char *entry_lock;
+	uint32_t entry_key;
 	enum sleep_kind sleeps;
 	char *sleep_reason; /* "calls kmalloc(GFP_KERNEL) at line 40"; owned */
 	/*
@@ -262,6 +280,13 @@ char *flow_entry_lock_at(const struct fn *f, const struct source *src, uint32_t 
  * not NULL, gets the reason.
  */
 bool flow_call_off(const struct fn *f, const struct source *src, uint32_t offset, struct buf *why);
+
+/*
+ * entry_locks.c: are interrupts off at OFFSET of F on every path (the irq
+ * key held, or the callers' protection still in force and they enter F
+ * with interrupts off)?
+ */
+bool flow_irqs_off_at(const struct fn *f, uint32_t offset);
 
 /*
  * entry_locks.c: are KEYS (N of them, locks F's callers hold that F

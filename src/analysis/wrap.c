@@ -311,6 +311,49 @@ static void drop_keys(name_vec *keys, const key_vec *gone)
 	keys->len = w;
 }
 
+/*
+ * Are the keys MAY holds beyond HELD (F's exit, on some paths only) locks,
+ * not a CPU state? 2.6.9 sched.c double_rq_lock(rq1, rq2) always holds
+ * rq1->lock and rq2->lock on some paths (rq1 == rq2 takes one): its
+ * callers get rq1->lock; the other is not taken for held, as the call
+ * without a wrapper took none. Only a lock held on every path makes one:
+ * x86_64 oops_begin() turns interrupts off and takes die_lock unless the
+ * oops is nested, and stays no wrapper.
+ */
+static bool partial_ok(const name_vec *held, const name_vec *may)
+{
+	bool lock = false; /* a lock held on every path, as double_rq_lock()'s rq1->lock */
+	for (size_t i = 0; i < held->len; i++)
+		lock = lock || key_class(held->items[i]) == KEY_LOCK;
+	if (!lock)
+		return false;
+	for (size_t i = 0; i < may->len; i++)
+		if (!names_key(held, may->items[i]) && key_class(may->items[i]) != KEY_LOCK)
+			return false;
+	return true;
+}
+
+/*
+ * Keeps in DROPPED (owned strings) the caller's keys F releases on every
+ * path; true if one is left and the others are locks released on some
+ * paths only (double_rq_unlock(rq1, rq2) releases rq2->lock when rq1 !=
+ * rq2): the release wrapper releases those it always does.
+ */
+static bool keep_gone(const struct fn *f, key_vec *dropped)
+{
+	size_t w = 0;
+	bool ok = true;
+	for (size_t i = 0; i < dropped->len; i++)
+		if (flow_caller_keys_gone(f, &dropped->items[i], 1, UINT32_MAX))
+			dropped->items[w++] = dropped->items[i];
+		else {
+			ok = ok && key_class(dropped->items[i]) == KEY_LOCK;
+			free(dropped->items[i]);
+		}
+	dropped->len = w;
+	return ok && w > 0;
+}
+
 /* Classifies F from its flow; true with W filled when it is a wrapper. */
 static bool classify(const struct file_analysis *fa, struct fn *f, struct wrapper *w)
 {
@@ -343,7 +386,9 @@ static bool classify(const struct file_analysis *fa, struct fn *f, struct wrappe
 		bool releases = false; /* two get_cpu(), one put_cpu(): a leak (P007), no lock */
 		for (size_t i = 0; i < held.len && !releases; i++)
 			releases = fn_releases(f, held.items[i]) && releases_nested(f, held.items[i]);
-		if (held.len && same_keys(&held, &may) && key_bits(held.items, held.len) && !releases) {
+		/* held on every path: what callers get (partial_ok(): double_rq_lock()) */
+		if (held.len && (same_keys(&held, &may) || partial_ok(&held, &may)) && key_bits(held.items, held.len) &&
+		    !releases) {
 			w->api.op = API_ACQUIRE;
 			w->never_fails = returns_zero(f);
 			ok = true;
@@ -354,8 +399,8 @@ static bool classify(const struct file_analysis *fa, struct fn *f, struct wrappe
 				ok = true;
 			}
 		}
-	} else if (!f->acqs.len && pure_release && key_bits((const char *const *)dropped.items, dropped.len) &&
-		   flow_caller_keys_gone(f, dropped.items, dropped.len, UINT32_MAX)) {
+	} else if (!f->acqs.len && pure_release && keep_gone(f, &dropped) &&
+		   key_bits((const char *const *)dropped.items, dropped.len)) {
 		w->api.op = API_RELEASE;
 		w->never_fails = returns_zero(f);
 		for (size_t i = 0; i < dropped.len; i++)
