@@ -13,6 +13,7 @@
 #include "check.h"
 #include "analysis/cfg.h"
 #include "analysis/flow.h"
+#include "analysis/tree_internal.h"
 #include "pipeline/scan.h"
 #include "analysis/tree.h"
 #include "util/parallel.h"
@@ -554,6 +555,26 @@ static void test_define_bodies(void)
  * generic code and of alpha, not those of arch/mips (another family), and
  * the mips function of the same name is followed on its own.
  */
+/*
+ * Families that share sources but not with each other: m68k meets sparc
+ * (its asm-sparc headers) and ppc (the Amiga and Mac buses), sparc and ppc
+ * do not meet (2.6.9 ppc64's pte_clear() is not the one arch/sparc takes
+ * the address of).
+ */
+static void test_tree_family_meets(void)
+{
+	unsigned ppc64 = tree_arch_family("include/asm-ppc64/pgtable.h");
+	unsigned sparc = tree_arch_family("arch/sparc/mm/srmmu.c");
+	unsigned m68k = tree_arch_family("arch/m68k/kernel/ints.c"), ppc = tree_arch_family("arch/ppc/mm/init.c");
+	unsigned zorro = tree_arch_family("drivers/zorro/zorro.c"), sparc64 = tree_arch_family("arch/sparc64/mm/tlb.c");
+	CHECK(!tree_families_meet(ppc64, sparc), "ppc64 and sparc do not meet");
+	CHECK(!tree_families_meet(ppc, sparc64), "ppc and sparc64 do not meet");
+	CHECK(tree_families_meet(ppc, ppc64) && tree_families_meet(sparc, sparc64), "ppc with ppc64, sparc with sparc64");
+	CHECK(tree_families_meet(m68k, sparc) && tree_families_meet(m68k, ppc64), "m68k meets sparc and ppc");
+	CHECK(tree_families_meet(zorro, ppc) && tree_families_meet(zorro, m68k), "the Amiga bus meets ppc and m68k");
+	CHECK(tree_families_meet(0, sparc) && tree_families_meet(ppc64, 0), "generic code meets all");
+}
+
 static void test_tree_arch_families(void)
 {
 	char dir[] = "/tmp/preemptify-tree-XXXXXX";
@@ -776,6 +797,7 @@ int main(void)
 	test_neutraliser();
 	test_tree_fixed_point();
 	test_tree_arch_families();
+	test_tree_family_meets();
 	test_define_bodies();
 	test_asm_comments();
 	test_tree_ids();

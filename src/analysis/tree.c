@@ -34,8 +34,10 @@ static uint64_t fnv(const char *s, size_t n)
  * a MIPS assembly file names). A family groups the architectures that
  * share sources in 2.4: mips64 builds arch/mips directories, x86_64
  * includes ia64's swiotlb.c, ppc includes m68k's Amiga files, m68k
- * includes asm-sparc headers. 0: generic code (or an architecture not
- * listed), which meets every family.
+ * includes asm-sparc headers (tree_families_meet(): m68k meets both,
+ * sparc and ppc do not meet). The drivers of Amiga, Mac and HP300 buses
+ * are m68k's. 0: generic code (or an architecture not listed), which
+ * meets every family.
  */
 unsigned tree_arch_family(const char *path)
 {
@@ -44,7 +46,7 @@ unsigned tree_arch_family(const char *path)
 		unsigned fam;
 	} archs[] = {
 		{"i386", 1},  {"x86_64", 1}, {"ia64", 1},    {"um", 1},        {"mips", 2},  {"mips64", 2},
-		{"sparc", 3}, {"sparc64", 3}, {"m68k", 3},   {"m68knommu", 3}, {"ppc", 3},   {"ppc64", 3},
+		{"sparc", 3}, {"sparc64", 3}, {"m68k", 14},  {"m68knommu", 14}, {"ppc", 15}, {"ppc64", 15},
 		{"s390", 4},  {"s390x", 4},  {"sh", 5},      {"sh64", 5},      {"arm", 6},   {"arm26", 6},
 		{"alpha", 7}, {"cris", 8},   {"parisc", 9},  {"h8300", 10},    {"v850", 11}, {"m32r", 12},
 		{"frv", 13},
@@ -54,8 +56,8 @@ unsigned tree_arch_family(const char *path)
 		const char *dir;
 		unsigned fam;
 	} arch_drivers[] = {
-		{"drivers/s390/", 4}, {"drivers/sbus/", 3},  {"drivers/zorro/", 3},     {"drivers/dio/", 3},
-		{"drivers/nubus/", 3}, {"drivers/macintosh/", 3}, {"drivers/sgi/", 2}, {"drivers/tc/", 2},
+		{"drivers/s390/", 4}, {"drivers/sbus/", 3},  {"drivers/zorro/", 14},     {"drivers/dio/", 14},
+		{"drivers/nubus/", 14}, {"drivers/macintosh/", 14}, {"drivers/sgi/", 2}, {"drivers/tc/", 2},
 		{"drivers/acorn/", 6}, {"drivers/parisc/", 9},
 	};
 	unsigned fam = 0;
@@ -80,6 +82,14 @@ unsigned tree_arch_family(const char *path)
 
 bool tree_families_meet(unsigned a, unsigned b)
 {
+	/*
+	 * the families that share sources but not with each other: m68k (14)
+	 * with the asm-sparc headers (3) and ppc's Amiga and Mac files (15);
+	 * sparc and ppc never meet (ppc64's pte_clear() is not the one
+	 * arch/sparc takes the address of)
+	 */
+	if ((a == 14 && (b == 3 || b == 15)) || (b == 14 && (a == 3 || a == 15)))
+		return true;
 	return a == 0 || b == 0 || a == b;
 }
 
