@@ -180,6 +180,54 @@ static void callers_notes(struct file_analysis *fa, const struct callers *cl)
 	}
 }
 
+/* Is KEY a lock named by one identifier (kmap_lock), declared by neither F nor G? */
+static bool plain_lock(const char *key, const struct fn *f, const struct fn *g)
+{
+	if (!strcmp(key, "irq") || !strcmp(key, "bh") || !strcmp(key, "preempt") || !*key)
+		return false;
+	for (const char *p = key; *p; p++)
+		if (!is_ident_char(*p))
+			return false;
+	return !fn_declares(f, key) && !fn_declares(g, key);
+}
+
+/*
+ * The lock every call to G in the file holds on every path, a variable of
+ * the file's (one identifier, which names the same lock in G: no
+ * parameter's field), or NULL (owned).
+ */
+static char *common_lock(const struct file_analysis *fa, const struct callers *cl, size_t g)
+{
+	const struct fn *callee = &fa->fns.items[g];
+	if (callee->addr_taken || callee->via_tree || cl->first[g] == cl->first[g + 1])
+		return NULL;
+	name_vec common = VEC_INIT; /* the callers' strings */
+	for (size_t k = cl->first[g]; k < cl->first[g + 1]; k++) {
+		const struct fn *caller = &fa->fns.items[cl->refs[k].caller];
+		name_vec held = VEC_INIT;
+		flow_held_keys(caller, ts_node_start_byte(caller->calls.items[cl->refs[k].call].call), false, &held);
+		size_t w = 0;
+		if (k == cl->first[g]) {
+			for (size_t i = 0; i < held.len; i++)
+				if (plain_lock(held.items[i], caller, callee))
+					vec_push(&common, held.items[i]);
+			w = common.len;
+		}
+		for (size_t i = 0; k != cl->first[g] && i < common.len; i++) {
+			bool in = false;
+			for (size_t j = 0; j < held.len && !in; j++)
+				in = strcmp(held.items[j], common.items[i]) == 0;
+			if (in && plain_lock(common.items[i], caller, callee))
+				common.items[w++] = common.items[i];
+		}
+		common.len = w;
+		vec_release(&held);
+	}
+	char *r = common.len ? xstrdup(common.items[0]) : NULL;
+	vec_release(&common);
+	return r;
+}
+
 /*
  * Does every call to G in the file, one at least, have interrupts off? Only
  * for a static function whose address is not taken: its callers are these.
@@ -244,6 +292,8 @@ void context_callers_fixpoint(struct file_analysis *fa)
 				callee->ctx = CTX_CALLERS;
 				free(callee->ctx_reason);
 				callee->ctx_reason = callers_reason(callee, &why, ncalls);
+				if (!callee->entry_lock)
+					callee->entry_lock = common_lock(fa, cl, g);
 				dirty[g] = 1;
 				changed = true;
 			}

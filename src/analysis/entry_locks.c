@@ -154,3 +154,35 @@ bool flow_irqs_off_at(const struct fn *f, uint32_t offset)
 	vec_release(&held);
 	return off;
 }
+
+struct decl_find {
+	const char *src, *name;
+	bool found;
+};
+
+static bool ident_visit(TSNode n, void *ctx)
+{
+	struct decl_find *d = ctx;
+	if (!d->found && ts_type_is(n, "identifier") && ts_text_is(n, d->src, d->name))
+		d->found = true;
+	return !d->found;
+}
+
+static bool decl_visit(TSNode n, void *ctx)
+{
+	struct decl_find *d = ctx;
+	if (d->found)
+		return false;
+	if (ts_type_is(n, "declaration") || ts_type_is(n, "parameter_declaration")) {
+		ts_walk(n, ident_visit, d); /* any mention in a declaration counts: the safe side */
+		return false;
+	}
+	return true;
+}
+
+bool fn_declares(const struct fn *f, const char *name)
+{
+	struct decl_find d = {f->src, name, false};
+	ts_walk(f->def, decl_visit, &d);
+	return d.found;
+}

@@ -119,7 +119,9 @@ struct fn {
 	bool entry_irqs_off;
 	/*
 	 * The lock its comment says the callers hold ("Called under
-	 * dev->queue_lock"), when F takes it too (owned; contract.c): held from
+	 * dev->queue_lock"), or a lock of the file's own every call in the file
+	 * holds (context_callers.c: 2.6.9 highmem.c map_new_virtual() under
+	 * kmap_lock), when F takes it too (owned): held from
 	 * the entry, so a path that drops and takes it again joins the one
 	 * that never dropped it (2.6.9 qdisc_restart()); ENTRY_KEY is its key
 	 * id + 1 (0: none), set by flow_run().
@@ -287,6 +289,9 @@ bool flow_call_off(const struct fn *f, const struct source *src, uint32_t offset
  * with interrupts off)?
  */
 bool flow_irqs_off_at(const struct fn *f, uint32_t offset);
+
+/* entry_locks.c: does F name NAME in a declaration (a parameter, a local)? */
+bool fn_declares(const struct fn *f, const char *name);
 
 /*
  * entry_locks.c: are KEYS (N of them, locks F's callers hold that F
