@@ -10,7 +10,7 @@ add_test(NAME cli_sarif_schema_fetch
   COMMAND bash ${CMAKE_SOURCE_DIR}/scripts/fetch-sarif-schema.sh ${CMAKE_BINARY_DIR}/sarif)
 set_tests_properties(cli_sarif_schema_fetch PROPERTIES FIXTURES_SETUP sarif_schema)
 
-set(PREEMPTIFY_CLI_TESTS usage scan outputs inputs spawn scan_interrupt baseline config formats explain_rules interrupt files odd_input tree bringup ctxswitch soa rounds rules_doc exit_status quiet streams progress completion identity checkpatch regions contexts contracts macros fields encoding paths half26 walkthrough install_docs series_cc cache cache_files color entries header_locks header_predicates percpu_kept carried)
+set(PREEMPTIFY_CLI_TESTS usage scan outputs inputs spawn scan_interrupt baseline config formats explain_rules interrupt files odd_input tree bringup ctxswitch soa rounds rules_doc exit_status quiet streams progress completion identity checkpatch regions contexts contracts macros fields encoding paths half26 walkthrough install_docs series_cc cache cache_files color entries header_locks header_predicates percpu_kept carried asmentry)
 foreach(t ${PREEMPTIFY_CLI_TESTS})
   add_test(NAME cli_${t}
     COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/cli/${t}.sh $<TARGET_FILE:preemptify> ${CMAKE_SOURCE_DIR}

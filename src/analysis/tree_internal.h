@@ -206,4 +206,12 @@ bool tree_needs_parse(const struct tree_context *t, const struct tfile *f, const
 TSRange *tree_slice_ranges(const struct tree_context *t, const struct tfile *f, const char *s, size_t len,
 			   bool callees, uint32_t *n);
 
+/*
+ * asm_entry.c: when every mention of NAME in the assembly TEXT (LEN bytes,
+ * comments blanked) of file PATH is a call or jump made with interrupts
+ * off (the entry turned them off above it, nothing turns them on on the
+ * way), why (owned) and the first such line in *LINE; else NULL.
+ */
+char *asm_irqs_off_call(const char *path, const char *text, size_t len, const char *name, unsigned *line);
+
 #endif

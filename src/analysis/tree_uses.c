@@ -389,6 +389,9 @@ static void refs_in_assembly(const struct tree_context *t, struct tfile *f, char
 			r.ctx = CTX_HARDIRQ;
 			r.why = xasprintf("interrupt entry: `%.*s` (line %u), an assembler macro that returns through "
 					  "ret_from_intr", (int)((eol ? eol : text + len) - w), w, r.line);
+		} else if ((r.why = asm_irqs_off_call(f->path, text, len, name, &r.line)) != NULL) {
+			r.kind = USE_REGISTERED;
+			r.ctx = CTX_CALLERS;
 		} else {
 			r.kind = USE_ADDRESS;
 			r.why = xstrdup("named in assembly code, which may call it in any context");

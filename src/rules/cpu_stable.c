@@ -10,7 +10,8 @@
  *    `current->cpus_allowed = <one CPU>;` and a schedule() (or in the loop
  *    `while (smp_processor_id() != cpu) schedule();` that waits for it), the task
  *    stays where it is (2.6.9 keeps a bare smp_processor_id() there, apm.c);
- *  - the idle loop, cpu_idle(): each CPU's idle task never leaves its CPU.
+ *  - the idle loop, cpu_idle(): each CPU's idle task never leaves its CPU;
+ *  - code compiled only without CONFIG_SMP: one CPU, number 0.
  * A pinned task keeps only its number: another task on the same CPU may
  * still preempt it, so its per-CPU data keeps its own rules (P001/P002).
  * Bring-up code has its CPU to itself: nothing else runs there yet.
@@ -334,6 +335,10 @@ char *cpu_stable(struct ctx *c, const struct fn *f, TSNode read, bool *whole)
 	*whole = idx < c->fa->fns.len && c->bound[idx];
 	if (*whole)
 		return xstrdup(c->bound[idx]);
+	/* s390 setup.c do_machine_halt_nonsmp(): a uniprocessor kernel has one CPU, numbered 0 */
+	if (ts_in_up_arm(c->text, read))
+		return xasprintf("%s() is compiled only without CONFIG_SMP (an #ifndef CONFIG_SMP or the #else of "
+				 "#ifdef CONFIG_SMP): the kernel has one CPU, whose number is always 0", f->name);
 	struct pin_scan ps = {c, read, ts_null(), ts_null()};
 	ts_walk(f->body, pin_visit, &ps);
 	if (!ts_node_is_null(ps.pin) && widened_in_loop(c, read, ps.pin))

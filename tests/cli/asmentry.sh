@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# C functions called from assembly entries (fixtures/trees/asmentry): a call
+# the entry makes after its own instruction that turns interrupts off
+# (sparc64 `wrpr %g0, 15, %pil`, ppc64 DISABLE_INTS, mips CLI), with
+# nothing on the way that turns them back on and no label code elsewhere
+# jumps to, runs atomic, and so do the static functions only it calls; a
+# call after %pil is written back, after ENABLE_INTS, or behind a label
+# another entry reaches after STI keeps its finding.
+. "$(dirname "$0")/lib.sh"
+
+cp -r "$SRC/fixtures/trees/asmentry" ae
+
+sites() { printf '%s\n' "$out" | sed -nE 's#^ae/([^:]+:[0-9]+:[0-9]+): [a-z]+: .*\[(P[0-9]+)(, fixable)?\]$#\1 \2#p'; }
+
+run scan ae; expect_rc 1 "the tree has findings"
+if [ "$(sites)" = "$(cat "$SRC/fixtures/trees/asmentry.expect")" ]; then ok
+else bad "whole tree: assembly entries: $(diff <(sites) "$SRC/fixtures/trees/asmentry.expect" | tr '\n' ' ')"; fi
+
+run explain --context-root ae ae/arch/sparc64/kernel/traps.c:8; expect_rc 0 "sparc64: not a finding"
+expect_out 'called from assembly with interrupts off: `call[[:space:]]+demo_err_handler` \(line 8\) comes after the instruction that turns them off \(line 5\)' "sparc64: the entry's lines"
+run explain --context-root ae ae/arch/ppc64/mm/hash.c:7; expect_rc 0 "ppc64 helper: not a finding"
+expect_out 'demo_hash_page\(\) is called with preemption off: called from assembly with interrupts off' "ppc64: through the static helper's caller"
+run explain --context-root ae ae/arch/mips/kernel/irq.c:14; expect_rc 0 "mips: the shared label"
+expect_out 'named in assembly code, which may call it in any context' "mips: a label reached after STI"
+finish
