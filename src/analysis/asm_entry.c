@@ -49,21 +49,26 @@ struct asm_irq_arch {
 	const char *arch;
 	struct asm_insn off[2];
 	struct asm_insn on[6];
+	const char *calls[6]; /* the calls of the architecture: a routine called on the way may turn them on */
 };
 
 static const struct asm_irq_arch irq_archs[] = {
 	/* DISABLE_INTS: soft-disable on iSeries, nothing elsewhere (the exception left MSR_EE clear) */
 	{"ppc64", {{"DISABLE_INTS", NULL, false}}, {{"ENABLE_INTS", NULL, false}, {"mtmsrd", NULL, false},
-						     {"mtmsr", NULL, false}}},
+						     {"mtmsr", NULL, false}},
+	 {"bl", "bla", "bctrl", "blrl"}},
 	/* %pil 15 masks every interrupt level; etrap_irq keeps it */
-	{"sparc64", {{"wrpr", "%g0,15,%pil", false}}, {{"wrpr", "%pil", true}}},
+	{"sparc64", {{"wrpr", "%g0,15,%pil", false}}, {{"wrpr", "%pil", true}}, {"call", "jmpl"}},
 	/* include/asm-mips/stackframe.h: CLI clears IE; STI sets it; KMODE keeps the previous one */
 	{"mips", {{"CLI", NULL, false}}, {{"STI", NULL, false}, {"KMODE", NULL, false},
-					  {"mtc0", "CP0_STATUS", true}}},
+					  {"mtc0", "CP0_STATUS", true}},
+	 {"jal", "jalr", "bal", "bgezal", "bltzal"}},
 	{"i386", {{"cli", NULL, false}}, {{"sti", NULL, false}, {"popf", NULL, false}, {"popfl", NULL, false},
-					  {"iret", NULL, false}}},
+					  {"iret", NULL, false}},
+	 {"call", "lcall"}},
 	{"x86_64", {{"cli", NULL, false}}, {{"sti", NULL, false}, {"popf", NULL, false}, {"popfq", NULL, false},
-					    {"iretq", NULL, false}}},
+					    {"iretq", NULL, false}},
+	 {"call", "lcall"}},
 };
 
 #define ASM_WALK_MAX 40 /* lines read above a call */
@@ -216,6 +221,9 @@ static unsigned call_irqs_off(const struct asm_irq_arch *a, const char *text, si
 				return 0;
 		if (line_breaks_walk(&l))
 			return 0;
+		for (size_t k = 0; k < ARRAY_SIZE(a->calls) && a->calls[k]; k++)
+			if (strlen(a->calls[k]) == l.wn && memcmp(a->calls[k], l.w, l.wn) == 0)
+				return 0; /* another routine called on the way (schedule() turns interrupts on) */
 		if (l.label)
 			labels[nl] = l.label, lens[nl++] = l.label_len;
 	}
