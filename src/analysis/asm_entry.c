@@ -38,11 +38,11 @@
 #include "parse/source.h"
 #include "util/util.h"
 
-/* An instruction: its first word and, if set, its operands with the blanks taken out (whole or ending). */
+/* An instruction: its first word and, if set, its operands with the blanks taken out (whole, or within the line: WITHIN). */
 struct asm_insn {
 	const char *word;
 	const char *ops;
-	bool suffix;
+	bool within;
 };
 
 struct asm_irq_arch {
@@ -50,26 +50,29 @@ struct asm_irq_arch {
 	struct asm_insn off[2];
 	struct asm_insn on[6];
 	const char *calls[6]; /* the calls of the architecture: a routine called on the way may turn them on */
+	bool delay_slot;      /* the instruction after a call runs before the routine called */
 };
 
 static const struct asm_irq_arch irq_archs[] = {
 	/* DISABLE_INTS: soft-disable on iSeries, nothing elsewhere (the exception left MSR_EE clear) */
 	{"ppc64", {{"DISABLE_INTS", NULL, false}}, {{"ENABLE_INTS", NULL, false}, {"mtmsrd", NULL, false},
 						     {"mtmsr", NULL, false}},
-	 {"bl", "bla", "bctrl", "blrl"}},
+	 {"bl", "bla", "bctrl", "blrl"}, false},
 	/* %pil 15 masks every interrupt level; etrap_irq keeps it */
-	{"sparc64", {{"wrpr", "%g0,15,%pil", false}}, {{"wrpr", "%pil", true}}, {"call", "jmpl"}},
+	{"sparc64", {{"wrpr", "%g0,15,%pil", false}}, {{"wrpr", "%pil", true}}, {"call", "jmpl"}, true},
 	/* include/asm-mips/stackframe.h: CLI clears IE; STI sets it; KMODE keeps the previous one */
-	{"mips", {{"CLI", NULL, false}}, {{"STI", NULL, false}, {"KMODE", NULL, false},
-					  {"mtc0", "CP0_STATUS", true}},
-	 {"jal", "jalr", "bal", "bgezal", "bltzal"}},
+#define MIPS_IRQS {{"CLI", NULL, false}}, {{"STI", NULL, false}, {"KMODE", NULL, false}, {"mtc0", "CP0_STATUS", true}}, \
+		  {"jal", "jalr", "bal", "bgezal", "bltzal"}, true
+	{"mips", MIPS_IRQS},
+	{"mips64", MIPS_IRQS}, /* 2.4 */
 	{"i386", {{"cli", NULL, false}}, {{"sti", NULL, false}, {"popf", NULL, false}, {"popfl", NULL, false},
 					  {"iret", NULL, false}},
-	 {"call", "lcall"}},
+	 {"call", "lcall"}, false},
 	{"x86_64", {{"cli", NULL, false}}, {{"sti", NULL, false}, {"popf", NULL, false}, {"popfq", NULL, false},
 					    {"iretq", NULL, false}},
-	 {"call", "lcall"}},
+	 {"call", "lcall"}, false},
 };
+#undef MIPS_IRQS
 
 #define ASM_WALK_MAX 40 /* lines read above a call */
 
@@ -127,24 +130,28 @@ static void line_read(const char *s, const char *e, struct asm_line *l)
 	l->rest = q;
 }
 
-/* Does L's instruction match I: its word, and its operands without blanks (whole, or ending so)? */
+/*
+ * Does L's instruction match I: its word, and its operands without blanks,
+ * up to a comment (`#`, sparc's `!`) or the next instruction (`;`), the
+ * same; or, for a WITHIN form, anywhere in the rest of the line holding
+ * them (a write of %pil with a comment after it still turns them on).
+ */
 static bool insn_is(const struct asm_line *l, const struct asm_insn *i)
 {
 	if (!i->word || strlen(i->word) != l->wn || memcmp(l->w, i->word, l->wn) != 0)
 		return false;
 	if (!i->ops)
 		return true;
-	char ops[96];
+	char ops[128];
 	size_t n = 0;
 	for (const char *p = l->rest; p < l->e && n + 1 < sizeof ops; p++) {
-		if (*p == '#' || *p == ';')
-			break; /* a trailing comment, or the next instruction */
+		if (!i->within && (*p == '#' || *p == ';' || *p == '!'))
+			break;
 		if (*p != ' ' && *p != '\t')
 			ops[n++] = *p;
 	}
 	ops[n] = '\0';
-	size_t k = strlen(i->ops);
-	return i->suffix ? n >= k && strcmp(ops + n - k, i->ops) == 0 : strcmp(ops, i->ops) == 0;
+	return i->within ? strstr(ops, i->ops) != NULL : strcmp(ops, i->ops) == 0;
 }
 
 /* Is L's first word a directive, macro call or conditional that leaves the straight line? */
@@ -180,6 +187,26 @@ static bool label_local(const char *text, size_t len, const char *lab, size_t n,
 	return true;
 }
 
+/* Does the instruction after the line ending at LE (its delay slot; the text ends at END) turn interrupts on? */
+static bool delay_slot_turns_on(const struct asm_irq_arch *a, const char *le, const char *end)
+{
+	for (const char *s = le; s < end;) {
+		s++;
+		const char *e = memchr(s, '\n', (size_t)(end - s));
+		e = e ? e : end;
+		struct asm_line l;
+		line_read(s, e, &l);
+		if (l.wn) {
+			for (size_t k = 0; k < ARRAY_SIZE(a->on); k++)
+				if (insn_is(&l, &a->on[k]))
+					return true;
+			return line_breaks_walk(&l);
+		}
+		s = e;
+	}
+	return false;
+}
+
 /*
  * The call of NAME on the line [LS, LE) of TEXT, made with interrupts off
  * by A's instructions: the line number of the instruction that turned
@@ -193,6 +220,8 @@ static unsigned call_irqs_off(const struct asm_irq_arch *a, const char *text, si
 	size_t n = strlen(name);
 	if (!l.wn || line_breaks_walk(&l) || l.w[0] == '.' || !memmem(l.rest, (size_t)(le - l.rest), name, n))
 		return 0; /* not an instruction's operand: a table entry, a directive, a macro's argument */
+	if (a->delay_slot && delay_slot_turns_on(a, le, text + len))
+		return 0;
 	const char *labels[ASM_WALK_MAX + 1];
 	size_t lens[ASM_WALK_MAX + 1], nl = 0;
 	if (l.label)

@@ -4,9 +4,9 @@
 # (sparc64 `wrpr %g0, 15, %pil`, ppc64 DISABLE_INTS, mips CLI), with
 # nothing on the way that turns them back on and no label code elsewhere
 # jumps to, runs atomic, and so do the static functions only it calls; a
-# call after %pil is written back or after another call, after
-# ENABLE_INTS, or behind a label another entry reaches after STI keeps its
-# finding.
+# call after %pil is written back (in the call's delay slot too) or after
+# another call, after ENABLE_INTS, or behind a label another entry reaches
+# after STI keeps its finding.
 . "$(dirname "$0")/lib.sh"
 
 cp -r "$SRC/fixtures/trees/asmentry" ae
