@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # C functions called from assembly entries (fixtures/trees/asmentry): a call
 # the entry makes after its own instruction that turns interrupts off
-# (sparc64 `wrpr %g0, 15, %pil`, ppc64 DISABLE_INTS, mips CLI), with
+# (sparc64 `wrpr %g0, 15, %pil`, ppc64 DISABLE_INTS, mips CLI, i386 cli), with
 # nothing on the way that turns them back on and no label code elsewhere
 # jumps to, runs atomic, and so do the static functions only it calls; a
 # call after %pil is written back (in the call's delay slot too) or after
 # another call, after ENABLE_INTS, or behind a label another entry reaches
-# after STI keeps its finding.
+# after STI, or after an #ifdef arm between (it may hold an sti) keeps its
+# finding.
 . "$(dirname "$0")/lib.sh"
 
 cp -r "$SRC/fixtures/trees/asmentry" ae
@@ -21,6 +22,8 @@ run explain --context-root ae ae/arch/sparc64/kernel/traps.c:8; expect_rc 0 "spa
 expect_out 'called from assembly with interrupts off: `call[[:space:]]+demo_err_handler` \(line 8\) comes after the instruction that turns them off \(line 5\)' "sparc64: the entry's lines"
 run explain --context-root ae ae/arch/ppc64/mm/hash.c:7; expect_rc 0 "ppc64 helper: not a finding"
 expect_out 'demo_hash_page\(\) is called with preemption off: called from assembly with interrupts off' "ppc64: through the static helper's caller"
+run explain --context-root ae ae/arch/i386/kernel/traps.c:8; expect_rc 0 "i386: not a finding"
+expect_out 'called from assembly with interrupts off: `call demo_gate_handler` \(line 6\)' "i386: after cli"
 run explain --context-root ae ae/arch/mips/kernel/irq.c:14; expect_rc 0 "mips: the shared label"
 expect_out 'named in assembly code, which may call it in any context' "mips: a label reached after STI"
 finish
