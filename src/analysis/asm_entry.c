@@ -283,14 +283,66 @@ char *asm_irqs_off_call(const char *path, const char *text, size_t len, const ch
 			unsigned cl = 1;
 			for (const char *c = text; c < ls; c++)
 				cl += *c == '\n';
-			const char *w = skip_blanks(ls, le);
+			const char *w = skip_blanks(ls, le), *we = le;
+			while (we > w && (we[-1] == ' ' || we[-1] == '\t'))
+				we--; /* a comment blanked at the end */
 			*line = cl;
 			why = xasprintf("called from assembly with interrupts off: `%.*s` (line %u) comes after the "
 					"instruction that turns them off (line %u), with nothing on the way that turns "
-					"them on", (int)(le - w), w, cl, off);
+					"them on", (int)(we - w), w, cl, off);
 		}
 		if ((size_t)(end - p) <= n)
 			break;
 	}
 	return why;
+}
+
+/* The architecture directory's name in PATH (arch/X/, include/asm-X/): its start and length, or 0. */
+static size_t arch_name(const char *path, const char **at)
+{
+	size_t n = 0;
+	for (const char *p = path; *p; p++) {
+		if (p != path && p[-1] != '/')
+			continue;
+		size_t skip = strncmp(p, "arch/", 5) == 0 ? 5 : strncmp(p, "include/asm-", 12) == 0 ? 12 : 0;
+		const char *e = skip ? strchr(p + skip, '/') : NULL;
+		if (e)
+			*at = p + skip, n = (size_t)(e - p - skip); /* the last one: the tree may lie below a dir named arch */
+	}
+	return n;
+}
+
+bool asm_same_arch(const char *a, const char *b)
+{
+	const char *x = NULL, *y = NULL;
+	size_t nx = arch_name(a, &x), ny = arch_name(b, &y);
+	return nx && nx == ny && memcmp(x, y, nx) == 0;
+}
+
+/* Does TEXT hold FORM (a printf format of one %s) with NAME, as whole words? */
+static bool has_form(const char *text, size_t len, const char *form, const char *name)
+{
+	char *f = xasprintf(form, name);
+	size_t fn = strlen(f);
+	const char *end = text + len;
+	bool found = false;
+	for (const char *p = memmem(text, len, f, fn); p && !found; p = memmem(p + 1, (size_t)(end - p - 1), f, fn))
+		found = (p == text || !is_ident_char(p[-1])) && (p + fn == end || !is_ident_char(p[fn]));
+	free(f);
+	return found;
+}
+
+bool asm_defines_routine(const char *text, size_t len, const char *name)
+{
+	if (has_form(text, len, "_GLOBAL(%s)", name) || has_form(text, len, "ENTRY(%s)", name))
+		return true;
+	/* a label of the file made global (a .globl alone may name another file's symbol) */
+	bool global = has_form(text, len, ".globl %s", name) || has_form(text, len, ".globl\t%s", name) ||
+		      has_form(text, len, ".global %s", name) || has_form(text, len, ".global\t%s", name);
+	if (!global)
+		return false;
+	char *label = xasprintf("\n%s:", name);
+	bool at = memmem(text, len, label, strlen(label)) != NULL;
+	free(label);
+	return at;
 }

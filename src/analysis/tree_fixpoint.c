@@ -273,10 +273,41 @@ static char *via_weigh(struct tree_context *t, uint32_t n, const struct tfile *f
 	return fail;
 }
 
+/*
+ * Is a use in file F of name N one of another routine of that name: an
+ * assembly file of F's architecture defines NAME as a global
+ * routine of its own (ppc's hash_page in hashtable.S, where ppc64's is C),
+ * and no C file of that architecture defines it (its C definition is in
+ * another one, which that architecture's build cannot link beside it)?
+ * 1 yes, 0 no, -1 not known until a file of the architecture is read.
+ */
+static int asm_other_routine(const struct tree_context *t, uint32_t n, const struct tfile *f)
+{
+	bool own = false, unread = false;
+	const struct tname *x = &t->names.items[n];
+	for (size_t i = 0; i < x->files.len; i++) {
+		const struct tfile *g = &t->files[x->files.items[i]];
+		if (!asm_same_arch(g->path, f->path))
+			continue;
+		unread |= g->dirty;
+		for (size_t k = 0; k < g->defines.len && !g->dirty; k++)
+			if (g->defines.items[k] == n)
+				return 0; /* a C definition in the architecture: the mention may be of it */
+		for (size_t k = 0; k < g->refs.len && !own && !g->dirty; k++)
+			own = g->refs.items[k].name == n && g->refs.items[k].asm_own;
+	}
+	return unread ? -1 : own;
+}
+
 /* Weighs the use R (of file F) of name N into U; a use that fails the name returns why (owned). */
 static char *use_weigh(struct tree_context *t, uint32_t n, const struct tfile *f, const struct tref *r,
 		       struct uses *u, bool *added)
 {
+	int other = asm_other_routine(t, n, f);
+	if (other) {
+		u->unread |= other < 0; /* decided once the architecture's files are read */
+		return NULL;        /* else another architecture's routine of the same name */
+	}
 	if (r->kind == USE_ADDRESS && r->via)
 		return via_weigh(t, n, f, r, u, added);
 	if (r->kind == USE_ADDRESS)

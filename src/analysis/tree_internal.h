@@ -46,6 +46,7 @@ struct tref {
 	bool roots_ok;        /* USE_CALL from a function whose context its callers give */
 	bool roots_sleep;     /* ...a function between the call and the roots may sleep */
 	bool verbatim;        /* USE_ADDRESS: WHY says it all (a macro, assembly, unread) */
+	bool asm_own;         /* USE_ADDRESS in assembly that defines NAME as its own global routine */
 	unsigned line;
 	char *caller;         /* the enclosing function, or NULL */
 	char *via;            /* USE_ADDRESS: what is followed in its stead, or NULL: the macro whose body
@@ -213,5 +214,11 @@ TSRange *tree_slice_ranges(const struct tree_context *t, const struct tfile *f, 
  * way), why (owned) and the first such line in *LINE; else NULL.
  */
 char *asm_irqs_off_call(const char *path, const char *text, size_t len, const char *name, unsigned *line);
+
+/* asm_entry.c: does the assembly TEXT (LEN bytes) define NAME as a global routine (_GLOBAL(NAME), ENTRY(NAME), .globl NAME)? */
+bool asm_defines_routine(const char *text, size_t len, const char *name);
+
+/* asm_entry.c: are paths A and B under one architecture's directory (arch/X/ or include/asm-X/)? */
+bool asm_same_arch(const char *a, const char *b);
 
 #endif

@@ -75,7 +75,7 @@ static void put_ref(struct buf *b, const struct tref *r)
 	buf_put_u64(b, (uint64_t)r->ctx);
 	buf_put_u64(b, (uint64_t)r->protected_call | (uint64_t)r->self << 1 | (uint64_t)r->other << 2 |
 			       (uint64_t)r->roots_ok << 3 | (uint64_t)r->roots_sleep << 4 | (uint64_t)r->verbatim << 5 |
-			       (uint64_t)r->via_pointer << 6);
+			       (uint64_t)r->via_pointer << 6 | (uint64_t)r->asm_own << 7);
 	buf_put_u64(b, r->line);
 	buf_put_str(b, r->caller);
 	buf_put_str(b, r->via);
@@ -138,6 +138,7 @@ static void get_ref(struct reader *r, size_t names, struct tref *x)
 	uint64_t fl = reader_below(r, 1u << 7);
 	x->protected_call = fl & 1, x->self = fl >> 1 & 1, x->other = fl >> 2 & 1, x->roots_ok = fl >> 3 & 1;
 	x->roots_sleep = fl >> 4 & 1, x->verbatim = fl >> 5 & 1, x->via_pointer = fl >> 6 & 1;
+	x->asm_own = fl >> 7 & 1;
 	x->line = (unsigned)reader_below(r, UINT32_MAX);
 	x->caller = reader_str(r);
 	x->via = reader_str(r);

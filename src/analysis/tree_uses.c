@@ -396,6 +396,7 @@ static void refs_in_assembly(const struct tree_context *t, struct tfile *f, char
 			r.kind = USE_ADDRESS;
 			r.why = xstrdup("named in assembly code, which may call it in any context");
 			r.verbatim = true;
+			r.asm_own = asm_defines_routine(text, len, name);
 		}
 		vec_push(&f->refs, r);
 	}
