@@ -177,8 +177,8 @@ static bool label_local(const char *text, size_t len, const char *lab, size_t n,
 	if (n == 0 || (lab[0] >= '0' && lab[0] <= '9'))
 		return false; /* 1: with 1b and 1f: not followed */
 	for (const char *p = memmem(text, len, lab, n); p; p = memmem(p + 1, (size_t)(end - p - 1), lab, n)) {
-		if ((p > text && (is_ident_char(p[-1]) || p[-1] == '.')) || (p + n < end && is_ident_char(p[n])))
-			continue;
+		if ((p > text && is_ident_char(p[-1])) || (p + n < end && is_ident_char(p[n])))
+			continue; /* `b .lab` (ppc64's dot names) is a jump to it too */
 		if (p < from || p >= to)
 			return false;
 		if ((size_t)(end - p) <= 1)
@@ -208,17 +208,16 @@ static bool delay_slot_turns_on(const struct asm_irq_arch *a, const char *le, co
 }
 
 /*
- * The call of NAME on the line [LS, LE) of TEXT, made with interrupts off
+ * The call of the name at AT on the line [LS, LE) of TEXT, made with interrupts off
  * by A's instructions: the line number of the instruction that turned
  * them off, or 0.
  */
 static unsigned call_irqs_off(const struct asm_irq_arch *a, const char *text, size_t len, const char *ls,
-			      const char *le, const char *name)
+			      const char *le, const char *at)
 {
 	struct asm_line l;
 	line_read(ls, le, &l);
-	size_t n = strlen(name);
-	if (!l.wn || line_breaks_walk(&l) || l.w[0] == '.' || !memmem(l.rest, (size_t)(le - l.rest), name, n))
+	if (!l.wn || line_breaks_walk(&l) || l.w[0] == '.' || at < l.rest)
 		return 0; /* not an instruction's operand: a table entry, a directive, a macro's argument */
 	if (a->delay_slot && delay_slot_turns_on(a, le, text + len))
 		return 0;
@@ -274,7 +273,7 @@ char *asm_irqs_off_call(const char *path, const char *text, size_t len, const ch
 		while (ls > text && ls[-1] != '\n')
 			ls--;
 		le = le ? le : end;
-		unsigned off = call_irqs_off(a, text, len, ls, le, name);
+		unsigned off = call_irqs_off(a, text, len, ls, le, p);
 		if (!off) {
 			free(why);
 			return NULL;
