@@ -136,6 +136,58 @@ static void strip_do_while(const char **s, const char **e)
 	trim(s, e);
 }
 
+/*
+ * `do { CHECK(l); spin_lock(&(l)->l); set_bit(cpu, &(l)->map); } while (0)`
+ * (a debug arm of a lock macro): of the statements [*S, *E) exactly one is
+ * a whole call of kernel_api.c, no other names one, and none returns or
+ * jumps; then that statement is the body. Anything else is left alone.
+ */
+static void pick_locking_stmt(const char **s, const char **e)
+{
+	const char *pick = NULL, *pick_e = NULL;
+	int depth = 0;
+	for (const char *st = *s, *p = *s; p <= *e; p++) {
+		if (p < *e && (*p == '(' || *p == '{'))
+			depth++;
+		else if (p < *e && (*p == ')' || *p == '}'))
+			depth--;
+		if (p < *e && (depth > 0 || *p != ';'))
+			continue;
+		const char *a = st, *ae = p;
+		st = p + 1;
+		trim(&a, &ae);
+		if (a == ae)
+			continue;
+		const char *c = a;
+		while (c < ae && is_ident_char(*c))
+			c++;
+		const char *o = c;
+		while (o < ae && (*o == ' ' || *o == '\t'))
+			o++;
+		if (c > a && o < ae && *o == '(' && close_paren(o, ae) == ae - 1 && api_lookup(a, (size_t)(c - a))) {
+			if (pick)
+				return; /* two locking calls */
+			pick = a, pick_e = ae;
+			continue;
+		}
+		for (const char *q = a; q < ae;) { /* another statement: no API call, no jump */
+			const char *w = q;
+			while (q < ae && is_ident_char(*q))
+				q++;
+			if (q == w) {
+				q++;
+				continue;
+			}
+			size_t n = (size_t)(q - w);
+			if ((n == 6 && memcmp(w, "return", 6) == 0) || (n == 4 && memcmp(w, "goto", 4) == 0) ||
+			    (n == 5 && memcmp(w, "break", 5) == 0) || api_lookup(w, n))
+				return;
+		}
+	}
+	if (pick)
+		*s = pick, *e = pick_e;
+}
+
 /* What one definition of a name means. */
 enum def_kind { DEF_LOCK, DEF_NOOP, DEF_PURE, DEF_OTHER };
 
@@ -219,6 +271,7 @@ static void consider(const char *name, size_t nlen, const char *params, size_t p
 		return;
 	}
 	strip_do_while(&b, &be);
+	pick_locking_stmt(&b, &be);
 	const char *callee = b;
 	while (b < be && is_ident_char(*b))
 		b++;

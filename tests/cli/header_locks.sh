@@ -140,6 +140,67 @@ expect_out '^t/drivers/demo/other\.c:9:7: note: protected: ' "a macro here, a fu
 expect_out '^t/drivers/demo/other\.c:16:7: warning: .*\[P003, fixable\]' "a lock here, a no-op in another header: no lock"
 expect_out '^t/drivers/demo/other\.c:22:7: note: why: up_lock\(demo_lock\) at line 21 is held' "a no-op in the same header's other arm: still the lock"
 
+# a debug arm `do { CHECK(l); read_lock_bh(&(l)->l); set_bit(...); } while (0)`
+# beside a plain `read_lock_bh(l)` (2.6's netfilter lock helpers): one
+# locking call among checks is the lock; two locking calls, or a jump, are not
+cat > t/include/asm-demo/lkdbg.h <<'H'
+#ifdef CONFIG_DEMO_DEBUG
+#define RD_LOCK(lk)						\
+do {								\
+	MUST_BE_FREE(lk);					\
+	read_lock_bh(&(lk)->l);					\
+	set_bit(smp_processor_id(), &(lk)->map);		\
+} while (0)
+#define RD_UNLOCK(lk)						\
+do {								\
+	clear_bit(smp_processor_id(), &(lk)->map);		\
+	read_unlock_bh(&(lk)->l);				\
+} while (0)
+#define TWO_LOCK(lk) do { spin_lock(lk); local_irq_enable(); } while (0)
+#define JMP_LOCK(lk) do { if (!lk) break; spin_lock(lk); } while (0)
+#else
+#define RD_LOCK(lk) read_lock_bh(lk)
+#define RD_UNLOCK(lk) read_unlock_bh(lk)
+#define TWO_LOCK(lk) spin_lock(lk)
+#define JMP_LOCK(lk) spin_lock(lk)
+#endif
+H
+cat > t/drivers/demo/lkdbg.c <<'C'
+#include <linux/smp.h>
+#include <asm/lkdbg.h>
+void note(int cpu);
+extern rwlock_t tab_lock;
+extern spinlock_t two_lock;
+
+static void tab_find(void)
+{
+	note(smp_processor_id());
+}
+
+void tab_get(void)
+{
+	RD_LOCK(&tab_lock);
+	tab_find();
+	RD_UNLOCK(&tab_lock);
+}
+
+void two_get(void)
+{
+	TWO_LOCK(&two_lock);
+	note(smp_processor_id());
+}
+
+void jmp_get(void)
+{
+	JMP_LOCK(&two_lock);
+	note(smp_processor_id());
+}
+C
+run scan -v t
+expect_out '^t/drivers/demo/lkdbg\.c:9:7: note: protected: ' "a debug arm with checks around one read_lock_bh(): the lock"
+expect_out '^t/drivers/demo/lkdbg\.c:22:7: warning: .*\[P003' "an arm with two locking calls: no lock"
+expect_out '^t/drivers/demo/lkdbg\.c:28:7: warning: .*\[P003' "an arm that may jump past the lock: no lock"
+
 # alone, without the tree's headers, the macros are unknown calls
 run scan --no-tree t/drivers/demo/chan.c
 expect_out '^t/drivers/demo/chan\.c:12:7: warning: .*\[P003' "--no-tree: the header is not read"
