@@ -6,7 +6,9 @@
  *		spin_lock_irqsave(&(ioinfo[irq]->irq_lock), flags)
  *	#define hci_dev_lock(d)	spin_lock(&d->lock)
  *
- * (2.4 include/asm-s390/irq.h, include/net/bluetooth/hci_core.h), is read
+ * (2.4 include/asm-s390/irq.h, include/net/bluetooth/hci_core.h), or a
+ * debug arm with one such call among checks (2.6's netfilter READ_LOCK,
+ * pick_locking_stmt()), is read
  * as that call wherever a file uses it: it takes and drops what the call
  * does, and its lock is the call's lock argument with the macro's
  * parameters replaced by the use's arguments. A name defined twice with

@@ -142,7 +142,8 @@ expect_out '^t/drivers/demo/other\.c:22:7: note: why: up_lock\(demo_lock\) at li
 
 # a debug arm `do { CHECK(l); read_lock_bh(&(l)->l); set_bit(...); } while (0)`
 # beside a plain `read_lock_bh(l)` (2.6's netfilter lock helpers): one
-# locking call among checks is the lock; two locking calls, or a jump, are not
+# locking call among checks is the lock (and write_seqlock_irqsave()'s
+# local_irq_save() beside a seqlock call); two locking calls, or a jump, are not
 cat > t/include/asm-demo/lkdbg.h <<'H'
 #ifdef CONFIG_DEMO_DEBUG
 #define RD_LOCK(lk)						\
@@ -158,6 +159,8 @@ do {								\
 } while (0)
 #define TWO_LOCK(lk) do { spin_lock(lk); local_irq_enable(); } while (0)
 #define JMP_LOCK(lk) do { if (!lk) break; spin_lock(lk); } while (0)
+#define SQ_LOCK_IRQSAVE(lk, f) do { local_irq_save(f); sq_lock(lk); } while (0)
+#define SQ_UNLOCK_IRQRESTORE(lk, f) do { sq_unlock(lk); local_irq_restore(f); } while (0)
 #else
 #define RD_LOCK(lk) read_lock_bh(lk)
 #define RD_UNLOCK(lk) read_unlock_bh(lk)
@@ -195,11 +198,20 @@ void jmp_get(void)
 	JMP_LOCK(&two_lock);
 	note(smp_processor_id());
 }
+
+void sq_set(unsigned long f)
+{
+	SQ_LOCK_IRQSAVE(&two_lock, f);
+	note(smp_processor_id());
+	SQ_UNLOCK_IRQRESTORE(&two_lock, f);
+}
 C
 run scan -v t
 expect_out '^t/drivers/demo/lkdbg\.c:9:7: note: protected: ' "a debug arm with checks around one read_lock_bh(): the lock"
 expect_out '^t/drivers/demo/lkdbg\.c:22:7: warning: .*\[P003' "an arm with two locking calls: no lock"
 expect_out '^t/drivers/demo/lkdbg\.c:28:7: warning: .*\[P003' "an arm that may jump past the lock: no lock"
+expect_out '^t/drivers/demo/lkdbg\.c:34:7: note: why: SQ_LOCK_IRQSAVE\(irq\) at line 33 is held' \
+	"local_irq_save() beside a call of no known lock (seqlock's write_seqlock_irqsave): interrupts off"
 
 # alone, without the tree's headers, the macros are unknown calls
 run scan --no-tree t/drivers/demo/chan.c
