@@ -258,44 +258,6 @@ static unsigned call_irqs_off(const struct asm_irq_arch *a, const char *text, si
 	return 0;
 }
 
-char *asm_irqs_off_call(const char *path, const char *text, size_t len, const char *name, unsigned *line)
-{
-	const struct asm_irq_arch *a = path_arch(path);
-	if (!a)
-		return NULL;
-	size_t n = strlen(name);
-	const char *end = text + len;
-	char *why = NULL;
-	for (const char *p = memmem(text, len, name, n); p; p = memmem(p + n, (size_t)(end - p - n), name, n)) {
-		if ((p > text && is_ident_char(p[-1])) || (p + n < end && is_ident_char(p[n])))
-			continue;
-		const char *ls = p, *le = memchr(p, '\n', (size_t)(end - p));
-		while (ls > text && ls[-1] != '\n')
-			ls--;
-		le = le ? le : end;
-		unsigned off = call_irqs_off(a, text, len, ls, le, p);
-		if (!off) {
-			free(why);
-			return NULL;
-		}
-		if (!why) {
-			unsigned cl = 1;
-			for (const char *c = text; c < ls; c++)
-				cl += *c == '\n';
-			const char *w = skip_blanks(ls, le), *we = le;
-			while (we > w && (we[-1] == ' ' || we[-1] == '\t'))
-				we--; /* a comment blanked at the end */
-			*line = cl;
-			why = xasprintf("called from assembly with interrupts off: `%.*s` (line %u) comes after the "
-					"instruction that turns them off (line %u), with nothing on the way that turns "
-					"them on", (int)(we - w), w, cl, off);
-		}
-		if ((size_t)(end - p) <= n)
-			break;
-	}
-	return why;
-}
-
 /* The architecture directory's name in PATH (arch/X/, include/asm-X/): its start and length, or 0. */
 static size_t arch_name(const char *path, const char **at)
 {
@@ -309,6 +271,254 @@ static size_t arch_name(const char *path, const char **at)
 			*at = p + skip, n = (size_t)(e - p - skip); /* the last one: the tree may lie below a dir named arch */
 	}
 	return n;
+}
+
+/*
+ * ppc (32-bit) exception entries hand a C handler over through
+ * transfer_to_handler, which enters it with the MSR built in a register:
+ * MSR_KERNEL, EE clear, unless the entry copies the interrupted context's
+ * EE bit in (`rlwimi rX,rY,0,16,16`, COPY_EE). 2.4 writes it by hand:
+ *
+ *	li	r20,MSR_KERNEL
+ *	bl	transfer_to_handler
+ *	.long	SingleStepException
+ *
+ * 2.6 with macros of head*.S (and head_booke.h): EXC_XFER_STD and
+ * EXC_XFER_LITE keep EE clear, the _EE ones copy it; EXCEPTION(n, label,
+ * hdlr, xfer) by its xfer; EXC_XFER_TEMPLATE by its NOCOPY; STD_EXCEPTION,
+ * STND_EXCEPTION, CRIT_EXCEPTION, CRITICAL_EXCEPTION and MCHECK_EXCEPTION
+ * never copy it. Any other mention (a macro unknown, a copy of EE, an
+ * exported label on the handler's word) leaves the name a call in any
+ * context.
+ */
+#define PPC_ARGS_MAX 8
+
+struct ppc_args {
+	const char *a[PPC_ARGS_MAX];
+	size_t n[PPC_ARGS_MAX];
+	size_t count;
+};
+
+/* The arguments of the macro call whose '(' is at P (TEXT ends at END), blanks trimmed; false when unread. */
+static bool ppc_macro_args(const char *p, const char *end, struct ppc_args *args)
+{
+	int depth = 0;
+	const char *start = p + 1;
+	args->count = 0;
+	for (const char *q = p; q < end && q < p + 512; q++) {
+		if (*q == '(' && depth++ == 0)
+			continue;
+		if (*q != ')' && (*q != ',' || depth != 1))
+			continue;
+		if (*q == ')' && --depth > 0)
+			continue;
+		if (args->count == PPC_ARGS_MAX)
+			return false;
+		const char *s = start, *e = q;
+		while (s < e && (*s == ' ' || *s == '\t' || *s == '\\' || *s == '\n'))
+			s++;
+		while (e > s && (e[-1] == ' ' || e[-1] == '\t' || e[-1] == '\\' || e[-1] == '\n'))
+			e--;
+		args->a[args->count] = s, args->n[args->count++] = (size_t)(e - s);
+		start = q + 1;
+		if (*q == ')')
+			return true;
+	}
+	return false;
+}
+
+static bool arg_is(const struct ppc_args *args, size_t k, const char *s)
+{
+	return k < args->count && strlen(s) == args->n[k] && memcmp(args->a[k], s, args->n[k]) == 0;
+}
+
+static bool word_is(const struct asm_line *l, const char *w)
+{
+	return strlen(w) == l->wn && memcmp(l->w, w, l->wn) == 0;
+}
+
+/* The line before the one starting at S (TEXT starts at TEXT), read into L; false at the start. */
+static bool line_before(const char *text, const char **s, struct asm_line *l)
+{
+	if (*s <= text)
+		return false;
+	const char *e = *s - 1, *b = e;
+	while (b > text && b[-1] != '\n')
+		b--;
+	*s = b;
+	line_read(b, e, l);
+	return true;
+}
+
+/*
+ * From the line starting at LS, which hands over to the handler (`bl
+ * transfer_to_handler`, FINISH_EXCEPTION), up to `li rN,MSR_KERNEL` with
+ * nothing between that may set EE (rlwimi, ori, a move to the MSR), leave
+ * the line (a branch, a label, a macro call, a directive or conditional):
+ * that li line's start, or NULL.
+ */
+static const char *ppc_msr_kernel_above(const char *text, const char *ls)
+{
+	struct asm_line l;
+	const char *s = ls;
+	for (unsigned walked = 0; walked < 12 && line_before(text, &s, &l); walked++) {
+		if (!l.wn && !l.label)
+			continue;
+		if (l.label || line_breaks_walk(&l) || l.w[0] == 'b' || word_is(&l, "rlwimi") || word_is(&l, "ori") ||
+		    word_is(&l, "oris") || word_is(&l, "or") || word_is(&l, "mtmsr") || l.e[-1] == '\\')
+			return NULL;
+		if (word_is(&l, "li")) {
+			char ops[64];
+			size_t n = 0;
+			for (const char *p = l.rest; p < l.e && *p != ';' && n + 1 < sizeof ops; p++)
+				if (*p != ' ' && *p != '\t')
+					ops[n++] = *p;
+			ops[n] = '\0';
+			const char *c = strchr(ops, ',');
+			if (c && strcmp(c, ",MSR_KERNEL") == 0 && ops[0] == 'r')
+				return s;
+			if (c && strstr(c, "MSR"))
+				return NULL; /* another MSR: not read */
+		}
+	}
+	return NULL;
+}
+
+/* Is the line [LS, LE) `.long NAME` handed over by a `bl transfer_to_handler` above it that keeps EE clear? */
+static const char *ppc_handler_word(const char *text, const char *ls, const char *le, const char *at, size_t n)
+{
+	struct asm_line l;
+	line_read(ls, le, &l);
+	if (!word_is(&l, ".long") || *skip_blanks(l.rest, le) != *at || skip_blanks(l.rest, le) != at)
+		return NULL;
+	const char *after = skip_blanks(at + n, le);
+	if (after < le && *after != ';')
+		return NULL; /* .long a, b: a table, not the handler's word */
+	const char *s = ls;
+	while (line_before(text, &s, &l)) {
+		if (!l.wn && !l.label)
+			continue;
+		if (l.label && !l.wn)
+			continue; /* i0x700: a label on the word, named by data (intercept_table); an exported one stops at .globl */
+		if (!word_is(&l, "bl"))
+			return NULL;
+		char ops[64];
+		size_t k = 0;
+		for (const char *p = l.rest; p < l.e && k + 1 < sizeof ops; p++)
+			if (*p != ' ' && *p != '\t')
+				ops[k++] = *p;
+		ops[k] = '\0';
+		if (strcmp(ops, "transfer_to_handler") != 0 && strcmp(ops, "transfer_to_handler_full") != 0)
+			return NULL;
+		return ppc_msr_kernel_above(text, s);
+	}
+	return NULL;
+}
+
+/* The xfer macros that leave EE clear (EXC_XFER_EE and EXC_XFER_EE_LITE copy it). */
+static bool ppc_xfer_nocopy(const struct ppc_args *args, size_t k)
+{
+	return arg_is(args, k, "EXC_XFER_STD") || arg_is(args, k, "EXC_XFER_LITE");
+}
+
+/* Is the name at AT (N bytes) on the line [LS, LE) the handler of an entry macro that keeps EE clear? */
+static const char *ppc_macro_entry(const char *text, size_t len, const char *ls, const char *le, const char *at,
+				   size_t n)
+{
+	struct asm_line l, prev;
+	line_read(ls, le, &l);
+	const char *paren = skip_blanks(l.rest, le), *s = ls;
+	if (!l.wn || paren >= le || *paren != '(' || at < paren)
+		return NULL;
+	if (line_before(text, &s, &prev) && prev.e > prev.s && prev.e[-1] == '\\')
+		return NULL; /* within a macro's definition */
+	struct ppc_args args;
+	if (!ppc_macro_args(paren, text + len, &args))
+		return NULL;
+	size_t k = 0;
+	while (k < args.count && (args.a[k] != at || args.n[k] != n))
+		k++;
+	if (k == args.count)
+		return NULL;
+	static const char *const nocopy[] = {"STD_EXCEPTION", "STND_EXCEPTION", "CRIT_EXCEPTION", "CRITICAL_EXCEPTION",
+					     "MCHECK_EXCEPTION"};
+	for (size_t j = 0; j < ARRAY_SIZE(nocopy); j++)
+		if (word_is(&l, nocopy[j]))
+			return k == 2 && args.count == 3 ? ls : NULL;
+	if (word_is(&l, "EXC_XFER_STD") || word_is(&l, "EXC_XFER_LITE"))
+		return k == 1 && args.count == 2 ? ls : NULL;
+	if (word_is(&l, "EXCEPTION"))
+		return k == 2 && args.count == 4 && ppc_xfer_nocopy(&args, 3) ? ls : NULL;
+	if (word_is(&l, "EXC_XFER_TEMPLATE")) {
+		bool nocopy_arg = false, copy_arg = false;
+		for (size_t j = 0; j < args.count; j++)
+			nocopy_arg |= arg_is(&args, j, "NOCOPY"), copy_arg |= !arg_is(&args, j, "NOCOPY") &&
+									   memmem(args.a[j], args.n[j], "COPY", 4);
+		return k <= 1 && args.count == 6 && nocopy_arg && !copy_arg ? ls : NULL;
+	}
+	if (word_is(&l, "FINISH_EXCEPTION") && k + 1 == args.count)
+		return ppc_msr_kernel_above(text, ls);
+	return NULL;
+}
+
+/* The ppc mention at AT (N bytes) on [LS, LE): the start of the line keeping EE clear for it, or NULL. */
+static const char *ppc_entry_off(const char *text, size_t len, const char *ls, const char *le, const char *at,
+				 size_t n)
+{
+	const char *off = ppc_macro_entry(text, len, ls, le, at, n);
+	return off ? off : ppc_handler_word(text, ls, le, at, n);
+}
+
+char *asm_irqs_off_call(const char *path, const char *text, size_t len, const char *name, unsigned *line)
+{
+	const struct asm_irq_arch *a = path_arch(path);
+	const char *an = NULL;
+	bool ppc = arch_name(path, &an) == 3 && memcmp(an, "ppc", 3) == 0;
+	if (!a && !ppc)
+		return NULL;
+	size_t n = strlen(name);
+	const char *end = text + len;
+	char *why = NULL;
+	for (const char *p = memmem(text, len, name, n); p; p = memmem(p + n, (size_t)(end - p - n), name, n)) {
+		if ((p > text && is_ident_char(p[-1])) || (p + n < end && is_ident_char(p[n])))
+			continue;
+		const char *ls = p, *le = memchr(p, '\n', (size_t)(end - p));
+		while (ls > text && ls[-1] != '\n')
+			ls--;
+		le = le ? le : end;
+		unsigned off = 0;
+		if (ppc) {
+			const char *ol = ppc_entry_off(text, len, ls, le, p, n);
+			for (const char *c = text; ol && c <= ol; c++)
+				off += c == ol || *c == '\n';
+		} else {
+			off = call_irqs_off(a, text, len, ls, le, p);
+		}
+		if (!off) {
+			free(why);
+			return NULL;
+		}
+		if (!why) {
+			unsigned cl = 1;
+			for (const char *c = text; c < ls; c++)
+				cl += *c == '\n';
+			const char *w = skip_blanks(ls, le), *we = le;
+			while (we > w && (we[-1] == ' ' || we[-1] == '\t'))
+				we--; /* a comment blanked at the end */
+			*line = cl;
+			if (ppc)
+				why = xasprintf("called from assembly with interrupts off: `%.*s` (line %u) is a ppc "
+						"exception entry whose MSR (line %u) keeps MSR_EE clear: the interrupted "
+						"context's EE bit is not copied in", (int)(we - w), w, cl, off);
+			else
+				why = xasprintf("called from assembly with interrupts off: `%.*s` (line %u) comes after "
+						"the instruction that turns them off (line %u), with nothing on the way "
+						"that turns them on", (int)(we - w), w, cl, off);
+		}
+		if ((size_t)(end - p) <= n)
+			break;
+	}
+	return why;
 }
 
 bool asm_same_arch(const char *a, const char *b)
