@@ -25,8 +25,9 @@
  * label that code outside those lines jumps to. Assembly routines the
  * lines branch through on the way (the entry's register saving:
  * sparc64's etrap_irq, which keeps %pil) are taken not to turn interrupts
- * back on. Architectures not listed are not read: their mentions stay
- * calls in any context.
+ * back on. ppc (32-bit) exception entries are read by their own forms
+ * (ppc_entry_off() below). Architectures not listed are not read: their
+ * mentions stay calls in any context.
  */
 #define _GNU_SOURCE /* memmem */
 #include "analysis/tree_internal.h"
@@ -389,7 +390,7 @@ static const char *ppc_handler_word(const char *text, const char *ls, const char
 {
 	struct asm_line l;
 	line_read(ls, le, &l);
-	if (!word_is(&l, ".long") || *skip_blanks(l.rest, le) != *at || skip_blanks(l.rest, le) != at)
+	if (!word_is(&l, ".long") || skip_blanks(l.rest, le) != at)
 		return NULL;
 	const char *after = skip_blanks(at + n, le);
 	if (after < le && *after != ';')
