@@ -7,22 +7,9 @@
 # finding's note says --fix-sleep would), and the commit message says the
 # allocation may now fail.
 # usage: rewrite_fix_sleep.sh PREEMPTIFY SOURCE_DIR
-set -u
-bin=$1 src=$2
-command -v spatch >/dev/null || { echo "SKIP: spatch is not installed"; exit 77; }
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-pass=0 fail=0
-ok() { pass=$((pass + 1)); }
-bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
+. "$(dirname "$0")/golden_lib.sh"
 
-cd "$src/fixtures/expected-fix-sleep" || exit 1
-files=$(find . -name '*.c' | sed 's#^\./##' | sort)
-cd "$work"
-for f in $files; do
-	mkdir -p "tree/$(dirname "$f")"
-	cp "$src/fixtures/drivers/$f" "tree/$f"
-done
+golden_copy expected-fix-sleep tree
 cd tree
 # the default: no gfp-atomic hunk, and the note names the option
 "$bin" diff --no-cache . > ../diff0.out 2>&1

@@ -4,22 +4,9 @@
 # shim (no __get_cpu_var, no preempt_enable_no_resched/preempt_check_resched
 # for modules), and a second run changes nothing.
 # usage: rewrite_modern.sh PREEMPTIFY SOURCE_DIR
-set -u
-bin=$1 src=$2
-command -v spatch >/dev/null || { echo "SKIP: spatch is not installed"; exit 77; }
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-pass=0 fail=0
-ok() { pass=$((pass + 1)); }
-bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
+. "$(dirname "$0")/golden_lib.sh"
 
-cd "$src/fixtures/expected-modern" || exit 1
-files=$(find . -name '*.c' | sed 's#^\./##' | sort)
-cd "$work"
-for f in $files; do
-	mkdir -p "$(dirname "$f")"
-	cp "$src/fixtures/drivers/$f" "$f"
-done
+golden_copy expected-modern .
 "$bin" apply --target modern . > apply.out 2> apply.err
 rc=$?
 [ "$rc" -eq 0 ] && ok || bad "apply --target modern exit $rc (want 0): $(tail -3 apply.err)"

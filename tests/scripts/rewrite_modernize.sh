@@ -5,22 +5,9 @@
 # become DEFINE_PER_CPU. Byte-exact result, compiles against the 2.6 shim,
 # a second run changes nothing, and the default run leaves those arrays be.
 # usage: rewrite_modernize.sh PREEMPTIFY SOURCE_DIR
-set -u
-bin=$1 src=$2
-command -v spatch >/dev/null || { echo "SKIP: spatch is not installed"; exit 77; }
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-pass=0 fail=0
-ok() { pass=$((pass + 1)); }
-bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
+. "$(dirname "$0")/golden_lib.sh"
 
-cd "$src/fixtures/expected-modernize" || exit 1
-files=$(find . -name '*.c' | sed 's#^\./##' | sort)
-cd "$work"
-for f in $files; do
-	mkdir -p "$(dirname "$f")"
-	cp "$src/fixtures/drivers/$f" "$f"
-done
+golden_copy expected-modernize .
 "$bin" apply --modernize . > apply.out 2> apply.err
 rc=$?
 [ "$rc" -eq 0 ] && ok || bad "apply --modernize exit $rc (want 0): $(tail -3 apply.err)"
